@@ -1,0 +1,11 @@
+#ifndef CSQLITE_SHIM_H
+#define CSQLITE_SHIM_H
+
+#include <sqlite3.h>
+
+/// SQLITE_TRANSIENT is a cast macro that Swift cannot import; this returns it as a function.
+static inline sqlite3_destructor_type csqlite_transient(void) {
+    return SQLITE_TRANSIENT;
+}
+
+#endif

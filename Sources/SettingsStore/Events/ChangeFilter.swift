@@ -1,0 +1,18 @@
+/// Which keys an observer is interested in.
+public enum ChangeFilter: Sendable, Hashable {
+    /// Exactly these keys.
+    case keys(Set<String>)
+    /// Every key that starts with one of these prefixes.
+    case prefixes([String])
+    /// Every key.
+    case all
+
+    /// Whether `key` is selected.
+    public func matches(_ key: String) -> Bool {
+        switch self {
+        case .keys(let keys): keys.contains(key)
+        case .prefixes(let prefixes): prefixes.contains { key.hasPrefix($0) }
+        case .all: true
+        }
+    }
+}

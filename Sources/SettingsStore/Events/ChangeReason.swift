@@ -1,0 +1,20 @@
+/// Why keys changed, as `NSUbiquitousKeyValueStoreChangeReasonKey` tells an app.
+public enum ChangeReason: String, Sendable, Codable, CaseIterable, CustomStringConvertible {
+    /// A write through this store: `set`, `update` or a `transaction`.
+    case local
+    /// Keys were removed or the store was reset, so reads return defaults again.
+    case reset
+    /// Values were restored from an exported document.
+    case `import`
+    /// Another replica's writes arrived through sync.
+    case replica
+    /// The first catch-up with a peer this replica had never synced with.
+    case initialSync
+    /// An incoming change was refused because it would break a local limit; the key is unchanged.
+    case quotaViolation
+    /// Another process changed the keys (seen by a client of the daemon, for example).
+    case otherProcess
+
+    /// The raw name.
+    public var description: String { rawValue }
+}

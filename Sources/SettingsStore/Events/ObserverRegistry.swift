@@ -1,0 +1,106 @@
+import Synchronization
+
+/// The observers of one store, and the ordered delivery of its committed changes to them.
+///
+/// Changes are queued in commit order (under the store's writer lock) and delivered by whichever
+/// thread finds the queue idle, outside every lock, so handlers may read or write the store.
+/// A handler therefore runs on the thread of the write that caused the change, or of a write
+/// that was committing at the same time; never two handlers of one registry at once.
+final class ObserverRegistry: Sendable {
+    private struct Observer {
+        let filter: ChangeFilter
+        let handler: @Sendable (SettingsChange) -> Void
+    }
+
+    private struct Table {
+        var nextID = 0
+        var observers: [Int: Observer] = [:]
+        /// Observers of exact keys, indexed by key, so a write to key Y never looks at observers of X.
+        var byKey: [String: Set<Int>] = [:]
+        /// Observers of prefixes or of everything, checked for every change.
+        var broad: Set<Int> = []
+    }
+
+    private struct Outbox {
+        var queue: [SettingsChange] = []
+        var draining = false
+    }
+
+    private let table = Mutex(Table())
+    private let outbox = Mutex(Outbox())
+
+    /// Registers `handler` for the keys `filter` selects; the token removes it.
+    func add(_ filter: ChangeFilter, handler: @escaping @Sendable (SettingsChange) -> Void) -> SubscriptionToken {
+        let id = table.withLock { table in
+            let id = table.nextID
+            table.nextID += 1
+            table.observers[id] = Observer(filter: filter, handler: handler)
+            if case .keys(let keys) = filter {
+                for key in keys { table.byKey[key, default: []].insert(id) }
+            } else {
+                table.broad.insert(id)
+            }
+            return id
+        }
+        return SubscriptionToken { [weak self] in self?.remove(id) }
+    }
+
+    private func remove(_ id: Int) {
+        table.withLock { table in
+            guard let observer = table.observers.removeValue(forKey: id) else { return }
+            if case .keys(let keys) = observer.filter {
+                for key in keys {
+                    table.byKey[key]?.remove(id)
+                    if table.byKey[key]?.isEmpty == true { table.byKey[key] = nil }
+                }
+            } else {
+                table.broad.remove(id)
+            }
+        }
+    }
+
+    /// The number of registered observers.
+    var count: Int { table.withLock { $0.observers.count } }
+
+    /// Queues a committed change; call in commit order, then `deliverPending()` outside locks.
+    func enqueue(_ change: SettingsChange) {
+        outbox.withLock { $0.queue.append(change) }
+    }
+
+    /// Delivers queued changes in order, unless another thread is already doing so (it will
+    /// deliver these too before it stops).
+    func deliverPending() {
+        var batch = outbox.withLock { outbox -> [SettingsChange]? in
+            guard !outbox.draining, !outbox.queue.isEmpty else { return nil }
+            outbox.draining = true
+            defer { outbox.queue.removeAll(keepingCapacity: true) }
+            return outbox.queue
+        }
+        while let changes = batch {
+            for change in changes { deliver(change) }
+            batch = outbox.withLock { outbox -> [SettingsChange]? in
+                guard !outbox.queue.isEmpty else {
+                    outbox.draining = false
+                    return nil
+                }
+                defer { outbox.queue.removeAll(keepingCapacity: true) }
+                return outbox.queue
+            }
+        }
+    }
+
+    private func deliver(_ change: SettingsChange) {
+        let targets = table.withLock { table -> [(@Sendable (SettingsChange) -> Void, SettingsChange)] in
+            var ids = table.broad
+            for key in change.keys {
+                if let observers = table.byKey[key] { ids.formUnion(observers) }
+            }
+            return ids.sorted().compactMap { id in
+                guard let observer = table.observers[id], let selected = change.restricted(to: observer.filter)
+                else { return nil }
+                return (observer.handler, selected)
+            }
+        }
+        for (handler, selected) in targets { handler(selected) }
+    }
+}

@@ -1,0 +1,48 @@
+/// One committed change of one or more keys, announced to observers after the commit.
+///
+/// An observer receives only the keys it asked for: a change of five keys delivered to an
+/// observer of one of them lists that one key.
+public struct SettingsChange: Sendable, Equatable {
+    /// One key's new state.
+    public struct KeyChange: Sendable, Equatable {
+        /// The key.
+        public let key: String
+        /// The new stored value, or `nil` when the key was removed (reads return its default again).
+        public let value: SettingValue?
+        /// The version of the new state.
+        public let version: SettingVersion
+
+        /// Creates a key change.
+        public init(key: String, value: SettingValue?, version: SettingVersion) {
+            self.key = key
+            self.value = value
+            self.version = version
+        }
+    }
+
+    /// Why the keys changed.
+    public let reason: ChangeReason
+    /// The replica that made the change (this one for local writes).
+    public let origin: ReplicaID
+    /// The changed keys with their new states, in the order they were written.
+    public let changes: [KeyChange]
+
+    /// Creates a change.
+    public init(reason: ChangeReason, origin: ReplicaID, changes: [KeyChange]) {
+        self.reason = reason
+        self.origin = origin
+        self.changes = changes
+    }
+
+    /// The changed keys, in the order they were written.
+    public var keys: [String] { changes.map(\.key) }
+
+    /// The same change restricted to the keys `filter` selects, or nil when none is selected.
+    func restricted(to filter: ChangeFilter) -> SettingsChange? {
+        if case .all = filter { return self }
+        let selected = changes.filter { filter.matches($0.key) }
+        if selected.isEmpty { return nil }
+        if selected.count == changes.count { return self }
+        return SettingsChange(reason: reason, origin: origin, changes: selected)
+    }
+}

@@ -1,0 +1,46 @@
+/// The namespace for typed keys: declare each key once as a static member in an extension.
+///
+/// ```swift
+/// extension SettingKeys {
+///     static let volume = SettingKey<Double>("audio.volume", default: 0.5)
+/// }
+/// let volume = settings[.volume]
+/// ```
+///
+/// Static members declared here are visible as `.name` wherever a `SettingKey` is expected.
+/// The class holds only immutable state.
+public class SettingKeys: @unchecked Sendable {
+    /// The key's name, as stored and as used by the CLI.
+    public let name: String
+
+    init(name: String) {
+        self.name = name
+    }
+}
+
+/// A typed setting key: its name, its value type and the default read when the key is unset.
+///
+/// The default is never written and never synced, so a fresh replica cannot overwrite real
+/// values elsewhere with it. The class holds only immutable, `Sendable` state.
+public final class SettingKey<Value: SettingValueConvertible>: SettingKeys, @unchecked Sendable {
+    /// The value read when the key is unset or holds a value of another type.
+    public let defaultValue: Value
+
+    /// Creates a key named `name` whose value defaults to `defaultValue`.
+    public init(_ name: String, default defaultValue: Value) {
+        self.defaultValue = defaultValue
+        super.init(name: name)
+    }
+}
+
+extension SettingKey {
+    /// Creates an optional key whose default is `nil`.
+    public convenience init<Wrapped>(_ name: String) where Value == Wrapped? {
+        self.init(name, default: nil)
+    }
+}
+
+extension SettingKey: CustomStringConvertible {
+    /// The key's name.
+    public var description: String { name }
+}

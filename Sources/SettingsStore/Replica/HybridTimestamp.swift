@@ -1,0 +1,38 @@
+/// A hybrid logical clock reading: wall-clock milliseconds in the high 48 bits, a counter in the low 16.
+///
+/// Timestamps order like the wall clock when clocks agree, and still order causally when they do
+/// not: a replica never issues a stamp lower than one it has issued or received.
+public struct HybridTimestamp: Hashable, Comparable, Sendable, CustomStringConvertible {
+    /// The packed form, as stored and sent.
+    public let rawValue: UInt64
+
+    /// The largest counter value; past it the clock moves to the next millisecond.
+    static let counterMask: UInt64 = 0xFFFF
+
+    /// Wraps a packed value.
+    public init(rawValue: UInt64) {
+        self.rawValue = rawValue
+    }
+
+    /// Packs milliseconds since 1970 and a counter.
+    public init(milliseconds: UInt64, counter: UInt16) {
+        self.rawValue = milliseconds << 16 | UInt64(counter)
+    }
+
+    /// Milliseconds since 1970 (UTC).
+    public var milliseconds: UInt64 { rawValue >> 16 }
+
+    /// The logical counter within the millisecond.
+    public var counter: UInt16 { UInt16(truncatingIfNeeded: rawValue) }
+
+    /// The zero timestamp, below every real one.
+    public static let zero = HybridTimestamp(rawValue: 0)
+
+    /// Packed order.
+    public static func < (lhs: HybridTimestamp, rhs: HybridTimestamp) -> Bool {
+        lhs.rawValue < rhs.rawValue
+    }
+
+    /// `milliseconds.counter`.
+    public var description: String { "\(milliseconds).\(counter)" }
+}

@@ -1,0 +1,80 @@
+internal import CSQLite
+
+/// An open SQLite database connection that owns its `sqlite3` handle and closes it on deinit.
+///
+/// Not thread-safe by itself: exactly one owner (a mutex-guarded writer) uses it at a time.
+final class SQLiteConnection {
+    private let handle: OpaquePointer
+    /// The file this connection opened, for error messages.
+    let path: String
+
+    /// Opens (creating if needed) the database at `path`, or an in-memory database for `":memory:"`.
+    init(path: String, busyTimeoutMilliseconds: Int32 = 5_000) throws(SettingsError) {
+        var db: OpaquePointer?
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
+        let code = sqlite3_open_v2(path, &db, flags, nil)
+        guard let db else {
+            throw SettingsError(.io, "cannot open '\(path)': out of memory", path: path)
+        }
+        guard code == SQLITE_OK else {
+            let error = SQLiteResult.error(code, db, sql: nil, path: path)
+            sqlite3_close_v2(db)
+            throw error
+        }
+        self.handle = db
+        self.path = path
+        sqlite3_busy_timeout(db, busyTimeoutMilliseconds)
+    }
+
+    deinit {
+        // close_v2 defers the close until every statement of this connection is finalized.
+        sqlite3_close_v2(handle)
+    }
+
+    /// Compiles `sql` once for repeated use.
+    func prepare(_ sql: String) throws(SettingsError) -> SQLiteStatement {
+        try SQLiteStatement(db: handle, sql: sql, path: path)
+    }
+
+    /// Runs one or more statements that return no rows.
+    func execute(_ sql: String) throws(SettingsError) {
+        var message: UnsafeMutablePointer<CChar>?
+        let code = sqlite3_exec(handle, sql, nil, nil, &message)
+        defer { sqlite3_free(message) }
+        try SQLiteResult.check(code, handle, sql: sql, path: path)
+    }
+
+    /// Runs `sql` and returns the first column of its first row as an integer, or nil without rows.
+    func scalar(_ sql: String) throws(SettingsError) -> Int64? {
+        let statement = try prepare(sql)
+        guard try statement.step() else { return nil }
+        return statement.isNull(at: 0) ? nil : statement.int64(at: 0)
+    }
+
+    /// Runs `sql` and returns the first column of its first row as text, or nil without rows.
+    func text(_ sql: String) throws(SettingsError) -> String? {
+        let statement = try prepare(sql)
+        guard try statement.step() else { return nil }
+        return statement.isNull(at: 0) ? nil : statement.string(at: 0)
+    }
+
+    /// Runs `body` inside `BEGIN IMMEDIATE … COMMIT`, rolling back if it throws.
+    func transaction<R>(_ body: () throws(SettingsError) -> R) throws(SettingsError) -> R {
+        try execute("BEGIN IMMEDIATE")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            if sqlite3_get_autocommit(handle) == 0 {
+                try? execute("ROLLBACK")  // The original error is the one worth reporting.
+            }
+            throw error
+        }
+    }
+
+    /// Whether the connection is inside an open transaction.
+    var isInTransaction: Bool {
+        sqlite3_get_autocommit(handle) == 0
+    }
+}

@@ -1,0 +1,41 @@
+/// Applies ordered schema migrations, recording the schema version in `PRAGMA user_version`.
+///
+/// A database stamped with a foreign `application_id`, or with a version newer than the last
+/// known migration, is refused before anything is written to it.
+struct SQLiteMigrator {
+    /// One schema step; `version` numbers start at 1 and increase by one.
+    struct Migration {
+        let version: Int64
+        let sql: String
+    }
+
+    let applicationID: Int64
+    let migrations: [Migration]
+
+    func migrate(_ connection: SQLiteConnection) throws(SettingsError) {
+        let path = connection.path
+        let current = try connection.scalar("PRAGMA user_version") ?? 0
+        let application = try connection.scalar("PRAGMA application_id") ?? 0
+        let tables = try connection.scalar("SELECT count(*) FROM sqlite_schema") ?? 0
+        let isFresh = current == 0 && application == 0 && tables == 0
+        guard isFresh || application == applicationID else {
+            throw SettingsError(
+                .corruptDatabase, "'\(path)' is a SQLite database of another application, not a settings store",
+                path: path)
+        }
+        let latest = migrations.last?.version ?? 0
+        guard current <= latest else {
+            throw SettingsError(
+                .unsupportedSchema,
+                "'\(path)' has schema version \(current), newer than this settingsd supports (\(latest))",
+                path: path)
+        }
+        for migration in migrations where migration.version > current {
+            try connection.transaction { () throws(SettingsError) in
+                try connection.execute(migration.sql)
+                try connection.execute("PRAGMA application_id = \(applicationID)")
+                try connection.execute("PRAGMA user_version = \(migration.version)")
+            }
+        }
+    }
+}

@@ -1,0 +1,14 @@
+/// A backend that keeps nothing beyond the store's own cache: for tests and throwaway stores.
+final class MemoryBackend: SettingsBackend {
+    private let replicaID: ReplicaID
+
+    init(replicaID: ReplicaID) {
+        self.replicaID = replicaID
+    }
+
+    func load() -> LoadedReplica {
+        LoadedReplica(replicaID: replicaID, entries: [])
+    }
+
+    func write(_ records: [SettingEntry]) {}
+}

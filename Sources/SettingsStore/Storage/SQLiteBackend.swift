@@ -1,0 +1,107 @@
+/// The durable backend: one SQLite database in WAL mode, with prepared statements reused for
+/// every commit.
+final class SQLiteBackend: SettingsBackend {
+    private let connection: SQLiteConnection
+    private let upsert: SQLiteStatement
+    private let begin: SQLiteStatement
+    private let commit: SQLiteStatement
+
+    init(path: String, durability: Durability) throws(SettingsError) {
+        connection = try SQLiteConnection(path: path)
+        // The first statement reads the header, so a foreign or damaged file fails right here.
+        try connection.execute("PRAGMA journal_mode = WAL")
+        try connection.execute("PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL")")
+        try Schema.migrator.migrate(connection)
+        upsert = try connection.prepare(
+            """
+            INSERT INTO entries (key, value, hlc, replica, seq) VALUES (?1, ?2, ?3, ?4, ?5)
+            ON CONFLICT (key) DO UPDATE SET
+                value = excluded.value, hlc = excluded.hlc, replica = excluded.replica, seq = excluded.seq
+            """)
+        begin = try connection.prepare("BEGIN IMMEDIATE")
+        commit = try connection.prepare("COMMIT")
+    }
+
+    func load() throws(SettingsError) -> LoadedReplica {
+        let replicaID = try loadOrCreateReplicaID()
+        let scan = try connection.prepare("SELECT key, value, hlc, replica, seq FROM entries")
+        var entries: [SettingEntry] = []
+        if let count = try connection.scalar("SELECT count(*) FROM entries") {
+            entries.reserveCapacity(Int(count))
+        }
+        var lastReplica = replicaID
+        while try scan.step() {
+            let key = scan.string(at: 0)
+            let value: SettingValue?
+            do throws(SettingsError) {
+                value =
+                    scan.isNull(at: 1)
+                    ? nil : try scan.withBytes(at: 1) { (bytes) throws(SettingsError) in try SettingValue(decoding: bytes) }
+            } catch {
+                throw SettingsError(.corruptDatabase, "'\(connection.path)': \(error.message)", key: key,
+                    path: connection.path)
+            }
+            // Most rows come from a handful of replicas: reuse the last decoded id when bytes match.
+            let replica = try scan.withBytes(at: 3) { (bytes) throws(SettingsError) -> ReplicaID in
+                if bytes.elementsEqual(lastReplica.bytes) { return lastReplica }
+                guard let decoded = ReplicaID(bytes: bytes) else {
+                    throw SettingsError(.corruptDatabase, "'\(connection.path)': bad replica id for '\(key)'",
+                        key: key, path: connection.path)
+                }
+                return decoded
+            }
+            lastReplica = replica
+            let version = SettingVersion(timestamp: HybridTimestamp(rawValue: UInt64(bitPattern: scan.int64(at: 2))),
+                replica: replica)
+            entries.append(SettingEntry(key: key, value: value, version: version, sequence: scan.int64(at: 4)))
+        }
+        return LoadedReplica(replicaID: replicaID, entries: entries)
+    }
+
+    func write(_ records: [SettingEntry]) throws(SettingsError) {
+        guard records.count > 1 else {
+            // A single statement commits on its own: no explicit transaction to pay for.
+            if let record = records.first { try store(record) }
+            return
+        }
+        try begin.run()
+        do {
+            for record in records { try store(record) }
+            try commit.run()
+        } catch {
+            if connection.isInTransaction {
+                try? connection.execute("ROLLBACK")  // The original error is the one worth reporting.
+            }
+            throw error
+        }
+    }
+
+    private func store(_ record: SettingEntry) throws(SettingsError) {
+        try upsert.bind(record.key, at: 1)
+        if let value = record.value {
+            try upsert.bind(value.encoded(), at: 2)
+        } else {
+            try upsert.bindNull(at: 2)
+        }
+        try upsert.bind(Int64(bitPattern: record.version.timestamp.rawValue), at: 3)
+        try upsert.bind(record.version.replica.bytes, at: 4)
+        try upsert.bind(record.sequence, at: 5)
+        try upsert.run()
+    }
+
+    private func loadOrCreateReplicaID() throws(SettingsError) -> ReplicaID {
+        let select = try connection.prepare("SELECT value FROM meta WHERE name = 'replica_id'")
+        if try select.step() {
+            guard let id = ReplicaID(bytes: select.bytes(at: 0)) else {
+                throw SettingsError(.corruptDatabase, "'\(connection.path)' has a malformed replica id",
+                    path: connection.path)
+            }
+            return id
+        }
+        let id = ReplicaID.random()
+        let insert = try connection.prepare("INSERT INTO meta (name, value) VALUES ('replica_id', ?1)")
+        try insert.bind(id.bytes, at: 1)
+        try insert.run()
+        return id
+    }
+}

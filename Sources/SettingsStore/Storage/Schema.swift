@@ -1,0 +1,34 @@
+/// The settings database schema, as ordered migrations (see `docs/STORAGE.md`).
+enum Schema {
+    /// `SETT` in ASCII, stamped into the file so foreign SQLite files are recognised.
+    static let applicationID: Int64 = 0x5345_5454
+
+    static let migrator = SQLiteMigrator(
+        applicationID: applicationID,
+        migrations: [
+            .init(
+                version: 1,
+                sql: """
+                    CREATE TABLE meta (
+                        name TEXT PRIMARY KEY NOT NULL,
+                        value BLOB
+                    ) WITHOUT ROWID;
+                    CREATE TABLE entries (
+                        key TEXT PRIMARY KEY NOT NULL,
+                        value BLOB,
+                        hlc INTEGER NOT NULL,
+                        replica BLOB NOT NULL,
+                        seq INTEGER NOT NULL
+                    ) WITHOUT ROWID;
+                    CREATE UNIQUE INDEX entries_by_seq ON entries(seq);
+                    CREATE TABLE peers (
+                        replica BLOB PRIMARY KEY NOT NULL,
+                        received_seq INTEGER NOT NULL DEFAULT 0,
+                        acknowledged_seq INTEGER NOT NULL DEFAULT 0,
+                        last_contact_ms INTEGER
+                    ) WITHOUT ROWID;
+                    """
+            ),
+        ]
+    )
+}

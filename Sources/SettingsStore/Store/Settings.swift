@@ -1,0 +1,172 @@
+import Synchronization
+
+/// A replica of typed settings: reads from memory, writes durable in SQLite, changes announced
+/// per key with their reason.
+///
+/// ```swift
+/// extension SettingKeys {
+///     static let volume = SettingKey<Double>("audio.volume", default: 0.5)
+/// }
+/// let settings = try Settings(path: "/home/me/.local/share/myapp/settings.sqlite")
+/// try settings.set(0.8, for: .volume)
+/// settings[.volume]                            // 0.8, from memory
+/// try settings.update(.volume) { $0 += 0.1 }   // atomic read-modify-write
+/// let token = settings.observe(.volume) { change in print(change.reason) }
+/// ```
+///
+/// A `Settings` is safe to use from any thread or task. Only one live store may hold a database
+/// file at a time; a second one, in this process or another, is refused with `databaseInUse`.
+public final class Settings: Sendable {
+    /// This replica's persistent identity.
+    public let replicaID: ReplicaID
+    /// The database file, or nil for an in-memory store.
+    public let path: String?
+    /// The configuration the store was opened with.
+    public let configuration: SettingsConfiguration
+
+    let writer: Mutex<SettingsWriter>
+    let cache: Mutex<ReplicaCache>
+    let observers = ObserverRegistry()
+
+    /// Opens (creating it and its folders if needed) the database at `path`.
+    ///
+    /// - Throws: `SettingsError` with code `databaseInUse` when another live store holds the file,
+    ///   `corruptDatabase` when it is not a settings database, `unsupportedSchema` when a newer
+    ///   version wrote it, `readOnly` or `io` when it cannot be created or opened.
+    public convenience init(path: String, configuration: SettingsConfiguration = .init()) throws(SettingsError) {
+        try FileSystem.createDirectories(FileSystem.parent(of: path))
+        let lock = try OwnerLock(database: path)
+        try FileSystem.createFileIfMissing(path)
+        let backend = try SQLiteBackend(path: path, durability: configuration.durability)
+        try self.init(backend: backend, lock: lock, path: path, configuration: configuration)
+    }
+
+    /// Creates a store that lives in memory only, with a new replica identity.
+    public convenience init(inMemoryWith configuration: SettingsConfiguration = .init()) {
+        let backend = MemoryBackend(replicaID: .random())
+        let loaded = backend.load()
+        self.init(loaded: loaded, backend: backend, lock: nil, path: nil, configuration: configuration)
+    }
+
+    private convenience init(
+        backend: sending any SettingsBackend, lock: sending OwnerLock?, path: String?,
+        configuration: SettingsConfiguration
+    ) throws(SettingsError) {
+        let loaded = try backend.load()
+        self.init(loaded: loaded, backend: backend, lock: lock, path: path, configuration: configuration)
+    }
+
+    private init(
+        loaded: LoadedReplica, backend: sending any SettingsBackend, lock: sending OwnerLock?, path: String?,
+        configuration: SettingsConfiguration
+    ) {
+        let cache = ReplicaCache(entries: loaded.entries)
+        let highWater = cache.highWater
+        self.replicaID = loaded.replicaID
+        self.path = path
+        self.configuration = configuration
+        self.cache = Mutex(cache)
+        self.writer = Mutex(
+            SettingsWriter(
+                backend: backend, ownerLock: lock,
+                clock: HybridLogicalClock(last: highWater.timestamp, wallMilliseconds: configuration.clock),
+                lastSequence: highWater.sequence))
+    }
+
+    /// A name for messages: the path, or `<memory>`.
+    var displayPath: String { path ?? "<memory>" }
+
+    /// Closes the database and releases the file for another store; later writes throw `closed`.
+    /// Reads keep answering from memory. Closing happens on deinit too.
+    public func close() {
+        writer.withLock { writer in
+            writer.backend = nil
+            writer.ownerLock = nil
+        }
+    }
+
+    /// The stored value for `key`, or its registered default, or nil.
+    public func value(forKey key: String) -> SettingValue? {
+        cache.withLock { $0.value(forKey: key) }
+    }
+
+    /// The stored value for `key` (registered defaults are not consulted).
+    public subscript(key: String) -> SettingValue? {
+        cache.withLock { $0.entries[key]?.value }
+    }
+
+    /// The stored entry for `key` with its version, tombstones included; nil if never written.
+    public func entry(forKey key: String) -> SettingEntry? {
+        cache.withLock { $0.entries[key] }
+    }
+
+    /// Whether `key` holds a stored value (a default alone does not count).
+    public func containsValue(forKey key: String) -> Bool {
+        cache.withLock { $0.entries[key]?.value != nil }
+    }
+
+    /// The keys holding values that start with `prefix`, sorted.
+    public func keys(withPrefix prefix: String = "") -> [String] {
+        cache.withLock { $0.keys(withPrefix: prefix) }
+    }
+
+    /// Every stored value (defaults excluded), for export or display.
+    public func snapshot() -> [String: SettingValue] {
+        cache.withLock { cache in
+            var values: [String: SettingValue] = [:]
+            values.reserveCapacity(cache.liveCount)
+            for (key, entry) in cache.entries {
+                if let value = entry.value { values[key] = value }
+            }
+            return values
+        }
+    }
+
+    /// How many keys hold values, and the bytes they take against `maximumTotalBytes`.
+    public var usage: (keys: Int, bytes: Int) {
+        cache.withLock { ($0.liveCount, $0.totalBytes) }
+    }
+
+    /// The highest local sequence number applied so far.
+    public var sequence: Int64 {
+        writer.withLock { $0.lastSequence }
+    }
+
+    /// Adds values to the registration layer: read when a key has no stored value, never
+    /// written to disk, never synced. Later registrations replace earlier ones per key.
+    public func register(defaults: [String: SettingValue]) {
+        cache.withLock { $0.defaults.merge(defaults) { $1 } }
+    }
+
+    /// Stores `value` for `key`; `nil` (an empty `Optional`) removes the key.
+    public func set<Value: SettingValueConvertible>(_ value: Value, forKey key: String) throws(SettingsError) {
+        try typed { try transaction { try $0.set(value, forKey: key) } }
+    }
+
+    /// Removes the stored value for `key`, so reads return its default again (reason `.reset`).
+    public func removeValue(forKey key: String) throws(SettingsError) {
+        try typed { try transaction(reason: .reset) { $0.removeValue(forKey: key) } }
+    }
+
+    /// Removes every stored value (reason `.reset`); defaults stay registered.
+    public func reset() throws(SettingsError) {
+        try typed {
+            try transaction(reason: .reset) { transaction in
+                for key in keys() { transaction.removeValue(forKey: key) }
+            }
+        }
+    }
+
+    /// Writes `values` in one transaction with reason `.import`; with `replacingExisting`, keys
+    /// not in `values` are removed in the same transaction.
+    public func importValues(_ values: [String: SettingValue], replacingExisting: Bool = false) throws(SettingsError) {
+        try typed {
+            try transaction(reason: .import) { transaction in
+                if replacingExisting {
+                    for key in keys() where values[key] == nil { transaction.removeValue(forKey: key) }
+                }
+                for (key, value) in values.sorted(by: { $0.key < $1.key }) { try transaction.set(value, forKey: key) }
+            }
+        }
+    }
+}

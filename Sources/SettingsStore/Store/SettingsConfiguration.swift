@@ -1,0 +1,38 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// How a store is opened: durability, limits and the hooks tests and hosts may replace.
+public struct SettingsConfiguration: Sendable {
+    /// How much each commit survives. Defaults to `.normal`.
+    public var durability: Durability
+    /// The limits every write is checked against. Defaults to `.desktop`.
+    public var limits: SettingsLimits
+    /// The wall clock, in milliseconds since 1970, that stamps writes; replace it to test clock skew.
+    public var clock: @Sendable () -> UInt64
+    /// Called when a typed subscript read finds a value of another type and returns the default
+    /// instead. Defaults to nothing; hosts route it to their log.
+    public var onReadFailure: (@Sendable (SettingsError) -> Void)?
+
+    /// Creates a configuration; every parameter has the default described on its property.
+    public init(
+        durability: Durability = .normal,
+        limits: SettingsLimits = .desktop,
+        clock: @escaping @Sendable () -> UInt64 = SettingsConfiguration.systemClock,
+        onReadFailure: (@Sendable (SettingsError) -> Void)? = nil
+    ) {
+        self.durability = durability
+        self.limits = limits
+        self.clock = clock
+        self.onReadFailure = onReadFailure
+    }
+
+    /// The system's real-time clock in milliseconds since 1970.
+    @Sendable public static func systemClock() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return UInt64(max(0, now.tv_sec)) * 1000 + UInt64(max(0, now.tv_nsec)) / 1_000_000
+    }
+}

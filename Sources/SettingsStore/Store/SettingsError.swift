@@ -1,0 +1,99 @@
+/// An error raised by a settings store, with a stable code, a one-line message and its context.
+///
+/// Printed, it reads as one line, for example
+/// `type mismatch for 'ui.theme': stored string, expected Bool`.
+public struct SettingsError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// A stable identifier for the kind of failure, suitable for matching and for the wire.
+    public enum Code: String, Sendable, Codable, CaseIterable {
+        /// A key name is empty, too long for the limits, or contains control characters.
+        case invalidKey
+        /// A value cannot be represented, for example an unsigned integer above `Int64.max`.
+        case invalidValue
+        /// A stored value has another type than the one requested.
+        case typeMismatch
+        /// A write would break one of the store's limits; nothing was changed.
+        case limitExceeded
+        /// Another live store (in this or another process) holds the database file.
+        case databaseInUse
+        /// The file is not a SQLite database, or it is damaged.
+        case corruptDatabase
+        /// The database was written by a newer version of this library.
+        case unsupportedSchema
+        /// The database or its folder cannot be written.
+        case readOnly
+        /// The disk is full.
+        case diskFull
+        /// A file-system operation failed.
+        case io
+        /// SQLite reported another failure.
+        case sqlite
+        /// The store was closed and cannot be used any more.
+        case closed
+    }
+
+    /// The kind of failure.
+    public let code: Code
+    /// The one-line human-readable message, context included.
+    public let message: String
+    /// The setting key involved, when there is one.
+    public let key: String?
+    /// The file involved, when there is one.
+    public let path: String?
+    /// The SQL statement involved, when there is one.
+    public let sql: String?
+
+    /// Creates an error; prefer the static factories, which word the message consistently.
+    public init(_ code: Code, _ message: String, key: String? = nil, path: String? = nil, sql: String? = nil) {
+        self.code = code
+        self.message = message
+        self.key = key
+        self.path = path
+        self.sql = sql
+    }
+
+    /// The message, followed by the SQL statement when one was involved.
+    public var description: String {
+        guard let sql else { return message }
+        return "\(message) (SQL: \(sql))"
+    }
+}
+
+extension SettingsError {
+    static func typeMismatch(key: String?, stored: SettingValue, expected: Any.Type) -> SettingsError {
+        let subject = key.map { " for '\($0)'" } ?? ""
+        return SettingsError(
+            .typeMismatch,
+            "type mismatch\(subject): stored \(stored.kind), expected \(expected)",
+            key: key
+        )
+    }
+
+    static func invalidKey(_ key: String, _ reason: String) -> SettingsError {
+        SettingsError(.invalidKey, "invalid key '\(key.debugDescriptionTruncated)': \(reason)", key: key)
+    }
+
+    static func closed(path: String) -> SettingsError {
+        SettingsError(.closed, "the store for '\(path)' is closed", path: path)
+    }
+
+    /// The same error, with the key filled in when it was not known where the error was made.
+    func with(key: String) -> SettingsError {
+        guard self.key == nil else { return self }
+        let mismatch = "type mismatch"
+        let message =
+            self.message.hasPrefix(mismatch)
+            ? "\(mismatch) for '\(key)'\(self.message.dropFirst(mismatch.count))"
+            : "\(self.message) (key '\(key)')"
+        return SettingsError(code, message, key: key, path: path, sql: sql)
+    }
+}
+
+extension String {
+    /// A quoted-safe rendering for messages: control characters escaped, at most 80 characters.
+    var debugDescriptionTruncated: String {
+        let escaped = unicodeScalars.map {
+            $0.properties.generalCategory == .control ? $0.escaped(asASCII: true) : String($0)
+        }.joined()
+        return escaped.count > 80 ? String(escaped.prefix(80)) + "…" : escaped
+    }
+}

@@ -1,0 +1,28 @@
+/// The single-writer half of a store: the backend, the clock and the sequence counter.
+///
+/// Only ever used under the store's writer lock, which is what makes each commit, and each
+/// read-modify-write, atomic.
+struct SettingsWriter {
+    var backend: (any SettingsBackend)?
+    var ownerLock: OwnerLock?
+    var clock: HybridLogicalClock
+    var lastSequence: Int64
+
+    /// Stamps `writes` with fresh versions and sequence numbers, persists them and returns them.
+    /// Nothing is consumed (clock readings aside) when the backend fails.
+    mutating func commit(_ writes: [(key: String, value: SettingValue?)], replica: ReplicaID, path: String)
+        throws(SettingsError) -> [SettingEntry]
+    {
+        guard let backend else { throw .closed(path: path) }
+        var sequence = lastSequence
+        let records = writes.map { write in
+            sequence += 1
+            return SettingEntry(
+                key: write.key, value: write.value,
+                version: SettingVersion(timestamp: clock.tick(), replica: replica), sequence: sequence)
+        }
+        try backend.write(records)
+        lastSequence = sequence
+        return records
+    }
+}
