@@ -1,0 +1,87 @@
+import Foundation
+import Testing
+
+@testable import SettingsStore
+
+@Suite("Database files: ownership, corruption, schema")
+struct DatabaseFileTests {
+    let directory = TemporaryDirectory()
+
+    @Test("a second store on the same file is refused, naming the file and the holder")
+    func secondStoreIsRefused() throws {
+        let first = try Settings(path: directory.database)
+        let error = #expect(throws: SettingsError.self) { try Settings(path: directory.database) }
+        #expect(error?.code == .databaseInUse)
+        #expect(error?.message.contains(directory.database) == true)
+        #expect(error?.message.contains("pid \(getpid())") == true)
+        first.close()
+        _ = try Settings(path: directory.database)
+    }
+
+    @Test("another process holding the file is named by pid, and its death releases the file")
+    func otherProcessHolds() async throws {
+        _ = try Settings(path: directory.database).close()
+        let lockFile = directory.database + ".lock"
+        let holder = Process()
+        holder.executableURL = URL(fileURLWithPath: "/bin/sh")
+        // Write the pid like a store does, then hold the flock until killed.
+        holder.arguments = ["-c", "exec 9>>'\(lockFile)'; flock -x 9; echo $$ > '\(lockFile)'; echo held; exec sleep 60"]
+        let output = Pipe()
+        holder.standardOutput = output
+        try holder.run()
+        _ = output.fileHandleForReading.availableData  // Blocks until the holder says "held".
+        let error = #expect(throws: SettingsError.self) { try Settings(path: directory.database) }
+        #expect(error?.message.contains("process \(holder.processIdentifier)") == true)
+        kill(holder.processIdentifier, SIGKILL)
+        holder.waitUntilExit()
+        _ = try Settings(path: directory.database)
+    }
+
+    @Test("a file that is not SQLite gives a clear error and is left untouched")
+    func notADatabase() throws {
+        let garbage = Data("this is a plain text file, not a database, and it is long enough".utf8)
+        try garbage.write(to: URL(fileURLWithPath: directory.database))
+        let error = #expect(throws: SettingsError.self) { try Settings(path: directory.database) }
+        #expect(error?.code == .corruptDatabase)
+        #expect(error?.message.contains(directory.database) == true)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: directory.database)) == garbage)
+    }
+
+    @Test("a SQLite database of another application is refused")
+    func foreignDatabase() throws {
+        try sqlite(directory.database, "CREATE TABLE contacts (name TEXT);")
+        let error = #expect(throws: SettingsError.self) { try Settings(path: directory.database) }
+        #expect(error?.code == .corruptDatabase)
+        #expect(error?.message.contains("another application") == true)
+    }
+
+    @Test("a database from a newer schema is refused, not downgraded")
+    func newerSchema() throws {
+        _ = try Settings(path: directory.database).close()
+        try sqlite(directory.database, "PRAGMA user_version = 99;")
+        let error = #expect(throws: SettingsError.self) { try Settings(path: directory.database) }
+        #expect(error?.code == .unsupportedSchema)
+    }
+
+    @Test("a damaged stored value is reported with its key")
+    func damagedValue() throws {
+        do {
+            let settings = try Settings(path: directory.database)
+            try settings.set(1, forKey: "broken")
+        }
+        try sqlite(directory.database, "UPDATE entries SET value = x'FF' WHERE key = 'broken';")
+        let error = #expect(throws: SettingsError.self) { try Settings(path: directory.database) }
+        #expect(error?.code == .corruptDatabase)
+        #expect(error?.key == "broken")
+    }
+
+    /// Runs SQL through the sqlite3 command-line tool, as another program would.
+    func sqlite(_ path: String, _ sql: String) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+        process.arguments = [path, sql]
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+    }
+}
