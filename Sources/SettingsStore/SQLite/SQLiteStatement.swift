@@ -15,6 +15,7 @@ final class SQLiteStatement {
     private let db: OpaquePointer
     let sql: String
     private let path: String
+    private let arena = BindArena()
 
     init(db: OpaquePointer, sql: String, path: String) throws(SettingsError) {
         var statement: OpaquePointer?
@@ -37,17 +38,20 @@ final class SQLiteStatement {
         try check(sqlite3_bind_int64(handle, index, value))
     }
 
+    /// Binds text; the bytes are kept in the statement's arena until `reset()`, not copied by SQLite.
     func bind(_ value: String, at index: Int32) throws(SettingsError) {
-        try check(sqlite3_bind_text(handle, index, value, -1, csqlite_transient()))
+        let bytes = arena.copy(value.utf8)
+        // An empty copy still points into the arena; text with a nil pointer would bind NULL.
+        let base = bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)
+        try check(sqlite3_bind_text(handle, index, base?.assumingMemoryBound(to: CChar.self), Int32(bytes.count), nil))
     }
 
+    /// Binds a blob; the bytes are kept in the statement's arena until `reset()`, not copied by SQLite.
     func bind(_ bytes: [UInt8], at index: Int32) throws(SettingsError) {
-        let code = bytes.withUnsafeBytes { buffer in
-            // A zero-length blob must still be a blob, not NULL, so never pass a nil pointer.
-            let base = buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1)
-            return sqlite3_bind_blob(handle, index, base, Int32(buffer.count), csqlite_transient())
-        }
-        try check(code)
+        let copy = arena.copy(bytes)
+        // A zero-length blob must still be a blob, not NULL, so never pass a nil pointer.
+        let base = copy.baseAddress ?? UnsafeRawPointer(bitPattern: 1)
+        try check(sqlite3_bind_blob(handle, index, base, Int32(copy.count), nil))
     }
 
     func bindNull(at index: Int32) throws(SettingsError) {
@@ -76,6 +80,7 @@ final class SQLiteStatement {
     func reset() {
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
+        arena.reset()
     }
 
     func isNull(at column: Int32) -> Bool {

@@ -5,6 +5,7 @@ final class SQLiteBackend: SettingsBackend {
     private let upsert: SQLiteStatement
     private let begin: SQLiteStatement
     private let commit: SQLiteStatement
+    private var lastReplica: (id: ReplicaID, bytes: [UInt8])?
 
     init(path: String, durability: Durability) throws(SettingsError) {
         connection = try SQLiteConnection(path: path)
@@ -58,15 +59,15 @@ final class SQLiteBackend: SettingsBackend {
         return LoadedReplica(replicaID: replicaID, entries: entries)
     }
 
-    func write(_ records: [SettingEntry]) throws(SettingsError) {
-        guard records.count > 1 else {
+    func write(_ entries: [SettingEntry]) throws(SettingsError) {
+        guard entries.count > 1 else {
             // A single statement commits on its own: no explicit transaction to pay for.
-            if let record = records.first { try store(record) }
+            if let entry = entries.first { try store(entry) }
             return
         }
         try begin.run()
         do {
-            for record in records { try store(record) }
+            for entry in entries { try store(entry) }
             try commit.run()
         } catch {
             if connection.isInTransaction {
@@ -76,17 +77,25 @@ final class SQLiteBackend: SettingsBackend {
         }
     }
 
-    private func store(_ record: SettingEntry) throws(SettingsError) {
-        try upsert.bind(record.key, at: 1)
-        if let value = record.value {
+    private func store(_ entry: SettingEntry) throws(SettingsError) {
+        try upsert.bind(entry.key, at: 1)
+        if let value = entry.value {
             try upsert.bind(value.encoded(), at: 2)
         } else {
             try upsert.bindNull(at: 2)
         }
-        try upsert.bind(Int64(bitPattern: record.version.timestamp.rawValue), at: 3)
-        try upsert.bind(record.version.replica.bytes, at: 4)
-        try upsert.bind(record.sequence, at: 5)
+        try upsert.bind(Int64(bitPattern: entry.version.timestamp.rawValue), at: 3)
+        try upsert.bind(replicaBytes(entry.version.replica), at: 4)
+        try upsert.bind(entry.sequence, at: 5)
         try upsert.run()
+    }
+
+    /// The stored form of a replica id, cached because most writes come from one replica.
+    private func replicaBytes(_ replica: ReplicaID) -> [UInt8] {
+        if let lastReplica, lastReplica.id == replica { return lastReplica.bytes }
+        let bytes = replica.bytes
+        lastReplica = (replica, bytes)
+        return bytes
     }
 
     private func loadOrCreateReplicaID() throws(SettingsError) -> ReplicaID {

@@ -1,4 +1,7 @@
 /// The settings database schema, as ordered migrations (see `docs/STORAGE.md`).
+///
+/// `entries` has one row per key, updated in place, and no secondary index: the sequence order
+/// that catch-up needs is rebuilt in memory when the store opens, so a write touches one B-tree.
 enum Schema {
     /// `SETT` in ASCII, stamped into the file so foreign SQLite files are recognised.
     static let applicationID: Int64 = 0x5345_5454
@@ -20,7 +23,6 @@ enum Schema {
                         replica BLOB NOT NULL,
                         seq INTEGER NOT NULL
                     ) WITHOUT ROWID;
-                    CREATE UNIQUE INDEX entries_by_seq ON entries(seq);
                     CREATE TABLE peers (
                         replica BLOB PRIMARY KEY NOT NULL,
                         received_seq INTEGER NOT NULL DEFAULT 0,

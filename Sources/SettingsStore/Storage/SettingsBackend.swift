@@ -6,8 +6,8 @@ protocol SettingsBackend: AnyObject {
     /// The replica's identity, its entries (tombstones included) and its highest sequence number.
     func load() throws(SettingsError) -> LoadedReplica
 
-    /// Persists `records` in one atomic commit; when it returns, they are durable.
-    func write(_ records: [SettingEntry]) throws(SettingsError)
+    /// Persists `entries` in one atomic commit; when it returns, they are durable.
+    func write(_ entries: [SettingEntry]) throws(SettingsError)
 }
 
 /// What a backend holds when a store opens it.

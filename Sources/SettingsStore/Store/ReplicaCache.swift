@@ -9,8 +9,13 @@ struct ReplicaCache {
     private(set) var totalBytes = 0
 
     init(entries: [SettingEntry]) {
-        self.entries.reserveCapacity(entries.count)
-        for entry in entries { apply(entry) }
+        apply(entries)
+    }
+
+    /// Replaces the entries of `batch`, growing the table once for the whole batch.
+    mutating func apply(_ batch: [SettingEntry]) {
+        if batch.count > 1 { entries.reserveCapacity(entries.count + batch.count) }
+        for entry in batch { apply(entry) }
     }
 
     /// The stored value, or the registered default, or nil.

@@ -22,15 +22,10 @@ extension Settings {
         let result = try writer.withLock { writer throws -> Result in
             let transaction = SettingsTransaction(settings: self)
             let result = try body(transaction)
-            let writes = cache.withLock { cache in
-                transaction.writes.filter { $0.value != nil || cache.entries[$0.key]?.value != nil }
-            }
+            let writes = try cache.withLock { try $0.stage(transaction.latestWrites(), limits: configuration.limits) }
             guard !writes.isEmpty else { return result }
-            try cache.withLock { try $0.check(writes, against: configuration.limits) }
             let records = try writer.commit(writes, replica: replicaID, path: displayPath)
-            cache.withLock { cache in
-                for record in records { cache.apply(record) }
-            }
+            cache.withLock { cache in cache.apply(records) }
             let changes = records.map { SettingsChange.KeyChange(key: $0.key, value: $0.value, version: $0.version) }
             observers.enqueue(SettingsChange(reason: reason, origin: replicaID, changes: changes))
             return result
@@ -52,15 +47,24 @@ extension Settings {
 }
 
 extension ReplicaCache {
-    /// Throws `limitExceeded` if applying `writes` would break one of `limits`.
-    func check(_ writes: [(key: String, value: SettingValue?)], against limits: SettingsLimits) throws(SettingsError) {
+    /// The writes that change something (removing an unset key does not); throws
+    /// `limitExceeded` if applying them would break one of `limits`.
+    func stage(_ writes: [(key: String, value: SettingValue?)], limits: SettingsLimits) throws(SettingsError)
+        -> [StagedWrite]
+    {
+        var staged: [StagedWrite] = []
+        staged.reserveCapacity(writes.count)
         var count = liveCount
         var bytes = totalBytes
         for (key, value) in writes {
-            if let old = entries[key]?.value {
+            let existing = entries[key]
+            if let old = existing?.value {
                 count -= 1
                 bytes -= Self.footprint(key: key, value: old)
+            } else if value == nil {
+                continue
             }
+            staged.append(StagedWrite(key: key, value: value))
             guard let value else { continue }
             let size = value.storageSize
             if size > limits.maximumValueBytes {
@@ -70,7 +74,7 @@ extension ReplicaCache {
                     key: key)
             }
             count += 1
-            bytes += Self.footprint(key: key, value: value)
+            bytes += key.utf8.count + size
         }
         if let maximum = limits.maximumKeyCount, count > maximum, count > liveCount {
             let key = writes.last { $0.value != nil }?.key ?? ""
@@ -85,5 +89,6 @@ extension ReplicaCache {
                 "writing '\(key)' would make \(bytes) bytes in all, over the limit of \(maximum) (maximumTotalBytes)",
                 key: key)
         }
+        return staged
     }
 }

@@ -4,8 +4,12 @@
 /// and do not call the store itself from there: the transaction holds the store's writer lock.
 public final class SettingsTransaction {
     let settings: Settings
-    private(set) var writes: [(key: String, value: SettingValue?)] = []
+    /// Every write in order, repeats included; `latestWrites()` keeps the last one per key.
+    private var log: [(key: String, value: SettingValue?)] = []
+    /// The last position of each key in `log[..<indexed]`, built only when the transaction reads:
+    /// a write-only batch never pays for a growing dictionary.
     private var positions: [String: Int] = [:]
+    private var indexed = 0
 
     init(settings: Settings) {
         self.settings = settings
@@ -13,10 +17,30 @@ public final class SettingsTransaction {
 
     /// The value `key` will have after this transaction: written here, stored, or the default.
     public func value(forKey key: String) -> SettingValue? {
-        if let position = positions[key] {
-            return writes[position].value ?? settings.cache.withLock { $0.defaults[key] }
+        if let position = latestPosition(of: key) {
+            return log[position].value ?? settings.cache.withLock { $0.defaults[key] }
         }
         return settings.value(forKey: key)
+    }
+
+    private func latestPosition(of key: String) -> Int? {
+        while indexed < log.count {
+            positions[log[indexed].key] = indexed
+            indexed += 1
+        }
+        return positions[key]
+    }
+
+    /// The writes to commit: the last one for each key, in the order of those last writes.
+    func latestWrites() -> [(key: String, value: SettingValue?)] {
+        guard log.count > 1 else { return log }
+        var latest: [String: Int] = [:]
+        latest.reserveCapacity(log.count)
+        for (position, write) in log.enumerated() { latest[write.key] = position }
+        guard latest.count < log.count else { return log }
+        return log.enumerated().compactMap { position, write in
+            latest[write.key] == position ? write : nil
+        }
     }
 
     /// Stores `value` for `key` when the transaction commits; `nil` removes the key.
@@ -37,11 +61,6 @@ public final class SettingsTransaction {
     }
 
     private func record(_ key: String, _ value: SettingValue?) {
-        if let position = positions[key] {
-            writes[position].value = value
-        } else {
-            positions[key] = writes.count
-            writes.append((key, value))
-        }
+        log.append((key, value))
     }
 }

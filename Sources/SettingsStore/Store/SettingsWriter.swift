@@ -10,19 +10,25 @@ struct SettingsWriter {
 
     /// Stamps `writes` with fresh versions and sequence numbers, persists them and returns them.
     /// Nothing is consumed (clock readings aside) when the backend fails.
-    mutating func commit(_ writes: [(key: String, value: SettingValue?)], replica: ReplicaID, path: String)
-        throws(SettingsError) -> [SettingEntry]
+    mutating func commit(_ writes: [StagedWrite], replica: ReplicaID, path: String) throws(SettingsError)
+        -> [SettingEntry]
     {
         guard let backend else { throw .closed(path: path) }
         var sequence = lastSequence
+        // One transaction is one instant: each key appears once in it, so one stamp orders them all.
+        let version = SettingVersion(timestamp: clock.tick(), replica: replica)
         let records = writes.map { write in
             sequence += 1
-            return SettingEntry(
-                key: write.key, value: write.value,
-                version: SettingVersion(timestamp: clock.tick(), replica: replica), sequence: sequence)
+            return SettingEntry(key: write.key, value: write.value, version: version, sequence: sequence)
         }
         try backend.write(records)
         lastSequence = sequence
         return records
     }
+}
+
+/// A write that passed the limits and changes something.
+struct StagedWrite {
+    let key: String
+    let value: SettingValue?
 }

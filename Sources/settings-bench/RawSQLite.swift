@@ -1,0 +1,35 @@
+import CSQLite
+
+/// The floor: upserts written directly against libsqlite3, with the pragmas the store uses.
+final class RawSQLite {
+    private var db: OpaquePointer?
+    private var upsert: OpaquePointer?
+
+    init(path: String) {
+        sqlite3_open(path, &db)
+        exec("PRAGMA journal_mode = WAL")
+        exec("PRAGMA synchronous = NORMAL")
+        exec("CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY NOT NULL, value BLOB) WITHOUT ROWID")
+        sqlite3_prepare_v2(
+            db, "INSERT INTO kv (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            -1, &upsert, nil)
+    }
+
+    deinit {
+        sqlite3_finalize(upsert)
+        sqlite3_close(db)
+    }
+
+    func exec(_ sql: String) {
+        sqlite3_exec(db, sql, nil, nil, nil)
+    }
+
+    /// One upsert of a 9-byte value (what an integer setting takes), in its own transaction unless inside `exec("BEGIN")`.
+    func set(_ key: String, _ value: Int64) {
+        var bytes: (UInt8, Int64) = (3, value.littleEndian)
+        sqlite3_bind_text(upsert, 1, key, -1, csqlite_transient())
+        _ = withUnsafeBytes(of: &bytes) { sqlite3_bind_blob(upsert, 2, $0.baseAddress, 9, csqlite_transient()) }
+        sqlite3_step(upsert)
+        sqlite3_reset(upsert)
+    }
+}

@@ -1,0 +1,113 @@
+import Foundation
+import SettingsStore
+
+extension SettingKeys {
+    fileprivate static let benchVolume = SettingKey<Int>("bench.volume", default: 0)
+}
+
+/// `settings-bench store`: the local replica store beside UserDefaults and raw SQLite.
+struct StoreBenchmark {
+    let quick: Bool
+
+    func run() {
+        let scratch = Scratch()
+        defer { scratch.cleanUp() }
+        print("settings-bench store: \(ProcessInfo.processInfo.activeProcessorCount) cores, \(quick ? "quick" : "full") run")
+        do {
+            var report = Report(title: "store (durability normal)")
+            try reads(into: &report, scratch: scratch)
+            try durableWrites(into: &report, scratch: scratch)
+            try batch(into: &report, scratch: scratch)
+            try openLarge(into: &report, scratch: scratch)
+            report.print()
+        } catch {
+            FileHandle.standardError.write(Data("Error: \(error)\n".utf8))
+            exit(1)
+        }
+    }
+
+    private func reads(into report: inout Report, scratch: Scratch) throws {
+        let settings = try Settings(path: scratch.file("reads.sqlite"))
+        for index in 0..<1000 { try settings.set(index, forKey: "key.\(index)") }
+        try settings.set(42, for: .benchVolume)
+        let defaults = userDefaults(scratch)
+        defaults.set(42, forKey: "bench.volume")
+        let count = quick ? 200_000 : 2_000_000
+        var sink = 0
+        let rates = alternating(
+            ours: { measureRate(count) { _ in sink &+= settings[.benchVolume] } },
+            peer: { measureRate(count) { _ in sink &+= defaults.integer(forKey: "bench.volume") } })
+        report.rate("typed cached read", ours: rates.ours, peer: rates.peer, peerName: "UserDefaults", target: ">= 5x")
+        if sink == 1 { print(sink) }  // Keeps the reads from being optimised away.
+    }
+
+    private func durableWrites(into report: inout Report, scratch: Scratch) throws {
+        let count = quick ? 5_000 : 30_000
+        let keys = (0..<1000).map { "key.\($0)" }
+        let raw = RawSQLite(path: scratch.file("raw-writes.sqlite"))
+        let settings = try Settings(path: scratch.file("writes.sqlite"))
+        let rates = try alternating(
+            ours: { try measureRate(count) { try settings.set($0, forKey: keys[$0 % keys.count]) } },
+            peer: { measureRate(count) { raw.set(keys[$0 % keys.count], Int64($0)) } })
+        report.rate("durable single set", ours: rates.ours, peer: rates.peer, peerName: "raw SQLite", target: ">= 0.7x")
+        let defaults = userDefaults(scratch)
+        let peer = measureRate(quick ? 300 : 2_000) { index in
+            defaults.set(index, forKey: keys[index % keys.count])
+            defaults.synchronize()
+        }
+        report.rate("durable single set", ours: rates.ours, peer: peer, peerName: "UserDefaults+sync", target: ">= 20x")
+    }
+
+    private func batch(into report: inout Report, scratch: Scratch) throws {
+        let count = 100_000
+        var round = 0
+        let rates = try alternating(
+            ours: {
+                round += 1
+                let keys = (0..<count).map { "batch.key.\($0)" }
+                let settings = try Settings(path: scratch.file("batch-\(round).sqlite"))
+                return try Double(count) / measureSeconds {
+                    try settings.transaction { transaction in
+                        for (index, key) in keys.enumerated() { try transaction.set(index, forKey: key) }
+                    }
+                }
+            },
+            peer: {
+                let keys = (0..<count).map { "batch.key.\($0)" }
+                let raw = RawSQLite(path: scratch.file("raw-batch-\(round).sqlite"))
+                return Double(count) / measureSeconds {
+                    raw.exec("BEGIN")
+                    for (index, key) in keys.enumerated() { raw.set(key, Int64(index)) }
+                    raw.exec("COMMIT")
+                }
+            })
+        report.rate(
+            "100k new keys, one transaction", ours: rates.ours, peer: rates.peer, peerName: "raw SQLite",
+            target: ">= 0.5x")
+    }
+
+    private func openLarge(into report: inout Report, scratch: Scratch) throws {
+        let count = quick ? 100_000 : 1_000_000
+        let path = scratch.file("large.sqlite")
+        do {
+            let settings = try Settings(path: path)
+            try settings.transaction { transaction in
+                for index in 0..<count { try transaction.set(index, forKey: "large.key.\(index)") }
+            }
+        }
+        let before = residentMemoryMiB()
+        var opened: Settings?
+        let seconds = try measureSeconds { opened = try Settings(path: path) }
+        let after = residentMemoryMiB()
+        report.value(
+            "open \(count / 1000)k keys", String(format: "%.2f s, +%.0f MiB RSS", seconds, after - before),
+            target: "< 3 s")
+        withExtendedLifetime(opened) {}
+    }
+
+    private func userDefaults(_ scratch: Scratch) -> UserDefaults {
+        let suite = "settings-bench-\(UUID().uuidString.prefix(8))"
+        setenv("XDG_CONFIG_HOME", scratch.path, 1)
+        return UserDefaults(suiteName: suite) ?? .standard
+    }
+}
