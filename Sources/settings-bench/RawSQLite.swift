@@ -11,7 +11,8 @@ final class RawSQLite {
         exec("PRAGMA synchronous = NORMAL")
         exec("CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY NOT NULL, value BLOB) WITHOUT ROWID")
         sqlite3_prepare_v2(
-            db, "INSERT INTO kv (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            db,
+            "INSERT INTO kv (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
             -1, &upsert, nil)
     }
 
@@ -28,7 +29,9 @@ final class RawSQLite {
     func set(_ key: String, _ value: Int64) {
         var bytes: (UInt8, Int64) = (3, value.littleEndian)
         sqlite3_bind_text(upsert, 1, key, -1, csqlite_transient())
-        _ = withUnsafeBytes(of: &bytes) { sqlite3_bind_blob(upsert, 2, $0.baseAddress, 9, csqlite_transient()) }
+        _ = withUnsafeBytes(of: &bytes) {
+            sqlite3_bind_blob(upsert, 2, $0.baseAddress, 9, csqlite_transient())
+        }
         sqlite3_step(upsert)
         sqlite3_reset(upsert)
     }

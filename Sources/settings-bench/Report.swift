@@ -37,9 +37,13 @@ struct Report {
         let widths = (0..<header.count).map { column in table.map { $0[column].count }.max() ?? 0 }
         Swift.print("\n== \(title) ==")
         for (index, line) in table.enumerated() {
-            let cells = line.enumerated().map { $0.element.padding(toLength: widths[$0.offset], withPad: " ", startingAt: 0) }
+            let cells = line.enumerated().map {
+                $0.element.padding(toLength: widths[$0.offset], withPad: " ", startingAt: 0)
+            }
             Swift.print(cells.joined(separator: "  "))
-            if index == 0 { Swift.print(widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ")) }
+            if index == 0 {
+                Swift.print(widths.map { String(repeating: "-", count: $0) }.joined(separator: "  "))
+            }
         }
     }
 

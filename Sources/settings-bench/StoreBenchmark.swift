@@ -12,7 +12,9 @@ struct StoreBenchmark {
     func run() {
         let scratch = Scratch()
         defer { scratch.cleanUp() }
-        print("settings-bench store: \(ProcessInfo.processInfo.activeProcessorCount) cores, \(quick ? "quick" : "full") run")
+        print(
+            "settings-bench store: \(ProcessInfo.processInfo.activeProcessorCount) cores, \(quick ? "quick" : "full") run"
+        )
         do {
             var report = Report(title: "store (durability normal)")
             try reads(into: &report, scratch: scratch)
@@ -37,7 +39,9 @@ struct StoreBenchmark {
         let rates = alternating(
             ours: { measureRate(count) { _ in sink &+= settings[.benchVolume] } },
             peer: { measureRate(count) { _ in sink &+= defaults.integer(forKey: "bench.volume") } })
-        report.rate("typed cached read", ours: rates.ours, peer: rates.peer, peerName: "UserDefaults", target: ">= 5x")
+        report.rate(
+            "typed cached read", ours: rates.ours, peer: rates.peer, peerName: "UserDefaults", target: ">= 5x"
+        )
         if sink == 1 { print(sink) }  // Keeps the reads from being optimised away.
     }
 
@@ -49,13 +53,17 @@ struct StoreBenchmark {
         let rates = try alternating(
             ours: { try measureRate(count) { try settings.set($0, forKey: keys[$0 % keys.count]) } },
             peer: { measureRate(count) { raw.set(keys[$0 % keys.count], Int64($0)) } })
-        report.rate("durable single set", ours: rates.ours, peer: rates.peer, peerName: "raw SQLite", target: ">= 0.7x")
+        report.rate(
+            "durable single set", ours: rates.ours, peer: rates.peer, peerName: "raw SQLite",
+            target: ">= 0.7x")
         let defaults = userDefaults(scratch)
         let peer = measureRate(quick ? 300 : 2_000) { index in
             defaults.set(index, forKey: keys[index % keys.count])
             defaults.synchronize()
         }
-        report.rate("durable single set", ours: rates.ours, peer: peer, peerName: "UserDefaults+sync", target: ">= 20x")
+        report.rate(
+            "durable single set", ours: rates.ours, peer: peer, peerName: "UserDefaults+sync",
+            target: ">= 20x")
     }
 
     private func batch(into report: inout Report, scratch: Scratch) throws {
@@ -66,20 +74,22 @@ struct StoreBenchmark {
                 round += 1
                 let keys = (0..<count).map { "batch.key.\($0)" }
                 let settings = try Settings(path: scratch.file("batch-\(round).sqlite"))
-                return try Double(count) / measureSeconds {
-                    try settings.transaction { transaction in
-                        for (index, key) in keys.enumerated() { try transaction.set(index, forKey: key) }
+                return try Double(count)
+                    / measureSeconds {
+                        try settings.transaction { transaction in
+                            for (index, key) in keys.enumerated() { try transaction.set(index, forKey: key) }
+                        }
                     }
-                }
             },
             peer: {
                 let keys = (0..<count).map { "batch.key.\($0)" }
                 let raw = RawSQLite(path: scratch.file("raw-batch-\(round).sqlite"))
-                return Double(count) / measureSeconds {
-                    raw.exec("BEGIN")
-                    for (index, key) in keys.enumerated() { raw.set(key, Int64(index)) }
-                    raw.exec("COMMIT")
-                }
+                return Double(count)
+                    / measureSeconds {
+                        raw.exec("BEGIN")
+                        for (index, key) in keys.enumerated() { raw.set(key, Int64(index)) }
+                        raw.exec("COMMIT")
+                    }
             })
         report.rate(
             "100k new keys, one transaction", ours: rates.ours, peer: rates.peer, peerName: "raw SQLite",

@@ -30,7 +30,9 @@ final class ObserverRegistry: Sendable {
     private let outbox = Mutex(Outbox())
 
     /// Registers `handler` for the keys `filter` selects; the token removes it.
-    func add(_ filter: ChangeFilter, handler: @escaping @Sendable (SettingsChange) -> Void) -> SubscriptionToken {
+    func add(_ filter: ChangeFilter, handler: @escaping @Sendable (SettingsChange) -> Void)
+        -> SubscriptionToken
+    {
         let id = table.withLock { table in
             let id = table.nextID
             table.nextID += 1
@@ -96,7 +98,8 @@ final class ObserverRegistry: Sendable {
                 if let observers = table.byKey[key] { ids.formUnion(observers) }
             }
             return ids.sorted().compactMap { id in
-                guard let observer = table.observers[id], let selected = change.restricted(to: observer.filter)
+                guard let observer = table.observers[id],
+                    let selected = change.restricted(to: observer.filter)
                 else { return nil }
                 return (observer.handler, selected)
             }

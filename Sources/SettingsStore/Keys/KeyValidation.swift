@@ -12,7 +12,8 @@ enum KeyValidation {
         }
         // Most keys are ASCII: only bytes below 0x20, 0x7F and non-ASCII need a closer look.
         let needsScalarCheck =
-            key.utf8.withContiguousStorageIfAvailable { bytes in bytes.contains { $0 < 0x20 || $0 >= 0x7F } } ?? true
+            key.utf8.withContiguousStorageIfAvailable { bytes in bytes.contains { $0 < 0x20 || $0 >= 0x7F } }
+            ?? true
         guard needsScalarCheck else { return }
         for scalar in key.unicodeScalars where scalar.properties.generalCategory == .control {
             throw .invalidKey(key, "control character U+\(String(scalar.value, radix: 16, uppercase: true))")

@@ -20,7 +20,8 @@ struct SQLiteMigrator {
         let isFresh = current == 0 && application == 0 && tables == 0
         guard isFresh || application == applicationID else {
             throw SettingsError(
-                .corruptDatabase, "'\(path)' is a SQLite database of another application, not a settings store",
+                .corruptDatabase,
+                "'\(path)' is a SQLite database of another application, not a settings store",
                 path: path)
         }
         let latest = migrations.last?.version ?? 0

@@ -15,7 +15,8 @@ enum SQLiteResult {
     }
 
     static func error(_ code: Int32, _ db: OpaquePointer?, sql: String?, path: String) -> SettingsError {
-        let detail = db.flatMap { sqlite3_errmsg($0) }.map { String(cString: $0) }
+        let detail =
+            db.flatMap { sqlite3_errmsg($0) }.map { String(cString: $0) }
             ?? String(cString: sqlite3_errstr(code))
         let primary = code & 0xFF
         let kind: SettingsError.Code =

@@ -43,7 +43,9 @@ final class SQLiteStatement {
         let bytes = arena.copy(value.utf8)
         // An empty copy still points into the arena; text with a nil pointer would bind NULL.
         let base = bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)
-        try check(sqlite3_bind_text(handle, index, base?.assumingMemoryBound(to: CChar.self), Int32(bytes.count), nil))
+        try check(
+            sqlite3_bind_text(
+                handle, index, base?.assumingMemoryBound(to: CChar.self), Int32(bytes.count), nil))
     }
 
     /// Binds a blob; the bytes are kept in the statement's arena until `reset()`, not copied by SQLite.
@@ -98,7 +100,9 @@ final class SQLiteStatement {
     }
 
     /// Calls `body` with the column's bytes, valid only during the call (no copy is made).
-    func withBytes<R, E: Error>(at column: Int32, _ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+    func withBytes<R, E: Error>(at column: Int32, _ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E)
+        -> R
+    {
         let pointer = sqlite3_column_blob(handle, column)
         let count = Int(sqlite3_column_bytes(handle, column))
         return try body(UnsafeRawBufferPointer(start: pointer, count: pointer == nil ? 0 : count))

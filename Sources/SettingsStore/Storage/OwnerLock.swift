@@ -18,14 +18,17 @@ final class OwnerLock {
         fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw FileSystem.error("cannot create lock file '\(path)'", path: path) }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
-            let failure = errno == EWOULDBLOCK ? Self.inUseError(database: database, fd: fd)
+            let failure =
+                errno == EWOULDBLOCK
+                ? Self.inUseError(database: database, fd: fd)
                 : FileSystem.error("cannot lock '\(path)'", path: path)
             close(fd)
             throw failure
         }
+        // The pid is only informative, for the message another opener gets: a failed write is harmless.
         let pid = "\(getpid())\n"
         ftruncate(fd, 0)
-        _ = pid.withCString { pwrite(fd, $0, strlen($0), 0) }  // Only informative: a failed write is harmless.
+        _ = pid.withCString { pwrite(fd, $0, strlen($0), 0) }
     }
 
     deinit {

@@ -37,24 +37,31 @@ final class SQLiteBackend: SettingsBackend {
             do throws(SettingsError) {
                 value =
                     scan.isNull(at: 1)
-                    ? nil : try scan.withBytes(at: 1) { (bytes) throws(SettingsError) in try SettingValue(decoding: bytes) }
+                    ? nil
+                    : try scan.withBytes(at: 1) { (bytes) throws(SettingsError) in
+                        try SettingValue(decoding: bytes)
+                    }
             } catch {
-                throw SettingsError(.corruptDatabase, "'\(connection.path)': \(error.message)", key: key,
+                throw SettingsError(
+                    .corruptDatabase, "'\(connection.path)': \(error.message)", key: key,
                     path: connection.path)
             }
             // Most rows come from a handful of replicas: reuse the last decoded id when bytes match.
             let replica = try scan.withBytes(at: 3) { (bytes) throws(SettingsError) -> ReplicaID in
                 if bytes.elementsEqual(lastReplica.bytes) { return lastReplica }
                 guard let decoded = ReplicaID(bytes: bytes) else {
-                    throw SettingsError(.corruptDatabase, "'\(connection.path)': bad replica id for '\(key)'",
+                    throw SettingsError(
+                        .corruptDatabase, "'\(connection.path)': bad replica id for '\(key)'",
                         key: key, path: connection.path)
                 }
                 return decoded
             }
             lastReplica = replica
-            let version = SettingVersion(timestamp: HybridTimestamp(rawValue: UInt64(bitPattern: scan.int64(at: 2))),
+            let version = SettingVersion(
+                timestamp: HybridTimestamp(rawValue: UInt64(bitPattern: scan.int64(at: 2))),
                 replica: replica)
-            entries.append(SettingEntry(key: key, value: value, version: version, sequence: scan.int64(at: 4)))
+            entries.append(
+                SettingEntry(key: key, value: value, version: version, sequence: scan.int64(at: 4)))
         }
         return LoadedReplica(replicaID: replicaID, entries: entries)
     }
@@ -102,7 +109,8 @@ final class SQLiteBackend: SettingsBackend {
         let select = try connection.prepare("SELECT value FROM meta WHERE name = 'replica_id'")
         if try select.step() {
             guard let id = ReplicaID(bytes: select.bytes(at: 0)) else {
-                throw SettingsError(.corruptDatabase, "'\(connection.path)' has a malformed replica id",
+                throw SettingsError(
+                    .corruptDatabase, "'\(connection.path)' has a malformed replica id",
                     path: connection.path)
             }
             return id

@@ -30,7 +30,7 @@ enum Schema {
                         last_contact_ms INTEGER
                     ) WITHOUT ROWID;
                     """
-            ),
+            )
         ]
     )
 }

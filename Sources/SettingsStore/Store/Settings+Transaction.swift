@@ -18,15 +18,21 @@ extension Settings {
     }
 
     /// `transaction(_:)` with the reason its change is announced with.
-    func transaction<Result>(reason: ChangeReason, _ body: (SettingsTransaction) throws -> Result) throws -> Result {
+    func transaction<Result>(reason: ChangeReason, _ body: (SettingsTransaction) throws -> Result) throws
+        -> Result
+    {
         let result = try writer.withLock { writer throws -> Result in
             let transaction = SettingsTransaction(settings: self)
             let result = try body(transaction)
-            let writes = try cache.withLock { try $0.stage(transaction.latestWrites(), limits: configuration.limits) }
+            let writes = try cache.withLock {
+                try $0.stage(transaction.latestWrites(), limits: configuration.limits)
+            }
             guard !writes.isEmpty else { return result }
             let records = try writer.commit(writes, replica: replicaID, path: displayPath)
             cache.withLock { cache in cache.apply(records) }
-            let changes = records.map { SettingsChange.KeyChange(key: $0.key, value: $0.value, version: $0.version) }
+            let changes = records.map {
+                SettingsChange.KeyChange(key: $0.key, value: $0.value, version: $0.version)
+            }
             observers.enqueue(SettingsChange(reason: reason, origin: replicaID, changes: changes))
             return result
         }
@@ -79,7 +85,8 @@ extension ReplicaCache {
         if let maximum = limits.maximumKeyCount, count > maximum, count > liveCount {
             let key = writes.last { $0.value != nil }?.key ?? ""
             throw SettingsError(
-                .limitExceeded, "writing '\(key)' would make \(count) keys, over the limit of \(maximum) (maximumKeyCount)",
+                .limitExceeded,
+                "writing '\(key)' would make \(count) keys, over the limit of \(maximum) (maximumKeyCount)",
                 key: key)
         }
         if let maximum = limits.maximumTotalBytes, bytes > maximum, bytes > totalBytes {

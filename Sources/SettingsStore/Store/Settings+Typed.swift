@@ -27,7 +27,8 @@ extension Settings {
     /// The value stored for `key` converted to `type`, or nil when unset (defaults included).
     ///
     /// - Throws: `SettingsError` with code `typeMismatch` when the value has another type.
-    public func value<Value: SettingValueConvertible>(forKey key: String, as type: Value.Type) throws(SettingsError)
+    public func value<Value: SettingValueConvertible>(forKey key: String, as type: Value.Type)
+        throws(SettingsError)
         -> Value?
     {
         guard let stored = value(forKey: key) else { return nil }
@@ -62,7 +63,8 @@ extension Settings {
     /// No other write to the store commits between the read and the write, so concurrent
     /// updates never lose an increment.
     @discardableResult
-    public func update<Value>(_ key: SettingKey<Value>, _ body: (inout Value) throws -> Void) throws -> Value {
+    public func update<Value>(_ key: SettingKey<Value>, _ body: (inout Value) throws -> Void) throws -> Value
+    {
         try transaction { transaction in
             var value = key.defaultValue
             if let stored = transaction.value(forKey: key.name) {

@@ -33,7 +33,9 @@ public final class Settings: Sendable {
     /// - Throws: `SettingsError` with code `databaseInUse` when another live store holds the file,
     ///   `corruptDatabase` when it is not a settings database, `unsupportedSchema` when a newer
     ///   version wrote it, `readOnly` or `io` when it cannot be created or opened.
-    public convenience init(path: String, configuration: SettingsConfiguration = .init()) throws(SettingsError) {
+    public convenience init(path: String, configuration: SettingsConfiguration = .init())
+        throws(SettingsError)
+    {
         try FileSystem.createDirectories(FileSystem.parent(of: path))
         let lock = try OwnerLock(database: path)
         try FileSystem.createFileIfMissing(path)
@@ -139,7 +141,8 @@ public final class Settings: Sendable {
     }
 
     /// Stores `value` for `key`; `nil` (an empty `Optional`) removes the key.
-    public func set<Value: SettingValueConvertible>(_ value: Value, forKey key: String) throws(SettingsError) {
+    public func set<Value: SettingValueConvertible>(_ value: Value, forKey key: String) throws(SettingsError)
+    {
         try typed { try transaction { try $0.set(value, forKey: key) } }
     }
 
@@ -159,13 +162,17 @@ public final class Settings: Sendable {
 
     /// Writes `values` in one transaction with reason `.import`; with `replacingExisting`, keys
     /// not in `values` are removed in the same transaction.
-    public func importValues(_ values: [String: SettingValue], replacingExisting: Bool = false) throws(SettingsError) {
+    public func importValues(_ values: [String: SettingValue], replacingExisting: Bool = false)
+        throws(SettingsError)
+    {
         try typed {
             try transaction(reason: .import) { transaction in
                 if replacingExisting {
                     for key in keys() where values[key] == nil { transaction.removeValue(forKey: key) }
                 }
-                for (key, value) in values.sorted(by: { $0.key < $1.key }) { try transaction.set(value, forKey: key) }
+                for (key, value) in values.sorted(by: { $0.key < $1.key }) {
+                    try transaction.set(value, forKey: key)
+                }
             }
         }
     }

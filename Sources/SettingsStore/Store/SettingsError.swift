@@ -43,7 +43,8 @@ public struct SettingsError: Error, Sendable, Equatable, CustomStringConvertible
     public let sql: String?
 
     /// Creates an error; prefer the static factories, which word the message consistently.
-    public init(_ code: Code, _ message: String, key: String? = nil, path: String? = nil, sql: String? = nil) {
+    public init(_ code: Code, _ message: String, key: String? = nil, path: String? = nil, sql: String? = nil)
+    {
         self.code = code
         self.message = message
         self.key = key

@@ -13,7 +13,10 @@ public struct SettingsLimits: Sendable, Equatable {
     public var maximumTotalBytes: Int?
 
     /// Creates limits.
-    public init(maximumKeyBytes: Int, maximumValueBytes: Int, maximumKeyCount: Int? = nil, maximumTotalBytes: Int? = nil) {
+    public init(
+        maximumKeyBytes: Int, maximumValueBytes: Int, maximumKeyCount: Int? = nil,
+        maximumTotalBytes: Int? = nil
+    ) {
         self.maximumKeyBytes = maximumKeyBytes
         self.maximumValueBytes = maximumValueBytes
         self.maximumKeyCount = maximumKeyCount
@@ -25,5 +28,6 @@ public struct SettingsLimits: Sendable, Equatable {
 
     /// iCloud key-value storage's limits: 64-byte keys, 1 MB in all, at most 1024 keys.
     public static let iCloud = SettingsLimits(
-        maximumKeyBytes: 64, maximumValueBytes: 1_000_000, maximumKeyCount: 1024, maximumTotalBytes: 1_000_000)
+        maximumKeyBytes: 64, maximumValueBytes: 1_000_000, maximumKeyCount: 1024, maximumTotalBytes: 1_000_000
+    )
 }

@@ -44,7 +44,8 @@ public final class SettingsTransaction {
     }
 
     /// Stores `value` for `key` when the transaction commits; `nil` removes the key.
-    public func set<Value: SettingValueConvertible>(_ value: Value, forKey key: String) throws(SettingsError) {
+    public func set<Value: SettingValueConvertible>(_ value: Value, forKey key: String) throws(SettingsError)
+    {
         let stored: SettingValue?
         do {
             stored = try value.settingValue()

@@ -135,7 +135,9 @@ private struct BinaryReader {
     mutating func readFixed() throws(SettingsError) -> UInt64 {
         guard bytes.count - offset >= 8 else { throw failure("unexpected end") }
         var value: UInt64 = 0
-        withUnsafeMutableBytes(of: &value) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + 8])) }
+        withUnsafeMutableBytes(of: &value) {
+            $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + 8]))
+        }
         offset += 8
         return UInt64(littleEndian: value)
     }

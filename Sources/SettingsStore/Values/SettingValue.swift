@@ -112,7 +112,9 @@ extension SettingValue: CustomStringConvertible {
         case .date(let value): "@\(value.timeIntervalSince1970)"
         case .array(let values): "[" + values.map(\.description).joined(separator: ", ") + "]"
         case .dictionary(let values):
-            "{" + values.sorted { $0.key < $1.key }.map { "\"\($0.key)\": \($0.value)" }.joined(separator: ", ")
+            "{"
+                + values.sorted { $0.key < $1.key }.map { "\"\($0.key)\": \($0.value)" }.joined(
+                    separator: ", ")
                 + "}"
         }
     }

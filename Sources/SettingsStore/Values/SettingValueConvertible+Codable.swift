@@ -14,7 +14,8 @@ extension SettingValueConvertible where Self: RawRepresentable, RawValue == Stri
 extension SettingValueConvertible where Self: RawRepresentable, RawValue == Int {
     /// Reads an `.integer` holding one of the raw values.
     public init(settingValue: SettingValue) throws(SettingsError) {
-        guard case .integer(let raw) = settingValue, let exact = Int(exactly: raw), let value = Self(rawValue: exact)
+        guard case .integer(let raw) = settingValue, let exact = Int(exactly: raw),
+            let value = Self(rawValue: exact)
         else {
             throw .typeMismatch(key: nil, stored: settingValue, expected: Self.self)
         }
@@ -54,7 +55,8 @@ extension SettingValueConvertible where Self: RawRepresentable & Codable, RawVal
 extension SettingValueConvertible where Self: RawRepresentable & Codable, RawValue == Int {
     /// Reads an `.integer` holding one of the raw values.
     public init(settingValue: SettingValue) throws(SettingsError) {
-        guard case .integer(let raw) = settingValue, let exact = Int(exactly: raw), let value = Self(rawValue: exact)
+        guard case .integer(let raw) = settingValue, let exact = Int(exactly: raw),
+            let value = Self(rawValue: exact)
         else {
             throw .typeMismatch(key: nil, stored: settingValue, expected: Self.self)
         }

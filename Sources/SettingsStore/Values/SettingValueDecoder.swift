@@ -12,7 +12,8 @@ enum SettingValueDecoder {
         } catch let error as SettingsError {
             throw error
         } catch {
-            throw SettingsError(.typeMismatch, "type mismatch: stored \(value.kind), expected \(T.self): \(error)")
+            throw SettingsError(
+                .typeMismatch, "type mismatch: stored \(value.kind), expected \(T.self): \(error)")
         }
     }
 }
@@ -24,7 +25,8 @@ private struct ValueDecoder: Decoder {
 
     func mismatch(_ expected: Any.Type) -> SettingsError {
         let place = codingPath.isEmpty ? "" : " at '\(codingPath.dotted)'"
-        return SettingsError(.typeMismatch, "type mismatch: stored \(value.kind), expected \(expected)\(place)")
+        return SettingsError(
+            .typeMismatch, "type mismatch: stored \(value.kind), expected \(expected)\(place)")
     }
 
     func decodeValue<T: Decodable>(_ type: T.Type) throws -> T {
@@ -117,7 +119,8 @@ private struct UnkeyedValueDecoder: UnkeyedDecodingContainer {
             throw SettingsError(.typeMismatch, "type mismatch: array too short at '\(codingPath.dotted)'")
         }
         defer { currentIndex += 1 }
-        return ValueDecoder(value: values[currentIndex], codingPath: codingPath + [IndexKey(intValue: currentIndex)])
+        return ValueDecoder(
+            value: values[currentIndex], codingPath: codingPath + [IndexKey(intValue: currentIndex)])
     }
 
     mutating func decodeNil() throws -> Bool { false }

@@ -199,7 +199,8 @@ private struct SingleNodeEncoder: SingleValueEncodingContainer {
 
     private func encodeInteger<T: FixedWidthInteger>(_ value: T) throws {
         guard let exact = Int64(exactly: value) else {
-            throw SettingsError(.invalidValue, "\(value) at '\(codingPath.dotted)' does not fit a 64-bit integer")
+            throw SettingsError(
+                .invalidValue, "\(value) at '\(codingPath.dotted)' does not fit a 64-bit integer")
         }
         node.content = .single(.integer(exact))
     }

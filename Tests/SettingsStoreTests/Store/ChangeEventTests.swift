@@ -28,7 +28,8 @@ struct ChangeEventTests {
         let volume = EventRecorder()
         let muted = EventRecorder()
         let tokens = [
-            settings.observe(.volume, handler: volume.handler), settings.observe(.muted, handler: muted.handler),
+            settings.observe(.volume, handler: volume.handler),
+            settings.observe(.muted, handler: muted.handler),
         ]
         try settings.set(true, for: .muted)
         try settings.set(true, for: .muted)

@@ -25,7 +25,9 @@ struct DatabaseFileTests {
         let holder = Process()
         holder.executableURL = URL(fileURLWithPath: "/bin/sh")
         // Write the pid like a store does, then hold the flock until killed.
-        holder.arguments = ["-c", "exec 9>>'\(lockFile)'; flock -x 9; echo $$ > '\(lockFile)'; echo held; exec sleep 60"]
+        holder.arguments = [
+            "-c", "exec 9>>'\(lockFile)'; flock -x 9; echo $$ > '\(lockFile)'; echo held; exec sleep 60",
+        ]
         let output = Pipe()
         holder.standardOutput = output
         try holder.run()

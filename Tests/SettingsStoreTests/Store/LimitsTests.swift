@@ -48,7 +48,8 @@ struct LimitsTests {
     @Test("the total byte limit counts keys and values and refuses the write past it")
     func totalBytes() throws {
         // Each entry: 1 key byte + 9 value bytes (an integer) = 10.
-        let settings = store(SettingsLimits(maximumKeyBytes: 64, maximumValueBytes: 100, maximumTotalBytes: 30))
+        let settings = store(
+            SettingsLimits(maximumKeyBytes: 64, maximumValueBytes: 100, maximumTotalBytes: 30))
         for key in ["a", "b", "c"] { try settings.set(1, forKey: key) }
         #expect(settings.usage.bytes == 30)
         let error = #expect(throws: SettingsError.self) { try settings.set(1, forKey: "d") }

@@ -1,5 +1,5 @@
-import Synchronization
 import Foundation
+import Synchronization
 import Testing
 
 @testable import SettingsStore
@@ -15,7 +15,8 @@ struct WindowLayout: Codable, Equatable, SettingValueConvertible {
 }
 
 enum Quality: Int, SettingValueConvertible {
-    case low = 1, high = 2
+    case low = 1
+    case high = 2
 }
 
 @Suite("Conversions between Swift types and stored values")
@@ -76,7 +77,8 @@ struct ConversionTests {
     @Test("a Codable type is stored as a structured dictionary with native dates and data")
     func codable() throws {
         let layout = WindowLayout(
-            width: 800, height: 600, title: nil, opened: Date(timeIntervalSince1970: 100), thumbnail: Data([1]),
+            width: 800, height: 600, title: nil, opened: Date(timeIntervalSince1970: 100),
+            thumbnail: Data([1]),
             tags: ["main"], scale: 1.5)
         let stored = try #require(try layout.settingValue())
         #expect(

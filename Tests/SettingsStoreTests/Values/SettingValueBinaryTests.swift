@@ -8,7 +8,8 @@ struct SettingValueBinaryTests {
     static let samples: [SettingValue] = [
         true, false, 0, 42, .integer(.min), .integer(.max), 0.1, -0.0, .double(.infinity), 1e-300,
         "", "héllo 👋", .data(Data()), .data(Data([0, 1, 2, 255])),
-        .date(Date(timeIntervalSince1970: 1_700_000_000.123)), .date(Date(timeIntervalSinceReferenceDate: -1e9)),
+        .date(Date(timeIntervalSince1970: 1_700_000_000.123)),
+        .date(Date(timeIntervalSinceReferenceDate: -1e9)),
         [], [1, "two", 3.0, [false]], [:], ["a": 1, "b": ["c": .data(Data([9]))]],
     ]
 
@@ -24,7 +25,9 @@ struct SettingValueBinaryTests {
     @Test("an integer stays an integer and a double stays a double")
     func numbersKeepTheirKind() throws {
         let one = try SettingValue.integer(1).encoded().withUnsafeBytes { try SettingValue(decoding: $0) }
-        let oneDouble = try SettingValue.double(1).encoded().withUnsafeBytes { try SettingValue(decoding: $0) }
+        let oneDouble = try SettingValue.double(1).encoded().withUnsafeBytes {
+            try SettingValue(decoding: $0)
+        }
         #expect(one == .integer(1))
         #expect(oneDouble == .double(1))
     }
