@@ -19,6 +19,28 @@ final class ObserverRegistry: Sendable {
         var byKey: [String: Set<Int>] = [:]
         /// Observers of prefixes or of everything, checked for every change.
         var broad: Set<Int> = []
+
+        mutating func insert(_ observer: Observer, id: Int) {
+            observers[id] = observer
+            if case .keys(let keys) = observer.filter {
+                for key in keys { byKey[key, default: []].insert(id) }
+            } else {
+                broad.insert(id)
+            }
+        }
+
+        mutating func remove(_ id: Int) -> Observer? {
+            guard let observer = observers.removeValue(forKey: id) else { return nil }
+            if case .keys(let keys) = observer.filter {
+                for key in keys {
+                    byKey[key]?.remove(id)
+                    if byKey[key]?.isEmpty == true { byKey[key] = nil }
+                }
+            } else {
+                broad.remove(id)
+            }
+            return observer
+        }
     }
 
     private struct Outbox {
@@ -33,31 +55,27 @@ final class ObserverRegistry: Sendable {
     func add(_ filter: ChangeFilter, handler: @escaping @Sendable (SettingsChange) -> Void)
         -> SubscriptionToken
     {
+        register(filter, handler: handler).token
+    }
+
+    /// Registers `handler` and also returns its id, for `update(_:to:)`.
+    func register(_ filter: ChangeFilter, handler: @escaping @Sendable (SettingsChange) -> Void)
+        -> (id: Int, token: SubscriptionToken)
+    {
         let id = table.withLock { table in
             let id = table.nextID
             table.nextID += 1
-            table.observers[id] = Observer(filter: filter, handler: handler)
-            if case .keys(let keys) = filter {
-                for key in keys { table.byKey[key, default: []].insert(id) }
-            } else {
-                table.broad.insert(id)
-            }
+            table.insert(Observer(filter: filter, handler: handler), id: id)
             return id
         }
-        return SubscriptionToken { [weak self] in self?.remove(id) }
+        return (id, SubscriptionToken { [weak self] in self?.table.withLock { _ = $0.remove(id) } })
     }
 
-    private func remove(_ id: Int) {
+    /// Changes the keys a registered observer receives, with no moment in which it misses changes.
+    func update(_ id: Int, to filter: ChangeFilter) {
         table.withLock { table in
-            guard let observer = table.observers.removeValue(forKey: id) else { return }
-            if case .keys(let keys) = observer.filter {
-                for key in keys {
-                    table.byKey[key]?.remove(id)
-                    if table.byKey[key]?.isEmpty == true { table.byKey[key] = nil }
-                }
-            } else {
-                table.broad.remove(id)
-            }
+            guard let observer = table.remove(id) else { return }
+            table.insert(Observer(filter: filter, handler: observer.handler), id: id)
         }
     }
 

@@ -1,13 +1,13 @@
 extension Settings {
     /// The value for `key`: stored, or the key's default when unset or of another type.
     ///
-    /// A value of another type is reported to `configuration.onReadFailure`; use
+    /// A value of another type is reported to `configuration.onError`; use
     /// `value(for:)` to get the error instead.
     public subscript<Value>(key: SettingKey<Value>) -> Value {
         do {
             return try value(for: key)
         } catch {
-            configuration.onReadFailure?(error)
+            configuration.onError?(error)
             return key.defaultValue
         }
     }
@@ -88,7 +88,7 @@ extension SettingsTransaction {
         do {
             return try Value(settingValue: stored)
         } catch {
-            settings.configuration.onReadFailure?(error.with(key: key.name))
+            settings.configuration.onError?(error.with(key: key.name))
             return key.defaultValue
         }
     }

@@ -12,21 +12,22 @@ public struct SettingsConfiguration: Sendable {
     public var limits: SettingsLimits
     /// The wall clock, in milliseconds since 1970, that stamps writes; replace it to test clock skew.
     public var clock: @Sendable () -> UInt64
-    /// Called when a typed subscript read finds a value of another type and returns the default
-    /// instead. Defaults to nothing; hosts route it to their log.
-    public var onReadFailure: (@Sendable (SettingsError) -> Void)?
+    /// Called when an API that cannot throw fails: a typed subscript read that found a value of
+    /// another type (and returned the default), or an `@Setting` property set that the store
+    /// refused. Defaults to nothing; hosts route it to their log.
+    public var onError: (@Sendable (SettingsError) -> Void)?
 
     /// Creates a configuration; every parameter has the default described on its property.
     public init(
         durability: Durability = .normal,
         limits: SettingsLimits = .desktop,
         clock: @escaping @Sendable () -> UInt64 = SettingsConfiguration.systemClock,
-        onReadFailure: (@Sendable (SettingsError) -> Void)? = nil
+        onError: (@Sendable (SettingsError) -> Void)? = nil
     ) {
         self.durability = durability
         self.limits = limits
         self.clock = clock
-        self.onReadFailure = onReadFailure
+        self.onError = onError
     }
 
     /// The system's real-time clock in milliseconds since 1970.

@@ -70,8 +70,8 @@ struct ConversionTests {
     func rawRepresentable() throws {
         #expect(try roundTrip(Theme.dark) == .dark)
         #expect(try roundTrip(Quality.high) == .high)
-        #expect(try Theme.dark.settingValue() == .string("dark"))
-        #expect(try Quality.high.settingValue() == .integer(2))
+        #expect(Theme.dark.settingValue() == .string("dark"))
+        #expect(Quality.high.settingValue() == .integer(2))
     }
 
     @Test("a Codable type is stored as a structured dictionary with native dates and data")
@@ -114,7 +114,7 @@ struct ConversionTests {
     @Test("a wrong-type read throws a typed error or returns the default, and is reported")
     func wrongType() throws {
         let reported = ReportedErrors()
-        let settings = Settings(inMemoryWith: .init(onReadFailure: { reported.append($0) }))
+        let settings = Settings(inMemoryWith: .init(onError: { reported.append($0) }))
         try settings.set("loud", forKey: "audio.volume")
         let error = #expect(throws: SettingsError.self) { try settings.value(for: .volume) }
         #expect(error?.description == "type mismatch for 'audio.volume': stored string, expected Double")
