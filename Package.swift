@@ -27,6 +27,11 @@ let package = Package(
             // The bench measures the raw libsqlite3 floor, so it talks to the C API directly.
             dependencies: ["SettingsStore", "CSQLite"]
         ),
+        .executableTarget(
+            name: "settings-example",
+            dependencies: ["SettingsStore"],
+            path: "Examples/PlayerSettings"
+        ),
         .testTarget(
             name: "SettingsStoreTests",
             dependencies: ["SettingsStore"]

@@ -8,11 +8,14 @@ let usage = """
     SUITES:
       store     cached reads, durable writes, batches and opening a large store,
                 beside UserDefaults and raw libsqlite3
+      observe   @Setting property reads beside store reads; set-to-owner-notification latency
     """
 
 switch arguments.first {
 case "store":
     StoreBenchmark(quick: arguments.contains("--quick")).run()
+case "observe":
+    ObserveBenchmark(quick: arguments.contains("--quick")).run()
 case "-h", "--help", "help":
     print(usage)
 default:

@@ -24,7 +24,7 @@ import Observation
 public struct Setting<Value: SettingValueConvertible>: Sendable {
     /// The key, with its default.
     public let key: SettingKey<Value>
-    let slot: SettingSlot
+    @usableFromInline let slot: SettingSlot
 
     /// A setting for a typed key, in `store` or the environment's store.
     public init(_ key: SettingKey<Value>, store: Settings? = nil) {
@@ -58,6 +58,7 @@ public struct Setting<Value: SettingValueConvertible>: Sendable {
     /// The owner is notified through `objectWillChange` if it is a `SettingsOwner`, through
     /// Observation if it is `@Observable`, through both if it is both; any other class can
     /// read and write the property but hears of no change.
+    @inlinable  // Specialised in the owner's module: a property read then costs no generic dispatch.
     public static subscript<Owner: AnyObject>(
         _enclosingInstance owner: Owner,
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<Owner, Value>,
@@ -74,7 +75,7 @@ public struct Setting<Value: SettingValueConvertible>: Sendable {
     }
 
     /// Writes through the store; a refused write (a limit, a closed store) goes to `onError`.
-    private func write(_ value: Value, to settings: Settings) {
+    @usableFromInline func write(_ value: Value, to settings: Settings) {
         do {
             try settings.set(value, for: key)
         } catch {

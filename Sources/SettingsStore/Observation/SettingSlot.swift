@@ -3,43 +3,54 @@ import Synchronization
 
 /// The per-property state behind one `@Setting`: its store, once resolved, and the subscriptions
 /// that make its owner hear about changes, set up the first time the property is used.
+@usableFromInline
 final class SettingSlot: Sendable {
-    private struct State {
-        var settings: Settings?
-        var isPrepared = false
+    private struct Observation {
         var observed: (any ObservationAccess)?
-        var observationToken: SubscriptionToken?
+        var token: SubscriptionToken?
     }
 
+    private static let prepared: UInt8 = 1
+    private static let observable: UInt8 = 2
+
     let name: String
-    private let state: Mutex<State>
+    /// The store known when the owner was made; nil when it is bound at first use instead.
+    private let boundSettings: Settings?
+    private let lateSettings = Mutex<Settings?>(nil)
+    /// `prepared` once the owner is subscribed, plus `observable` when reads must be reported to
+    /// Observation: after the first use, a read costs an atomic load unless Observation is involved.
+    private let flags = Atomic<UInt8>(0)
+    private let observation = Mutex(Observation())
 
     /// Binds to `store`, else to the environment's store now (when the owner is made), else to the
     /// environment's store when the property is first used.
     init(name: String, store: Settings?) {
         self.name = name
-        self.state = Mutex(State(settings: store ?? SettingsEnvironment.resolved))
+        self.boundSettings = store ?? SettingsEnvironment.resolved
     }
 
     /// The store the property reads and writes.
     var settings: Settings {
-        state.withLock { resolve(&$0) }
+        boundSettings ?? lateSettings.withLock { resolve(&$0) }
     }
 
     /// Prepares the owner's subscriptions on first use, reports the access to Observation
     /// tracking, and returns the store.
+    @usableFromInline
     func use<Owner: AnyObject, Value>(by owner: Owner, through keyPath: KeyPath<Owner, Value>) -> Settings {
-        let (settings, observed) = state.withLock { state in
-            let settings = resolve(&state)
-            if !state.isPrepared { prepare(&state, settings: settings, owner: owner, keyPath: keyPath) }
-            return (settings, state.observed)
+        let settings = settings
+        var flags = flags.load(ordering: .acquiring)
+        if flags & Self.prepared == 0 {
+            flags = prepare(settings: settings, owner: owner, keyPath: keyPath)
         }
-        observed?.recordAccess()
+        if flags & Self.observable != 0 {
+            observation.withLock { $0.observed }?.recordAccess()
+        }
         return settings
     }
 
-    private func resolve(_ state: inout State) -> Settings {
-        if let settings = state.settings { return settings }
+    private func resolve(_ late: inout Settings?) -> Settings {
+        if let late { return late }
         guard let environment = SettingsEnvironment.resolved else {
             fatalError(
                 """
@@ -47,24 +58,33 @@ final class SettingSlot: Sendable {
                 SettingsEnvironment.setDefault(_:) or SettingsEnvironment.$current before using the property
                 """)
         }
-        state.settings = environment
+        late = environment
         return environment
     }
 
     /// Subscribes the owner to this key only: through its publisher if it is a `SettingsOwner`,
-    /// through Observation if it is `Observable`, or both.
+    /// through Observation if it is `Observable`, or both. Runs once; returns the flags.
     private func prepare<Owner: AnyObject, Value>(
-        _ state: inout State, settings: Settings, owner: Owner, keyPath: KeyPath<Owner, Value>
-    ) {
-        state.isPrepared = true
-        if let owner = owner as? any SettingsOwner {
-            owner.objectWillChange.watch(name, in: settings)
-        }
-        if let observable = owner as? any Observable & AnyObject,
-            let observed = Self.observedProperty(observable, keyPath: keyPath)
-        {
-            state.observed = observed
-            state.observationToken = settings.observe(keys: [name]) { _ in observed.announceMutation() }
+        settings: Settings, owner: Owner, keyPath: KeyPath<Owner, Value>
+    )
+        -> UInt8
+    {
+        observation.withLock { observation in
+            let current = flags.load(ordering: .acquiring)
+            guard current & Self.prepared == 0 else { return current }
+            var flags = Self.prepared
+            if let owner = owner as? any SettingsOwner {
+                owner.objectWillChange.watch(name, in: settings)
+            }
+            if let observable = owner as? any Observable & AnyObject,
+                let observed = Self.observedProperty(observable, keyPath: keyPath)
+            {
+                observation.observed = observed
+                observation.token = settings.observe(keys: [name]) { _ in observed.announceMutation() }
+                flags |= Self.observable
+            }
+            self.flags.store(flags, ordering: .releasing)
+            return flags
         }
     }
 
