@@ -4,6 +4,8 @@ public enum ChangeFilter: Sendable, Hashable {
     case keys(Set<String>)
     /// Every key that starts with one of these prefixes.
     case prefixes([String])
+    /// Every key that is one of `keys` or starts with one of `prefixes`.
+    case keysOrPrefixes(keys: Set<String>, prefixes: [String])
     /// Every key.
     case all
 
@@ -12,6 +14,8 @@ public enum ChangeFilter: Sendable, Hashable {
         switch self {
         case .keys(let keys): keys.contains(key)
         case .prefixes(let prefixes): prefixes.contains { key.hasPrefix($0) }
+        case .keysOrPrefixes(let keys, let prefixes):
+            keys.contains(key) || prefixes.contains { key.hasPrefix($0) }
         case .all: true
         }
     }

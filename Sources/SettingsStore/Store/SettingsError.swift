@@ -29,6 +29,26 @@ public struct SettingsError: Error, Sendable, Equatable, CustomStringConvertible
         case sqlite
         /// The store was closed and cannot be used any more.
         case closed
+        /// A message on the wire is malformed: bad JSON, wrong field types, missing fields.
+        case protocolError
+        /// A frame is larger than the connection's maximum; the connection is closed.
+        case frameTooLarge
+        /// The request names an operation the daemon does not know.
+        case unknownOperation
+        /// The peer speaks a protocol version this side does not.
+        case unsupportedVersion
+        /// A request lists more items than one request may carry.
+        case tooManyItems
+        /// The connection's outbound buffer is full (a watcher that does not read); it is closed.
+        case overloaded
+        /// No daemon answers on the socket.
+        case daemonNotRunning
+        /// The daemon refused the connection (another user, or a policy).
+        case accessDenied
+        /// The connection to the daemon broke before the answer came.
+        case connectionLost
+        /// No answer came in time.
+        case timeout
     }
 
     /// The kind of failure.

@@ -1,0 +1,144 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A synchronous connection to a daemon, for command-line tools and scripts: no threads, no
+/// Dispatch, one blocking socket. Not thread-safe; use one per thread (apps want `SettingsClient`).
+///
+/// ```swift
+/// let client = try BlockingClient(socketPath: SettingsPaths.socket)
+/// let result = try client.request(.get(key: "audio.volume"))
+/// ```
+public final class BlockingClient {
+    private let fd: Int32
+    /// The socket this client is connected to.
+    public let socketPath: String
+    private var framer = LineFramer(maximumFrameBytes: 64 << 20)
+    private var nextID: Int64 = 1
+    private var pendingEvents: [(watch: Int64, change: SettingsChange)] = []
+
+    /// Connects to the daemon at `socketPath`; replies slower than `timeout` seconds fail with
+    /// `timeout` (0 waits forever).
+    ///
+    /// - Throws: `SettingsError` with code `daemonNotRunning` when nothing listens there.
+    public init(socketPath: String, timeout: Double = 30) throws(SettingsError) {
+        self.socketPath = socketPath
+        fd = try UnixSocket.connect(path: socketPath)
+        var interval = timeval(
+            tv_sec: Int(timeout), tv_usec: Int((timeout - timeout.rounded(.down)) * 1_000_000))
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &interval, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    deinit {
+        close(fd)
+    }
+
+    /// Sends `request` and waits for its answer; events that arrive first are kept for `nextEvent()`.
+    ///
+    /// - Returns: The response's fields.
+    /// - Throws: The daemon's error, or a connection error.
+    @discardableResult
+    public func request(_ request: WireRequest) throws(SettingsError) -> [String: JSONValue] {
+        let id = nextID
+        nextID += 1
+        try send(request.json(id: id))
+        while true {
+            switch try receive() {
+            case .event(let watch, let change):
+                pendingEvents.append((watch, change))
+            case .response(let responseID, let result):
+                guard responseID == id else {
+                    if responseID == nil, case .failure(let error) = result { throw error }
+                    continue
+                }
+                return try result.get()
+            }
+        }
+    }
+
+    /// Sends several requests at once and returns their answers in order (pipelining).
+    public func pipeline(_ requests: [WireRequest]) throws(SettingsError) -> [Result<
+        [String: JSONValue], SettingsError
+    >] {
+        let firstID = nextID
+        var bytes: [UInt8] = []
+        for request in requests {
+            request.json(id: nextID).write(to: &bytes)
+            bytes.append(UInt8(ascii: "\n"))
+            nextID += 1
+        }
+        try write(bytes)
+        var results: [Result<[String: JSONValue], SettingsError>] = []
+        results.reserveCapacity(requests.count)
+        while results.count < requests.count {
+            switch try receive() {
+            case .event(let watch, let change): pendingEvents.append((watch, change))
+            case .response(let id, let result):
+                if id == nil, case .failure(let error) = result { throw error }
+                if let id, id >= firstID { results.append(result) }
+            }
+        }
+        return results
+    }
+
+    /// Waits for the next change event of this connection's watches.
+    public func nextEvent() throws(SettingsError) -> (watch: Int64, change: SettingsChange) {
+        if !pendingEvents.isEmpty { return pendingEvents.removeFirst() }
+        while true {
+            switch try receive() {
+            case .event(let watch, let change): return (watch, change)
+            case .response(nil, .failure(let error)): throw error
+            case .response: continue
+            }
+        }
+    }
+
+    /// Sends raw bytes, as is (for tests of malformed input).
+    public func write(_ bytes: [UInt8]) throws(SettingsError) {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { buffer in
+                let rest = UnsafeRawBufferPointer(rebasing: buffer[offset...])
+                return Glibc.send(fd, rest.baseAddress, rest.count, Int32(MSG_NOSIGNAL))
+            }
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw SettingsError(
+                    .connectionLost, "lost the connection to '\(socketPath)' while sending", path: socketPath)
+            }
+            offset += written
+        }
+    }
+
+    /// Reads the next frame the daemon sent.
+    public func receive() throws(SettingsError) -> WireMessage.Incoming {
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            if let frame = framer.nextFrame() {
+                return try WireMessage.decode(JSONValue.parse(frame))
+            }
+            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if count > 0 {
+                try framer.append(buffer[0..<count])
+            } else if count == 0 {
+                throw SettingsError(
+                    .connectionLost, "the daemon on '\(socketPath)' closed the connection", path: socketPath)
+            } else if errno == EAGAIN || errno == EWOULDBLOCK {
+                throw SettingsError(
+                    .timeout, "no answer from the daemon on '\(socketPath)' in time", path: socketPath)
+            } else if errno != EINTR {
+                throw SettingsError(
+                    .connectionLost, "lost the connection to '\(socketPath)'", path: socketPath)
+            }
+        }
+    }
+
+    private func send(_ message: JSONValue) throws(SettingsError) {
+        var bytes: [UInt8] = []
+        message.write(to: &bytes)
+        bytes.append(UInt8(ascii: "\n"))
+        try write(bytes)
+    }
+}

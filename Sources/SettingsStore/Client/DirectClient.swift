@@ -1,0 +1,30 @@
+/// Answers wire requests from a store opened in this process, exactly as the daemon would:
+/// for tools working on a database file when no daemon holds it (`settingsd --db PATH`).
+public final class DirectClient: Sendable {
+    /// The store requests run against.
+    public let settings: Settings
+    private let handler: RequestHandler
+
+    /// Serves requests from `settings`.
+    public init(settings: Settings) {
+        self.settings = settings
+        let configuration = ServerConfiguration(socketPath: settings.path ?? "<memory>")
+        self.handler = RequestHandler(
+            context: ServerContext(settings: settings, configuration: configuration))
+    }
+
+    /// Runs `request` and returns the response's fields; writes commit before it returns.
+    /// `watch` and `unwatch` need a daemon and throw `unknownOperation`.
+    public func request(_ request: WireRequest) throws(SettingsError) -> [String: JSONValue] {
+        switch handler.handle(request) {
+        case .answer(let result):
+            return try result.get()
+        case .write(let reason, let apply):
+            return try settings.typed {
+                var result = try settings.transaction(reason: reason, apply)
+                result["sequence"] = .integer(settings.sequence)
+                return result
+            }
+        }
+    }
+}

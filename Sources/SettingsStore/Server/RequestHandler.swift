@@ -1,0 +1,102 @@
+/// Turns requests into answers: reads are answered from the store's memory at once; writes
+/// become work for the group committer.
+struct RequestHandler {
+    let context: ServerContext
+
+    /// What to do with a request.
+    enum Outcome {
+        /// Answer now with these result fields, or this error.
+        case answer(Result<[String: JSONValue], SettingsError>)
+        /// Submit these writes; answer when they are durable.
+        case write(reason: ChangeReason, apply: @Sendable (SettingsTransaction) throws -> [String: JSONValue])
+    }
+
+    func handle(_ request: WireRequest) -> Outcome {
+        let settings = context.settings
+        switch request {
+        case .hello(let version, let role, _):
+            guard version == SettingsdVersion.protocolVersion else {
+                return .answer(
+                    .failure(
+                        SettingsError(
+                            .unsupportedVersion,
+                            "protocol version \(version) is not supported; this daemon speaks \(SettingsdVersion.protocolVersion)"
+                        )))
+            }
+            guard role == "client" else {
+                return .answer(
+                    .failure(
+                        SettingsError(
+                            .protocolError,
+                            "role '\(role.debugDescriptionTruncated)' is not served by this daemon")))
+            }
+            return .answer(
+                .success([
+                    "version": .integer(SettingsdVersion.protocolVersion),
+                    "server": .string("settingsd \(SettingsdVersion.current)"),
+                    "replica": .string(settings.replicaID.description),
+                    "maxFrame": .integer(Int64(context.configuration.maximumFrameBytes)),
+                    "roles": .array([.string("client")]),
+                ]))
+        case .get(let key):
+            guard let value = settings[key] else { return .answer(.success(["found": .bool(false)])) }
+            return .answer(.success(["found": .bool(true), "value": value.json]))
+        case .getMany(let keys):
+            var values: [String: JSONValue] = [:]
+            for key in keys { if let value = settings[key] { values[key] = value.json } }
+            return .answer(.success(["values": .object(values)]))
+        case .list(let prefix, let includeValues):
+            let keys = settings.keys(withPrefix: prefix)
+            var result: [String: JSONValue] = ["keys": .array(keys.map { .string($0) })]
+            if includeValues {
+                var values: [String: JSONValue] = [:]
+                for key in keys { if let value = settings[key] { values[key] = value.json } }
+                result["values"] = .object(values)
+            }
+            return .answer(.success(result))
+        case .status:
+            return .answer(.success(context.status()))
+        case .export:
+            return .answer(.success(["document": ExportDocument(values: settings.snapshot()).json]))
+        case .set(let key, let value):
+            return .write(reason: .local) { transaction in
+                try transaction.set(value, forKey: key)
+                return [:]
+            }
+        case .setMany(let changes):
+            return .write(reason: .local) { transaction in
+                for change in changes {
+                    if let value = change.value {
+                        try transaction.set(value, forKey: change.key)
+                    } else {
+                        transaction.removeValue(forKey: change.key)
+                    }
+                }
+                return [:]
+            }
+        case .delete(let key):
+            return .write(reason: .reset) { transaction in
+                let existed = transaction.value(forKey: key) != nil
+                transaction.removeValue(forKey: key)
+                return ["existed": .bool(existed)]
+            }
+        case .import(let document, let replace):
+            return .write(reason: .import) { transaction in
+                if replace {
+                    for key in settings.keys() where document.values[key] == nil {
+                        transaction.removeValue(forKey: key)
+                    }
+                }
+                for (key, value) in document.values.sorted(by: { $0.key < $1.key }) {
+                    try transaction.set(value, forKey: key)
+                }
+                return ["imported": .integer(Int64(document.values.count))]
+            }
+        case .watch, .unwatch:
+            // Watches belong to the connection, which handles them itself.
+            return .answer(
+                .failure(
+                    SettingsError(.unknownOperation, "'\(request.operation)' is handled by the connection")))
+        }
+    }
+}

@@ -1,0 +1,48 @@
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// What every connection of a server shares: the store, the committer, the configuration and
+/// the counters `status` reports.
+final class ServerContext: Sendable {
+    let settings: Settings
+    let committer: GroupCommitter
+    let configuration: ServerConfiguration
+    let startedAt = SettingsConfiguration.systemClock()
+    let clients = Atomic<Int>(0)
+    let watches = Atomic<Int>(0)
+
+    init(settings: Settings, configuration: ServerConfiguration) {
+        self.settings = settings
+        self.committer = GroupCommitter(settings: settings)
+        self.configuration = configuration
+    }
+
+    var logger: Logger { configuration.logger }
+
+    /// The `status` result.
+    func status() -> [String: JSONValue] {
+        let usage = settings.usage
+        let uptime = Double(SettingsConfiguration.systemClock() - startedAt) / 1000
+        return [
+            "replica": .string(settings.replicaID.description), "keys": .integer(Int64(usage.keys)),
+            "bytes": .integer(Int64(usage.bytes)), "sequence": .integer(settings.sequence),
+            "clients": .integer(Int64(clients.load(ordering: .relaxed))),
+            "watches": .integer(Int64(watches.load(ordering: .relaxed))),
+            "database": settings.path.map { .string($0) } ?? .null,
+            "socket": .string(configuration.socketPath),
+            "pid": .integer(Int64(getpid())), "uptimeSeconds": .double(uptime),
+            "version": .string(SettingsdVersion.current),
+        ]
+    }
+}
+
+/// The version of this library and daemon.
+public enum SettingsdVersion {
+    /// The release version, printed by `settingsd --version` and sent in `hello`.
+    public static let current = "0.1.0"
+    /// The wire protocol version this build speaks.
+    public static let protocolVersion: Int64 = 1
+}

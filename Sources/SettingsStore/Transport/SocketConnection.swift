@@ -1,0 +1,213 @@
+import Dispatch
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// One non-blocking stream socket driven by Dispatch sources: frames in, JSON frames out.
+///
+/// Every callback runs on `queue`, and every method except `send(fromAnyThread:)` must be called
+/// there. Outbound bytes are buffered up to `outboundLimit`; past it the connection is closed with
+/// `overloaded`, so a peer that stops reading cannot make this process grow without bound.
+///
+/// Unchecked Sendable: all mutable state is confined to the serial `queue`.
+final class SocketConnection: @unchecked Sendable {
+    let fd: Int32
+    let queue: DispatchQueue
+    private var framer: LineFramer
+    private let outboundLimit: Int
+    private var outbound: [UInt8] = []
+    private var outboundOffset = 0
+    private var readSource: DispatchSourceRead?
+    private var writeSource: DispatchSourceWrite?
+    private var isReading = true
+    private var isWriteSourceActive = false
+    private(set) var isClosed = false
+    /// Close once everything queued has been written (after a fatal error frame, say).
+    private var closeAfterFlush = false
+
+    /// Called with each complete frame.
+    var onFrame: (ArraySlice<UInt8>) -> Void = { _ in }
+    /// Called once when the connection closes: nil for an orderly end, else why.
+    var onClose: (SettingsError?) -> Void = { _ in }
+
+    init(fd: Int32, label: String, maximumFrameBytes: Int, outboundLimit: Int) {
+        self.fd = fd
+        self.queue = DispatchQueue(label: label)
+        self.framer = LineFramer(maximumFrameBytes: maximumFrameBytes)
+        self.outboundLimit = outboundLimit
+        UnixSocket.setNonBlocking(fd)
+    }
+
+    /// Starts reading; call once, on any thread.
+    func start() {
+        queue.async { [self] in
+            guard !isClosed else { return }
+            let read = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
+            read.setEventHandler { [weak self] in self?.readAvailable() }
+            let write = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: queue)
+            write.setEventHandler { [weak self] in self?.flush() }
+            // The descriptor may be closed only when neither source watches it any more.
+            let closer = DescriptorCloser(fd: fd, sources: 2)
+            read.setCancelHandler { closer.sourceCancelled() }
+            write.setCancelHandler { closer.sourceCancelled() }
+            readSource = read
+            writeSource = write
+            if isReading { read.resume() }
+        }
+    }
+
+    /// Queues a frame and writes what the socket takes now.
+    func send(_ message: JSONValue) {
+        guard !isClosed else { return }
+        let before = outbound.count
+        message.write(to: &outbound)
+        outbound.append(UInt8(ascii: "\n"))
+        if outbound.count - outboundOffset > outboundLimit {
+            outbound.removeSubrange(before...)
+            fail(
+                SettingsError(
+                    .overloaded, "outbound buffer over \(outboundLimit) bytes: the peer is not reading"))
+            return
+        }
+        flush()
+    }
+
+    /// `send(_:)` from any thread.
+    func send(fromAnyThread message: JSONValue) {
+        queue.async { [self] in send(message) }
+    }
+
+    /// Stops taking frames from the socket (the kernel buffer then pushes back on the peer).
+    func pauseReading() {
+        guard isReading, !isClosed else { return }
+        isReading = false
+        readSource?.suspend()
+    }
+
+    /// Takes frames again after `pauseReading()`, starting with any already buffered.
+    func resumeReading() {
+        guard !isReading, !isClosed else { return }
+        isReading = true
+        readSource?.resume()
+        deliverFrames()
+    }
+
+    /// Sends a last error frame (best effort), then closes.
+    func fail(_ error: SettingsError) {
+        guard !isClosed else { return }
+        var frame: [UInt8] = []
+        WireMessage.failure(id: nil, error).write(to: &frame)
+        frame.append(UInt8(ascii: "\n"))
+        // The peer may not be reading: try once without waiting, then close regardless.
+        _ = frame.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        close(error)
+    }
+
+    /// Closes after everything queued so far is written.
+    func closeWhenFlushed() {
+        closeAfterFlush = true
+        flush()
+    }
+
+    /// Closes the socket now; `onClose` runs once.
+    func close(_ error: SettingsError? = nil) {
+        guard !isClosed else { return }
+        isClosed = true
+        if let readSource, let writeSource {
+            // Dispatch requires suspended sources to be resumed before they are cancelled.
+            if !isReading { readSource.resume() }
+            if !isWriteSourceActive { writeSource.resume() }
+            readSource.cancel()
+            writeSource.cancel()
+        } else {
+            Glibc.close(fd)  // never started: no source watches the descriptor
+        }
+        readSource = nil
+        writeSource = nil
+        outbound = []
+        onClose(error)
+        onFrame = { _ in }
+        onClose = { _ in }
+    }
+
+    private func readAvailable() {
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while isReading, !isClosed {
+            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if count > 0 {
+                do throws(SettingsError) {
+                    try framer.append(chunk[0..<count])
+                } catch {
+                    fail(error)
+                    return
+                }
+                deliverFrames()
+            } else if count == 0 {
+                close()
+                return
+            } else {
+                if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { return }
+                close(SettingsError(.connectionLost, "read failed: \(String(cString: strerror(errno)))"))
+                return
+            }
+        }
+    }
+
+    private func deliverFrames() {
+        while isReading, !isClosed, let frame = framer.nextFrame() {
+            onFrame(frame)
+        }
+    }
+
+    private func flush() {
+        guard !isClosed else { return }
+        while outboundOffset < outbound.count {
+            let written = outbound.withUnsafeBytes { bytes in
+                let pending = UnsafeRawBufferPointer(rebasing: bytes[outboundOffset...])
+                return Glibc.send(fd, pending.baseAddress, pending.count, Int32(MSG_NOSIGNAL))
+            }
+            if written > 0 {
+                outboundOffset += written
+            } else if written < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
+                if !isWriteSourceActive {
+                    isWriteSourceActive = true
+                    writeSource?.resume()
+                }
+                return
+            } else if written < 0 && errno == EINTR {
+                continue
+            } else {
+                close(SettingsError(.connectionLost, "write failed: \(String(cString: strerror(errno)))"))
+                return
+            }
+        }
+        outbound.removeAll(keepingCapacity: outbound.capacity <= 1 << 20)
+        outboundOffset = 0
+        if isWriteSourceActive {
+            isWriteSourceActive = false
+            writeSource?.suspend()
+        }
+        if closeAfterFlush { close() }
+    }
+}
+
+/// Closes a descriptor once every Dispatch source on it has been cancelled.
+///
+/// Unchecked Sendable: the cancel handlers that call it all run on the connection's serial queue.
+private final class DescriptorCloser: @unchecked Sendable {
+    private let fd: Int32
+    private var remaining: Int
+
+    init(fd: Int32, sources: Int) {
+        self.fd = fd
+        self.remaining = sources
+    }
+
+    func sourceCancelled() {
+        remaining -= 1
+        if remaining == 0 { Glibc.close(fd) }
+    }
+}

@@ -1,0 +1,96 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// The JSON form of values used on the wire, by the CLI and in export documents
+/// (see `docs/PROTOCOL.md`): natural JSON where it is unambiguous, tagged objects where not.
+extension SettingValue {
+    /// The value's JSON form.
+    public var json: JSONValue {
+        switch self {
+        case .bool(let value): .bool(value)
+        case .integer(let value): .integer(value)
+        case .double(let value):
+            value.isFinite
+                ? .double(value)
+                : .object(["$double": .string(value.isNaN ? "nan" : value < 0 ? "-inf" : "inf")])
+        case .string(let value): .string(value)
+        case .data(let value): .object(["$data": .string(value.base64EncodedString())])
+        case .date(let value): .object(["$date": .double(value.timeIntervalSince1970)])
+        case .array(let values): .array(values.map(\.json))
+        case .dictionary(let values):
+            Self.isTagLike(values.keys)
+                ? .object(["$dict": .object(values.mapValues(\.json))]) : .object(values.mapValues(\.json))
+        }
+    }
+
+    /// Reads a value from its JSON form.
+    ///
+    /// - Throws: `SettingsError` with code `protocolError` for `null`, a malformed tagged object,
+    ///   or nesting deeper than `maximumNestingDepth`.
+    public init(json: JSONValue) throws(SettingsError) {
+        self = try Self.decode(json, depth: 0)
+    }
+
+    /// Parses a JSON text into a value.
+    public init(jsonText: String) throws(SettingsError) {
+        try self.init(json: JSONValue.parse(jsonText))
+    }
+
+    private static func isTagLike(_ keys: some Collection<String>) -> Bool {
+        keys.count == 1 && keys.first?.hasPrefix("$") == true
+    }
+
+    private static func decode(_ json: JSONValue, depth: Int) throws(SettingsError) -> SettingValue {
+        guard depth <= maximumNestingDepth else {
+            throw SettingsError(.protocolError, "value nested deeper than \(maximumNestingDepth) levels")
+        }
+        switch json {
+        case .null: throw SettingsError(.protocolError, "null is not a value (delete the key instead)")
+        case .bool(let value): return .bool(value)
+        case .integer(let value): return .integer(value)
+        case .double(let value): return .double(value)
+        case .string(let value): return .string(value)
+        case .array(let elements):
+            var values: [SettingValue] = []
+            values.reserveCapacity(elements.count)
+            for element in elements { values.append(try decode(element, depth: depth + 1)) }
+            return .array(values)
+        case .object(let members):
+            if isTagLike(members.keys), let (tag, payload) = members.first {
+                return try decodeTagged(tag, payload, depth: depth)
+            }
+            var values: [String: SettingValue] = [:]
+            values.reserveCapacity(members.count)
+            for (key, member) in members { values[key] = try decode(member, depth: depth + 1) }
+            return .dictionary(values)
+        }
+    }
+
+    private static func decodeTagged(_ tag: String, _ payload: JSONValue, depth: Int) throws(SettingsError)
+        -> SettingValue
+    {
+        switch (tag, payload) {
+        case ("$data", .string(let base64)):
+            guard let data = Data(base64Encoded: base64) else {
+                throw SettingsError(.protocolError, "$data holds invalid base64")
+            }
+            return .data(data)
+        case ("$date", .double(let seconds)): return .date(Date(timeIntervalSince1970: seconds))
+        case ("$date", .integer(let seconds)): return .date(Date(timeIntervalSince1970: Double(seconds)))
+        case ("$double", .string("nan")): return .double(.nan)
+        case ("$double", .string("inf")): return .double(.infinity)
+        case ("$double", .string("-inf")): return .double(-.infinity)
+        case ("$dict", .object(let members)):
+            var values: [String: SettingValue] = [:]
+            for (key, member) in members { values[key] = try decode(member, depth: depth + 1) }
+            return .dictionary(values)
+        default:
+            throw SettingsError(
+                .protocolError, "malformed tagged value '\(tag)' (a one-key object whose key starts with '$')"
+            )
+        }
+    }
+}

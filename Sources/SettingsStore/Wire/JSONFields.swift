@@ -1,0 +1,98 @@
+/// Typed access to the fields of a JSON object, with `protocolError`s that name the field.
+struct JSONFields {
+    let members: [String: JSONValue]
+
+    init(_ json: JSONValue, what: String) throws(SettingsError) {
+        guard case .object(let members) = json else {
+            throw SettingsError(.protocolError, "\(what) must be a JSON object, not \(json.typeName)")
+        }
+        self.members = members
+    }
+
+    func string(_ name: String) throws(SettingsError) -> String {
+        guard let value = try optionalString(name) else { throw missing(name, "a string") }
+        return value
+    }
+
+    func optionalString(_ name: String) throws(SettingsError) -> String? {
+        switch members[name] {
+        case nil, .null?: return nil
+        case .string(let value)?: return value
+        case let other?: throw wrong(name, "a string", other)
+        }
+    }
+
+    func integer(_ name: String) throws(SettingsError) -> Int64 {
+        guard let value = try optionalInteger(name) else { throw missing(name, "an integer") }
+        return value
+    }
+
+    func optionalInteger(_ name: String) throws(SettingsError) -> Int64? {
+        switch members[name] {
+        case nil, .null?: return nil
+        case .integer(let value)?: return value
+        case let other?: throw wrong(name, "an integer", other)
+        }
+    }
+
+    func bool(_ name: String, default defaultValue: Bool) throws(SettingsError) -> Bool {
+        switch members[name] {
+        case nil, .null?: return defaultValue
+        case .bool(let value)?: return value
+        case let other?: throw wrong(name, "a boolean", other)
+        }
+    }
+
+    func value(_ name: String) throws(SettingsError) -> SettingValue {
+        guard let json = members[name], json != .null else { throw missing(name, "a value") }
+        do throws(SettingsError) {
+            return try SettingValue(json: json)
+        } catch {
+            throw SettingsError(.protocolError, "field '\(name)': \(error.message)")
+        }
+    }
+
+    func strings(_ name: String, limit: Int) throws(SettingsError) -> [String]? {
+        switch members[name] {
+        case nil, .null?: return nil
+        case .array(let elements)?:
+            guard elements.count <= limit else {
+                throw SettingsError(
+                    .tooManyItems, "field '\(name)' lists \(elements.count) items, over the limit of \(limit)"
+                )
+            }
+            var strings: [String] = []
+            strings.reserveCapacity(elements.count)
+            for element in elements {
+                guard case .string(let text) = element else {
+                    throw wrong(name, "an array of strings", element)
+                }
+                strings.append(text)
+            }
+            return strings
+        case let other?: throw wrong(name, "an array of strings", other)
+        }
+    }
+
+    func array(_ name: String, limit: Int) throws(SettingsError) -> [JSONValue] {
+        switch members[name] {
+        case .array(let elements)?:
+            guard elements.count <= limit else {
+                throw SettingsError(
+                    .tooManyItems, "field '\(name)' lists \(elements.count) items, over the limit of \(limit)"
+                )
+            }
+            return elements
+        case nil, .null?: throw missing(name, "an array")
+        case let other?: throw wrong(name, "an array", other)
+        }
+    }
+
+    private func missing(_ name: String, _ type: String) -> SettingsError {
+        SettingsError(.protocolError, "missing field '\(name)' (\(type))")
+    }
+
+    private func wrong(_ name: String, _ type: String, _ value: JSONValue) -> SettingsError {
+        SettingsError(.protocolError, "field '\(name)' must be \(type), not \(value.typeName)")
+    }
+}

@@ -1,0 +1,264 @@
+/// A strict RFC 8259 JSON parser over UTF-8 bytes, bounded in nesting, with errors that say where.
+enum JSONParser {
+    /// The deepest nesting of arrays and objects accepted.
+    static let maximumDepth = 64
+
+    static func parse(_ bytes: UnsafeRawBufferPointer) throws(SettingsError) -> JSONValue {
+        guard String(validating: bytes.bindMemory(to: UInt8.self), as: UTF8.self) != nil else {
+            throw SettingsError(.protocolError, "malformed JSON: not valid UTF-8")
+        }
+        var parser = Cursor(bytes: bytes)
+        parser.skipWhitespace()
+        let value = try parser.value(depth: 0)
+        parser.skipWhitespace()
+        guard parser.isAtEnd else { throw parser.failure("unexpected text after the JSON value") }
+        return value
+    }
+}
+
+extension JSONValue {
+    /// Parses a JSON text (RFC 8259; nesting at most 64 levels).
+    ///
+    /// - Throws: `SettingsError` with code `protocolError` saying what is wrong and where.
+    public static func parse(_ text: some Collection<UInt8>) throws(SettingsError) -> JSONValue {
+        let result = text.withContiguousStorageIfAvailable { buffer -> Result<JSONValue, SettingsError> in
+            do throws(SettingsError) {
+                return .success(try JSONParser.parse(UnsafeRawBufferPointer(buffer)))
+            } catch {
+                return .failure(error)
+            }
+        }
+        if let result { return try result.get() }
+        return try parse(Array(text))
+    }
+
+    /// Parses a JSON text given as a string.
+    public static func parse(_ text: String) throws(SettingsError) -> JSONValue {
+        try parse(Array(text.utf8))
+    }
+}
+
+private struct Cursor {
+    let bytes: UnsafeRawBufferPointer
+    var offset = 0
+
+    var isAtEnd: Bool { offset >= bytes.count }
+
+    func failure(_ reason: String) -> SettingsError {
+        SettingsError(.protocolError, "malformed JSON: \(reason) at byte \(offset)")
+    }
+
+    func peek() -> UInt8? {
+        offset < bytes.count ? bytes[offset] : nil
+    }
+
+    mutating func skipWhitespace() {
+        while let byte = peek(), byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 { offset += 1 }
+    }
+
+    mutating func expect(_ literal: StaticString, _ value: JSONValue) throws(SettingsError) -> JSONValue {
+        let count = literal.utf8CodeUnitCount
+        let matches = literal.withUTF8Buffer { expected in
+            bytes.count - offset >= count && expected.elementsEqual(bytes[offset..<offset + count])
+        }
+        guard matches else { throw failure("unexpected character") }
+        offset += count
+        return value
+    }
+
+    mutating func value(depth: Int) throws(SettingsError) -> JSONValue {
+        guard let byte = peek() else { throw failure("unexpected end of input") }
+        switch byte {
+        case UInt8(ascii: "{"): return try object(depth: depth + 1)
+        case UInt8(ascii: "["): return try array(depth: depth + 1)
+        case UInt8(ascii: "\""): return .string(try string())
+        case UInt8(ascii: "t"): return try expect("true", .bool(true))
+        case UInt8(ascii: "f"): return try expect("false", .bool(false))
+        case UInt8(ascii: "n"): return try expect("null", .null)
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try number()
+        default: throw failure("unexpected character")
+        }
+    }
+
+    mutating func object(depth: Int) throws(SettingsError) -> JSONValue {
+        guard depth <= JSONParser.maximumDepth else {
+            throw failure("nested deeper than \(JSONParser.maximumDepth)")
+        }
+        offset += 1
+        var members: [String: JSONValue] = [:]
+        skipWhitespace()
+        if peek() == UInt8(ascii: "}") {
+            offset += 1
+            return .object(members)
+        }
+        while true {
+            skipWhitespace()
+            guard peek() == UInt8(ascii: "\"") else { throw failure("expected a string key") }
+            let key = try string()
+            skipWhitespace()
+            guard peek() == UInt8(ascii: ":") else { throw failure("expected ':'") }
+            offset += 1
+            skipWhitespace()
+            members[key] = try value(depth: depth)
+            skipWhitespace()
+            switch peek() {
+            case UInt8(ascii: ","): offset += 1
+            case UInt8(ascii: "}"):
+                offset += 1
+                return .object(members)
+            default: throw failure("expected ',' or '}'")
+            }
+        }
+    }
+
+    mutating func array(depth: Int) throws(SettingsError) -> JSONValue {
+        guard depth <= JSONParser.maximumDepth else {
+            throw failure("nested deeper than \(JSONParser.maximumDepth)")
+        }
+        offset += 1
+        var elements: [JSONValue] = []
+        skipWhitespace()
+        if peek() == UInt8(ascii: "]") {
+            offset += 1
+            return .array(elements)
+        }
+        while true {
+            skipWhitespace()
+            elements.append(try value(depth: depth))
+            skipWhitespace()
+            switch peek() {
+            case UInt8(ascii: ","): offset += 1
+            case UInt8(ascii: "]"):
+                offset += 1
+                return .array(elements)
+            default: throw failure("expected ',' or ']'")
+            }
+        }
+    }
+
+    mutating func string() throws(SettingsError) -> String {
+        offset += 1
+        let start = offset
+        // Fast path: no escapes, so the bytes are the string (UTF-8 was validated up front).
+        while let byte = peek(), byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\") {
+            guard byte >= 0x20 else { throw failure("control character in string") }
+            offset += 1
+        }
+        guard let stop = peek() else { throw failure("unterminated string") }
+        if stop == UInt8(ascii: "\"") {
+            defer { offset += 1 }
+            return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<offset]), as: UTF8.self)
+        }
+        // Slow path: build the bytes, decoding escapes into UTF-8.
+        var buffer = Array(bytes[start..<offset])
+        while true {
+            guard let byte = peek() else { throw failure("unterminated string") }
+            switch byte {
+            case UInt8(ascii: "\""):
+                offset += 1
+                return String(decoding: buffer, as: UTF8.self)
+            case UInt8(ascii: "\\"):
+                offset += 1
+                UTF8.encode(try escape()) { buffer.append($0) }
+            case 0..<0x20:
+                throw failure("control character in string")
+            default:
+                buffer.append(byte)
+                offset += 1
+            }
+        }
+    }
+
+    mutating func escape() throws(SettingsError) -> Unicode.Scalar {
+        guard let byte = peek() else { throw failure("unterminated escape") }
+        offset += 1
+        switch byte {
+        case UInt8(ascii: "\""): return "\""
+        case UInt8(ascii: "\\"): return "\\"
+        case UInt8(ascii: "/"): return "/"
+        case UInt8(ascii: "b"): return "\u{08}"
+        case UInt8(ascii: "f"): return "\u{0C}"
+        case UInt8(ascii: "n"): return "\n"
+        case UInt8(ascii: "r"): return "\r"
+        case UInt8(ascii: "t"): return "\t"
+        case UInt8(ascii: "u"):
+            let unit = try hex4()
+            if (0xD800..<0xDC00).contains(unit) {
+                guard peek() == UInt8(ascii: "\\") else { throw failure("unpaired surrogate") }
+                offset += 1
+                guard peek() == UInt8(ascii: "u") else { throw failure("unpaired surrogate") }
+                offset += 1
+                let low = try hex4()
+                guard (0xDC00..<0xE000).contains(low) else { throw failure("unpaired surrogate") }
+                let value = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00)
+                guard let scalar = Unicode.Scalar(value) else { throw failure("invalid escape") }
+                return scalar
+            }
+            guard let scalar = Unicode.Scalar(unit) else { throw failure("unpaired surrogate") }
+            return scalar
+        default:
+            throw failure("invalid escape")
+        }
+    }
+
+    mutating func hex4() throws(SettingsError) -> UInt32 {
+        guard bytes.count - offset >= 4 else { throw failure("short \\u escape") }
+        var value: UInt32 = 0
+        for _ in 0..<4 {
+            let byte = bytes[offset]
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+            default: throw failure("bad hex digit in \\u escape")
+            }
+            value = value << 4 | UInt32(digit)
+            offset += 1
+        }
+        return value
+    }
+
+    mutating func number() throws(SettingsError) -> JSONValue {
+        let start = offset
+        var isInteger = true
+        if peek() == UInt8(ascii: "-") { offset += 1 }
+        guard let first = peek(), (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first) else {
+            throw failure("expected a digit")
+        }
+        if first == UInt8(ascii: "0") {
+            offset += 1
+        } else {
+            skipDigits()
+        }
+        if peek() == UInt8(ascii: ".") {
+            isInteger = false
+            offset += 1
+            guard skipDigits() > 0 else { throw failure("expected a digit after '.'") }
+        }
+        if peek() == UInt8(ascii: "e") || peek() == UInt8(ascii: "E") {
+            isInteger = false
+            offset += 1
+            if peek() == UInt8(ascii: "+") || peek() == UInt8(ascii: "-") { offset += 1 }
+            guard skipDigits() > 0 else { throw failure("expected a digit in the exponent") }
+        }
+        let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<offset]), as: UTF8.self)
+        if isInteger {
+            guard let value = Int64(text) else {
+                throw failure("integer \(text) is outside the 64-bit range")
+            }
+            return .integer(value)
+        }
+        guard let value = Double(text), value.isFinite else {
+            throw failure("number \(text) is out of range")
+        }
+        return .double(value)
+    }
+
+    @discardableResult
+    mutating func skipDigits() -> Int {
+        let start = offset
+        while let byte = peek(), (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) { offset += 1 }
+        return offset - start
+    }
+}

@@ -1,0 +1,80 @@
+extension JSONValue {
+    /// The JSON text, keys sorted so equal values always print the same; one line unless `pretty`.
+    public func serialized(pretty: Bool = false) -> String {
+        var bytes: [UInt8] = []
+        write(to: &bytes, pretty: pretty, indent: 0)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends the compact JSON text to `bytes`.
+    func write(to bytes: inout [UInt8]) {
+        write(to: &bytes, pretty: false, indent: 0)
+    }
+
+    private func write(to bytes: inout [UInt8], pretty: Bool, indent: Int) {
+        switch self {
+        case .null: bytes.append(contentsOf: "null".utf8)
+        case .bool(let value): bytes.append(contentsOf: (value ? "true" : "false").utf8)
+        case .integer(let value): bytes.append(contentsOf: String(value).utf8)
+        case .double(let value): bytes.append(contentsOf: Self.text(of: value).utf8)
+        case .string(let value): Self.write(string: value, to: &bytes)
+        case .array(let elements):
+            bytes.append(UInt8(ascii: "["))
+            for (index, element) in elements.enumerated() {
+                if index > 0 { bytes.append(UInt8(ascii: ",")) }
+                if pretty { Self.newline(&bytes, indent: indent + 1) }
+                element.write(to: &bytes, pretty: pretty, indent: indent + 1)
+            }
+            if pretty && !elements.isEmpty { Self.newline(&bytes, indent: indent) }
+            bytes.append(UInt8(ascii: "]"))
+        case .object(let members):
+            bytes.append(UInt8(ascii: "{"))
+            for (index, (key, value)) in members.sorted(by: { $0.key < $1.key }).enumerated() {
+                if index > 0 { bytes.append(UInt8(ascii: ",")) }
+                if pretty { Self.newline(&bytes, indent: indent + 1) }
+                Self.write(string: key, to: &bytes)
+                bytes.append(UInt8(ascii: ":"))
+                if pretty { bytes.append(UInt8(ascii: " ")) }
+                value.write(to: &bytes, pretty: pretty, indent: indent + 1)
+            }
+            if pretty && !members.isEmpty { Self.newline(&bytes, indent: indent) }
+            bytes.append(UInt8(ascii: "}"))
+        }
+    }
+
+    /// A double's shortest round-tripping text, always with a `.` or exponent so it reads back
+    /// as a double; non-finite values (which JSON cannot hold) become `null`.
+    static func text(of value: Double) -> String {
+        guard value.isFinite else { return "null" }
+        let text = String(value)
+        return text.contains(where: { $0 == "." || $0 == "e" }) ? text : text + ".0"
+    }
+
+    private static func newline(_ bytes: inout [UInt8], indent: Int) {
+        bytes.append(UInt8(ascii: "\n"))
+        bytes.append(contentsOf: repeatElement(UInt8(ascii: " "), count: indent * 2))
+    }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
+    private static func write(string: String, to bytes: inout [UInt8]) {
+        bytes.append(UInt8(ascii: "\""))
+        for byte in string.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
+            case UInt8(ascii: "\\"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
+            case UInt8(ascii: "\n"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
+            case UInt8(ascii: "\r"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
+            case UInt8(ascii: "\t"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+            case 0..<0x20, 0x7F:
+                bytes.append(contentsOf: [
+                    UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
+                ])
+                bytes.append(hexDigits[Int(byte >> 4)])
+                bytes.append(hexDigits[Int(byte & 0xF)])
+            default: bytes.append(byte)
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+}

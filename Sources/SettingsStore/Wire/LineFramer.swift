@@ -1,0 +1,68 @@
+/// Splits a byte stream into newline-terminated frames, refusing a frame longer than the maximum
+/// before its bytes are buffered.
+///
+/// A pure value: feed it bytes in any chunking (one byte at a time or many frames at once) and
+/// take complete frames out. A `\r` before the newline is dropped; empty lines are skipped.
+public struct LineFramer: Sendable {
+    /// The largest frame accepted, newline excluded.
+    public let maximumFrameBytes: Int
+    private var buffer: [UInt8] = []
+    /// Bytes at the front of `buffer` already handed out as frames.
+    private var consumed = 0
+    /// Where the frame still being received starts: just after the last newline in `buffer`.
+    private var partialStart = 0
+
+    /// Creates a framer; the default maximum is 1 MiB.
+    public init(maximumFrameBytes: Int = 1 << 20) {
+        self.maximumFrameBytes = maximumFrameBytes
+    }
+
+    /// How many bytes are buffered and not yet handed out.
+    public var bufferedByteCount: Int { buffer.count - consumed }
+
+    /// Adds received bytes.
+    ///
+    /// - Throws: `SettingsError` with code `frameTooLarge` when a frame would exceed the maximum;
+    ///   nothing of `bytes` is kept then, and the stream should be closed.
+    public mutating func append(_ bytes: some Collection<UInt8>) throws(SettingsError) {
+        var partial = buffer.count - partialStart
+        var lastNewline: Int?
+        for (offset, byte) in bytes.enumerated() {
+            if byte == UInt8(ascii: "\n") {
+                partial = 0
+                lastNewline = offset
+            } else {
+                partial += 1
+                if partial > maximumFrameBytes {
+                    throw SettingsError(
+                        .frameTooLarge, "frame exceeds the maximum of \(maximumFrameBytes) bytes")
+                }
+            }
+        }
+        if let lastNewline { partialStart = buffer.count + lastNewline + 1 }
+        buffer.append(contentsOf: bytes)
+    }
+
+    /// The next complete frame, without its newline, or nil until more bytes arrive.
+    public mutating func nextFrame() -> ArraySlice<UInt8>? {
+        while consumed < partialStart {
+            guard let newline = buffer[consumed..<partialStart].firstIndex(of: UInt8(ascii: "\n")) else {
+                break
+            }
+            var frame = buffer[consumed..<newline]
+            consumed = newline + 1
+            if frame.last == UInt8(ascii: "\r") { frame = frame.dropLast() }
+            if !frame.isEmpty { return frame }
+        }
+        compact()
+        return nil
+    }
+
+    /// Drops handed-out bytes once they are most of the buffer, so memory stays bounded.
+    private mutating func compact() {
+        guard consumed > 0, consumed >= buffer.count / 2 else { return }
+        buffer.removeFirst(consumed)
+        partialStart -= consumed
+        consumed = 0
+    }
+}

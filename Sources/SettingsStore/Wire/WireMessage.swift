@@ -1,0 +1,95 @@
+/// Builds and reads the response and event frames of the wire protocol.
+public enum WireMessage {
+    /// A successful response carrying `result`'s fields.
+    public static func success(id: Int64?, _ result: [String: JSONValue] = [:]) -> JSONValue {
+        var members = result
+        members["id"] = id.map { .integer($0) } ?? .null
+        members["ok"] = .bool(true)
+        return .object(members)
+    }
+
+    /// A failed response carrying the error's code and message.
+    public static func failure(id: Int64?, _ error: SettingsError) -> JSONValue {
+        .object([
+            "id": id.map { .integer($0) } ?? .null, "ok": .bool(false),
+            "error": .object(["code": .string(error.code.rawValue), "message": .string(error.message)]),
+        ])
+    }
+
+    /// A change event for watch `watch`.
+    public static func event(watch: Int64, _ change: SettingsChange) -> JSONValue {
+        let changes: [JSONValue] = change.changes.map { keyChange in
+            var members: [String: JSONValue] = [
+                "key": .string(keyChange.key), "version": .string(keyChange.version.description),
+            ]
+            if let value = keyChange.value {
+                members["value"] = value.json
+            } else {
+                members["deleted"] = .bool(true)
+            }
+            return .object(members)
+        }
+        return .object([
+            "event": .string("change"), "watch": .integer(watch), "reason": .string(change.reason.rawValue),
+            "origin": .string(change.origin.description), "changes": .array(changes),
+        ])
+    }
+
+    /// A frame received by a client.
+    public enum Incoming: Sendable {
+        /// The answer to request `id`: its result fields, or the error.
+        case response(id: Int64?, Result<[String: JSONValue], SettingsError>)
+        /// A change event for a watch.
+        case event(watch: Int64, SettingsChange)
+    }
+
+    /// Reads a frame a daemon sent.
+    public static func decode(_ json: JSONValue) throws(SettingsError) -> Incoming {
+        let fields = try JSONFields(json, what: "a daemon message")
+        if fields.members["event"] != nil {
+            return .event(watch: try fields.integer("watch"), try decodeChange(fields))
+        }
+        let id = try fields.optionalInteger("id")
+        guard try fields.bool("ok", default: false) else {
+            let error = try JSONFields(fields.members["error"] ?? .null, what: "field 'error'")
+            let code = SettingsError.Code(rawValue: try error.string("code")) ?? .protocolError
+            return .response(id: id, .failure(SettingsError(code, try error.string("message"))))
+        }
+        return .response(id: id, .success(fields.members))
+    }
+
+    private static func decodeChange(_ fields: JSONFields) throws(SettingsError) -> SettingsChange {
+        let reasonName = try fields.string("reason")
+        guard let reason = ChangeReason(rawValue: reasonName) else {
+            throw SettingsError(.protocolError, "unknown change reason '\(reasonName)'")
+        }
+        guard let origin = ReplicaID(try fields.string("origin")) else {
+            throw SettingsError(.protocolError, "field 'origin' must be a replica id")
+        }
+        var changes: [SettingsChange.KeyChange] = []
+        for element in try fields.array("changes", limit: .max) {
+            let change = try JSONFields(element, what: "each of 'changes'")
+            let value = try change.bool("deleted", default: false) ? nil : try change.value("value")
+            guard let version = SettingVersion(try change.string("version")) else {
+                throw SettingsError(
+                    .protocolError, "field 'version' must read 'milliseconds.counter@replica'")
+            }
+            changes.append(
+                SettingsChange.KeyChange(key: try change.string("key"), value: value, version: version))
+        }
+        return SettingsChange(reason: reason, origin: origin, changes: changes)
+    }
+}
+
+extension SettingVersion {
+    /// Parses the `milliseconds.counter@replica` form of `description`.
+    public init?(_ text: String) {
+        let parts = text.split(separator: "@", maxSplits: 1)
+        guard parts.count == 2, let replica = ReplicaID(String(parts[1])) else { return nil }
+        let clock = parts[0].split(separator: ".", maxSplits: 1)
+        guard clock.count == 2, let milliseconds = UInt64(clock[0]), let counter = UInt16(clock[1]) else {
+            return nil
+        }
+        self.init(timestamp: HybridTimestamp(milliseconds: milliseconds, counter: counter), replica: replica)
+    }
+}

@@ -1,0 +1,113 @@
+extension WireRequest {
+    /// Reads a request frame: its id (nil when none could be read) and the request, or the error
+    /// to answer it with.
+    public static func decode(_ json: JSONValue) -> (id: Int64?, request: Result<WireRequest, SettingsError>)
+    {
+        let id: Int64? = if case .integer(let id) = json["id"] { id } else { nil }
+        do throws(SettingsError) {
+            return (id, .success(try decodeRequest(json)))
+        } catch {
+            return (id, .failure(error))
+        }
+    }
+
+    private static func decodeRequest(_ json: JSONValue) throws(SettingsError) -> WireRequest {
+        let fields = try JSONFields(json, what: "a request")
+        let operation = try fields.string("op")
+        switch operation {
+        case "hello":
+            return .hello(
+                version: try fields.integer("version"), role: try fields.optionalString("role") ?? "client",
+                name: try fields.optionalString("name"))
+        case "get": return .get(key: try fields.string("key"))
+        case "getMany": return .getMany(keys: try fields.strings("keys", limit: maximumItems) ?? [])
+        case "set": return .set(key: try fields.string("key"), value: try fields.value("value"))
+        case "setMany":
+            var changes: [KeyWrite] = []
+            for element in try fields.array("changes", limit: maximumItems) {
+                let change = try JSONFields(element, what: "each of 'changes'")
+                let key = try change.string("key")
+                if try change.bool("delete", default: false) {
+                    changes.append(KeyWrite(key: key, value: nil))
+                } else {
+                    changes.append(KeyWrite(key: key, value: try change.value("value")))
+                }
+            }
+            return .setMany(changes: changes)
+        case "delete": return .delete(key: try fields.string("key"))
+        case "list":
+            return .list(
+                prefix: try fields.optionalString("prefix") ?? "",
+                includeValues: try fields.bool("values", default: false))
+        case "watch":
+            let keys = try fields.strings("keys", limit: maximumItems)
+            let prefixes = try fields.strings("prefixes", limit: maximumItems)
+            switch (keys, prefixes) {
+            case (nil, nil): return .watch(filter: .all)
+            case (let keys?, nil): return .watch(filter: .keys(Set(keys)))
+            case (nil, let prefixes?): return .watch(filter: .prefixes(prefixes))
+            case (let keys?, let prefixes?):
+                return .watch(filter: .keysOrPrefixes(keys: Set(keys), prefixes: prefixes))
+            }
+        case "unwatch": return .unwatch(watch: try fields.integer("watch"))
+        case "status": return .status
+        case "export": return .export
+        case "import":
+            guard let document = fields.members["document"] else {
+                throw SettingsError(.protocolError, "missing field 'document' (an export document)")
+            }
+            return .import(
+                document: try ExportDocument(json: document),
+                replace: try fields.bool("replace", default: false))
+        default:
+            throw SettingsError(
+                .unknownOperation, "unknown operation '\(operation.debugDescriptionTruncated)'")
+        }
+    }
+
+    /// The request as a frame's JSON object, with `id`.
+    public func json(id: Int64) -> JSONValue {
+        var members: [String: JSONValue] = ["id": .integer(id), "op": .string(operation)]
+        switch self {
+        case .hello(let version, let role, let name):
+            members["version"] = .integer(version)
+            members["role"] = .string(role)
+            if let name { members["name"] = .string(name) }
+        case .get(let key), .delete(let key):
+            members["key"] = .string(key)
+        case .getMany(let keys):
+            members["keys"] = .array(keys.map { .string($0) })
+        case .set(let key, let value):
+            members["key"] = .string(key)
+            members["value"] = value.json
+        case .setMany(let changes):
+            members["changes"] = .array(
+                changes.map { change in
+                    guard let value = change.value else {
+                        return .object(["key": .string(change.key), "delete": .bool(true)])
+                    }
+                    return .object(["key": .string(change.key), "value": value.json])
+                })
+        case .list(let prefix, let includeValues):
+            members["prefix"] = .string(prefix)
+            members["values"] = .bool(includeValues)
+        case .watch(let filter):
+            switch filter {
+            case .keys(let keys): members["keys"] = .array(keys.sorted().map { .string($0) })
+            case .prefixes(let prefixes): members["prefixes"] = .array(prefixes.map { .string($0) })
+            case .keysOrPrefixes(let keys, let prefixes):
+                members["keys"] = .array(keys.sorted().map { .string($0) })
+                members["prefixes"] = .array(prefixes.map { .string($0) })
+            case .all: break
+            }
+        case .unwatch(let watch):
+            members["watch"] = .integer(watch)
+        case .status, .export:
+            break
+        case .import(let document, let replace):
+            members["document"] = document.json
+            members["replace"] = .bool(replace)
+        }
+        return .object(members)
+    }
+}

@@ -1,0 +1,70 @@
+/// A request of the wire protocol (see `docs/PROTOCOL.md`).
+public enum WireRequest: Sendable, Equatable {
+    /// Opens a session: protocol version, role, and an optional client name.
+    case hello(version: Int64, role: String, name: String?)
+    /// Reads one key.
+    case get(key: String)
+    /// Reads several keys.
+    case getMany(keys: [String])
+    /// Writes one key.
+    case set(key: String, value: SettingValue)
+    /// Writes and deletes several keys in one transaction; a nil value deletes.
+    case setMany(changes: [KeyWrite])
+    /// Deletes one key.
+    case delete(key: String)
+    /// Lists keys under a prefix, with their values if asked.
+    case list(prefix: String, includeValues: Bool)
+    /// Starts receiving change events for the keys `filter` selects.
+    case watch(filter: ChangeFilter)
+    /// Stops a watch.
+    case unwatch(watch: Int64)
+    /// Asks for the daemon's state.
+    case status
+    /// Asks for every value as an export document.
+    case export
+    /// Restores an export document; with `replace`, keys missing from it are deleted.
+    case `import`(document: ExportDocument, replace: Bool)
+
+    /// One write of a `setMany`: a value, or nil to delete.
+    public struct KeyWrite: Sendable, Equatable {
+        /// The key.
+        public let key: String
+        /// The new value, or nil to delete the key.
+        public let value: SettingValue?
+
+        /// Creates a write.
+        public init(key: String, value: SettingValue?) {
+            self.key = key
+            self.value = value
+        }
+    }
+
+    /// The most keys or changes one request may carry.
+    public static let maximumItems = 10_000
+
+    /// Whether the request changes the store (and so waits for a durable commit).
+    public var isWrite: Bool {
+        switch self {
+        case .set, .setMany, .delete, .import: true
+        default: false
+        }
+    }
+
+    /// The operation's name on the wire.
+    public var operation: String {
+        switch self {
+        case .hello: "hello"
+        case .get: "get"
+        case .getMany: "getMany"
+        case .set: "set"
+        case .setMany: "setMany"
+        case .delete: "delete"
+        case .list: "list"
+        case .watch: "watch"
+        case .unwatch: "unwatch"
+        case .status: "status"
+        case .export: "export"
+        case .import: "import"
+        }
+    }
+}

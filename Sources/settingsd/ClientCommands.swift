@@ -1,0 +1,123 @@
+import SettingsStore
+
+/// The commands that talk to a daemon (or a database with `--db`).
+enum ClientCommands {
+    static func get(_ arguments: ParsedArguments) throws -> Int32 {
+        let key = try arguments.positionals(1...1, command: "get")[0]
+        let fields = try arguments.requestTarget().request(.get(key: key))
+        guard fields["found"] == .bool(true), let json = fields["value"] else {
+            Output.error("'\(key)' is not set")
+            return 1
+        }
+        let value = try SettingValue(json: json)
+        Output.line(arguments.flag("--json") ? json.serialized() : Output.text(of: value))
+        return 0
+    }
+
+    static func set(_ arguments: ParsedArguments) throws -> Int32 {
+        let positionals = try arguments.positionals(2...2, command: "set")
+        let type = arguments.flag("--json") ? "json" : arguments.value("--type") ?? "string"
+        let value = try ValueParser.parse(positionals[1], type: type)
+        _ = try arguments.requestTarget().request(.set(key: positionals[0], value: value))
+        return 0
+    }
+
+    static func delete(_ arguments: ParsedArguments) throws -> Int32 {
+        let key = try arguments.positionals(1...1, command: "delete")[0]
+        _ = try arguments.requestTarget().request(.delete(key: key))
+        return 0
+    }
+
+    static func list(_ arguments: ParsedArguments) throws -> Int32 {
+        let prefix = try arguments.positionals(0...1, command: "list").first ?? ""
+        let fields = try arguments.requestTarget().request(.list(prefix: prefix, includeValues: true))
+        let values = fields["values"] ?? .object([:])
+        if arguments.flag("--json") {
+            Output.line(values.serialized(pretty: true))
+            return 0
+        }
+        guard case .array(let keys)? = fields["keys"] else { return 0 }
+        for case .string(let key) in keys {
+            guard let json = values[key] else { continue }
+            Output.line("\(key) = \(Output.text(of: try SettingValue(json: json)))")
+        }
+        return 0
+    }
+
+    static func watch(_ arguments: ParsedArguments) throws -> Int32 {
+        guard arguments.value("--db") == nil else {
+            throw UsageError("watch needs a running daemon; --db cannot be watched", command: "watch")
+        }
+        var keys: Set<String> = []
+        var prefixes: [String] = []
+        for argument in arguments.positionals {
+            if argument.hasSuffix("*") {
+                prefixes.append(String(argument.dropLast()))
+            } else if argument.hasSuffix(".") {
+                prefixes.append(argument)
+            } else {
+                keys.insert(argument)
+            }
+        }
+        let filter: ChangeFilter =
+            switch (keys.isEmpty, prefixes.isEmpty) {
+            case (true, true): .all
+            case (false, true): .keys(keys)
+            case (true, false): .prefixes(prefixes)
+            case (false, false): .keysOrPrefixes(keys: keys, prefixes: prefixes)
+            }
+        let client = try arguments.daemon(timeout: 0)
+        try client.request(.watch(filter: filter))
+        while true {
+            let (_, change) = try client.nextEvent()
+            if arguments.flag("--json") {
+                Output.line(WireMessage.event(watch: 0, change).serialized())
+                continue
+            }
+            for keyChange in change.changes {
+                let state = keyChange.value.map { "= \(Output.text(of: $0))" } ?? "deleted"
+                Output.line("\(change.reason) \(keyChange.key) \(state)")
+            }
+        }
+    }
+
+    static func export(_ arguments: ParsedArguments) throws -> Int32 {
+        let file = try arguments.positionals(0...1, command: "export").first ?? "-"
+        let fields = try arguments.requestTarget().request(.export)
+        try FileIO.write((fields["document"] ?? .null).serialized(pretty: true), to: file)
+        return 0
+    }
+
+    static func importDocument(_ arguments: ParsedArguments) throws -> Int32 {
+        let file = try arguments.positionals(1...1, command: "import")[0]
+        let document: ExportDocument
+        do throws(SettingsError) {
+            document = try ExportDocument(jsonText: FileIO.read(file))
+        } catch {
+            throw SettingsError(error.code, "'\(file)' cannot be imported: \(error.message)", path: file)
+        }
+        let fields = try arguments.requestTarget().request(
+            .import(document: document, replace: arguments.flag("--replace")))
+        if case .integer(let count)? = fields["imported"] {
+            Output.standardError("imported \(count) value(s)\n")
+        }
+        return 0
+    }
+
+    static func status(_ arguments: ParsedArguments) throws -> Int32 {
+        _ = try arguments.positionals(0...0, command: "status")
+        let fields = try arguments.requestTarget().request(.status)
+        var result = fields
+        result["id"] = nil
+        result["ok"] = nil
+        if arguments.flag("--json") {
+            Output.line(JSONValue.object(result).serialized())
+            return 0
+        }
+        for (name, value) in result.sorted(by: { $0.key < $1.key }) {
+            let text = if case .string(let string) = value { string } else { value.serialized() }
+            Output.line("\(name): \(text)")
+        }
+        return 0
+    }
+}

@@ -1,0 +1,44 @@
+import SettingsStore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Writing to stdout and stderr without Foundation (it would double the CLI's start-up time).
+enum Output {
+    /// Writes `text` and a newline to stdout, flushed so pipes see each line at once.
+    static func line(_ text: String) {
+        var line = text + "\n"
+        line.withUTF8 { writeAll(STDOUT_FILENO, $0) }
+    }
+
+    /// Writes `Error: message` to stderr.
+    static func error(_ message: String) {
+        var line = "Error: \(message)\n"
+        line.withUTF8 { writeAll(STDERR_FILENO, $0) }
+    }
+
+    /// Writes raw text to stderr.
+    static func standardError(_ text: String) {
+        var text = text
+        text.withUTF8 { writeAll(STDERR_FILENO, $0) }
+    }
+
+    /// How `get` shows a value to people: strings raw, everything else as JSON.
+    static func text(of value: SettingValue) -> String {
+        if case .string(let text) = value { return text }
+        return value.json.serialized()
+    }
+
+    private static func writeAll(_ fd: Int32, _ bytes: UnsafeBufferPointer<UInt8>) {
+        var offset = 0
+        while offset < bytes.count {
+            let written = write(fd, bytes.baseAddress.map { $0 + offset }, bytes.count - offset)
+            if written < 0 {
+                if errno == EINTR { continue }
+                return
+            }
+            offset += written
+        }
+    }
+}

@@ -1,0 +1,92 @@
+import Dispatch
+import SettingsStore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `settingsd run`: opens the database, serves it on the socket, and stops cleanly on SIGINT or
+/// SIGTERM (stop accepting, finish in-flight requests, close the database, remove the socket).
+struct RunCommand {
+    let arguments: ParsedArguments
+
+    init(_ arguments: ParsedArguments) {
+        self.arguments = arguments
+    }
+
+    func run() throws -> Int32 {
+        _ = try arguments.positionals(0...0, command: "run")
+        let database = arguments.value("--db") ?? SettingsPaths.database
+        let socket = arguments.value("--socket") ?? SettingsPaths.socket
+        let durabilityName = arguments.value("--durability") ?? "normal"
+        guard let durability = Durability(rawValue: durabilityName) else {
+            throw UsageError("--durability must be normal or full, not '\(durabilityName)'", command: "run")
+        }
+        let levelName = arguments.value("--log-level") ?? "info"
+        guard let level = Logger.Level(name: levelName) else {
+            throw UsageError(
+                "--log-level must be debug, info, warning or error, not '\(levelName)'", command: "run")
+        }
+        var allowed: Set<UInt32> = []
+        for text in arguments.allValues("--allow-uid") {
+            guard let uid = UInt32(text) else {
+                throw UsageError("--allow-uid needs a numeric user id, not '\(text)'", command: "run")
+            }
+            allowed.insert(uid)
+        }
+        var maximumFrame = 1 << 20
+        if let text = arguments.value("--max-frame") {
+            guard let bytes = Int(text), bytes >= 1024 else {
+                throw UsageError("--max-frame needs a byte count of at least 1024", command: "run")
+            }
+            maximumFrame = bytes
+        }
+
+        let logger = Logger(minimumLevel: level)
+        let settings = try Self.open(database, durability: durability)
+        let server = SettingsServer(
+            settings: settings,
+            configuration: ServerConfiguration(
+                socketPath: socket, maximumFrameBytes: maximumFrame, allowedUIDs: allowed, logger: logger))
+        try server.start()
+        Output.line(
+            "settingsd \(SettingsdVersion.current) listening on \(socket) (database \(database), replica \(settings.replicaID))"
+        )
+        let signals = SignalHandlers.install { signal in
+            logger.log(.info, "received \(signal == SIGTERM ? "SIGTERM" : "SIGINT"), stopping")
+            server.stop()
+            settings.close()
+            exit(0)
+        }
+        Self.serveForever(keeping: signals)
+    }
+
+    private static func open(_ database: String, durability: Durability) throws(SettingsError) -> Settings {
+        do throws(SettingsError) {
+            return try Settings(path: database, configuration: SettingsConfiguration(durability: durability))
+        } catch {
+            guard error.code == .databaseInUse else { throw error }
+            throw SettingsError(
+                .databaseInUse, "\(error.message); is another settingsd running on it?", path: database)
+        }
+    }
+
+    private static func serveForever(keeping signals: [any DispatchSourceSignal]) -> Never {
+        withExtendedLifetime(signals) { dispatchMain() }
+    }
+}
+
+/// SIGINT and SIGTERM delivered on a Dispatch queue instead of interrupting a random thread.
+enum SignalHandlers {
+    /// Ignores the default actions and calls `handler` once per signal; keep the result alive.
+    static func install(_ handler: @escaping @Sendable (Int32) -> Void) -> [any DispatchSourceSignal] {
+        let queue = DispatchQueue(label: "settingsd.signals")
+        return [SIGINT, SIGTERM].map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+            source.setEventHandler { handler(number) }
+            source.resume()
+            return source
+        }
+    }
+}

@@ -1,0 +1,54 @@
+import SettingsStore
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#endif
+
+/// Turns a command-line VALUE into a typed value, as `set --type` asks.
+enum ValueParser {
+    static let types = ["bool", "int", "double", "string", "json", "data", "date"]
+
+    static func parse(_ text: String, type: String) throws(UsageError) -> SettingValue {
+        switch type {
+        case "string":
+            return .string(text)
+        case "bool":
+            switch text.lowercased() {
+            case "true", "yes", "on", "1": return .bool(true)
+            case "false", "no", "off", "0": return .bool(false)
+            default:
+                throw UsageError("'\(text)' is not a bool (true/false, yes/no, on/off, 1/0)", command: "set")
+            }
+        case "int":
+            guard let value = Int64(text) else {
+                throw UsageError("'\(text)' is not a 64-bit integer", command: "set")
+            }
+            return .integer(value)
+        case "double":
+            guard let value = Double(text) else {
+                throw UsageError("'\(text)' is not a number", command: "set")
+            }
+            return .double(value)
+        case "json":
+            do throws(SettingsError) {
+                return try SettingValue(jsonText: text)
+            } catch {
+                throw UsageError("VALUE is not valid JSON for a setting: \(error.message)", command: "set")
+            }
+        case "data":
+            guard let data = Data(base64Encoded: text) else {
+                throw UsageError("'\(text)' is not base64", command: "set")
+            }
+            return .data(data)
+        case "date":
+            if let seconds = Double(text) { return .date(Date(timeIntervalSince1970: seconds)) }
+            if let date = try? Date(text, strategy: .iso8601) { return .date(date) }
+            throw UsageError(
+                "'\(text)' is not a date (ISO 8601 like 2026-11-29T13:40:00Z, or seconds since 1970)",
+                command: "set")
+        default:
+            throw UsageError(
+                "unknown type '\(type)'; use one of \(types.joined(separator: ", "))", command: "set")
+        }
+    }
+}
