@@ -34,7 +34,8 @@ let package = Package(
         ),
         .testTarget(
             name: "SettingsStoreTests",
-            dependencies: ["SettingsStore"]
+            // settingsd is listed so `swift test` builds the binary the daemon tests start.
+            dependencies: ["SettingsStore", "settingsd"]
         ),
     ],
     swiftLanguageModes: [.v6]

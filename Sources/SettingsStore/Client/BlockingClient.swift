@@ -105,6 +105,8 @@ public final class BlockingClient {
             }
             if written < 0 {
                 if errno == EINTR { continue }
+                // The daemon may have said why it closed (a refused user, an oversized frame).
+                if case .response(nil, .failure(let reason))? = try? receive() { throw reason }
                 throw SettingsError(
                     .connectionLost, "lost the connection to '\(socketPath)' while sending", path: socketPath)
             }

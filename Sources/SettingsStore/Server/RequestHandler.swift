@@ -69,6 +69,8 @@ struct RequestHandler {
                     if let value = change.value {
                         try transaction.set(value, forKey: change.key)
                     } else {
+                        try KeyValidation.validate(
+                            change.key, maximumBytes: settings.configuration.limits.maximumKeyBytes)
                         transaction.removeValue(forKey: change.key)
                     }
                 }
@@ -76,6 +78,7 @@ struct RequestHandler {
             }
         case .delete(let key):
             return .write(reason: .reset) { transaction in
+                try KeyValidation.validate(key, maximumBytes: settings.configuration.limits.maximumKeyBytes)
                 let existed = transaction.value(forKey: key) != nil
                 transaction.removeValue(forKey: key)
                 return ["existed": .bool(existed)]

@@ -88,7 +88,10 @@ public final class SettingsServer: Sendable {
             guard isAllowed(peer.uid) else {
                 context.logger.log(
                     .warning, "refused a connection from uid \(peer.uid) (pid \(peer.pid)): not allowed")
-                close(fd)
+                refuse(
+                    fd,
+                    SettingsError(
+                        .accessDenied, "uid \(peer.uid) may not use this settingsd (see --allow-uid)"))
                 continue
             }
             let connection = state.withLock { state -> ServerConnection? in
@@ -106,6 +109,23 @@ public final class SettingsServer: Sendable {
             context.logger.log(.debug, "client \(connection.id) connected (pid \(peer.pid), uid \(peer.uid))")
             connection.onClose = { [weak self] connection in self?.remove(connection) }
             connection.start()
+        }
+    }
+
+    /// Tells a refused peer why (best effort, never blocking), then closes a moment later: a Unix
+    /// socket closed with unread input resets the peer, which would lose the explanation, so the
+    /// request the peer sends meanwhile is read and dropped first.
+    private func refuse(_ fd: Int32, _ error: SettingsError) {
+        var frame: [UInt8] = []
+        WireMessage.failure(id: nil, error).write(to: &frame)
+        frame.append(UInt8(ascii: "\n"))
+        _ = frame.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+        shutdown(fd, Int32(SHUT_WR))
+        acceptQueue.asyncAfter(deadline: .now() + 0.2) {
+            var sink = [UInt8](repeating: 0, count: 4096)
+            while sink.withUnsafeMutableBytes({ recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }) > 0
+            {}
+            close(fd)
         }
     }
 

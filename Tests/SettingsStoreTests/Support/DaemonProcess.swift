@@ -1,0 +1,123 @@
+import Foundation
+import SettingsStore
+
+/// The built `settingsd` executable, next to the test bundle.
+enum SettingsdBinary {
+    static var path: String {
+        if let override = ProcessInfo.processInfo.environment["SETTINGSD_BINARY"] { return override }
+        let executable =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+            ?? CommandLine.arguments[0]
+        return URL(fileURLWithPath: executable).deletingLastPathComponent().appendingPathComponent(
+            "settingsd"
+        ).path
+    }
+}
+
+/// The outcome of one CLI run.
+struct CLIResult {
+    let status: Int32
+    let output: String
+    let error: String
+}
+
+/// A real `settingsd run` process on a temporary database and socket, stopped on deinit.
+final class DaemonProcess {
+    let directory: TemporaryDirectory
+    let database: String
+    let socket: String
+    private(set) var process: Process
+    private let extraArguments: [String]
+
+    init(
+        _ directory: TemporaryDirectory, database: String? = nil, socket: String? = nil,
+        arguments: [String] = []
+    ) throws {
+        self.directory = directory
+        self.database = database ?? directory.database
+        // Socket paths are limited to 107 bytes: keep them short, under /tmp.
+        self.socket = socket ?? "/tmp/sdt-\(UUID().uuidString.prefix(12)).sock"
+        self.extraArguments = arguments
+        self.process = Process()
+        try start()
+    }
+
+    deinit {
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        unlink(socket)
+    }
+
+    /// Starts the daemon and waits until it prints that it is listening.
+    func start() throws {
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: SettingsdBinary.path)
+        process.arguments =
+            ["run", "--db", database, "--socket", socket, "--log-level", "warning"] + extraArguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let line = output.fileHandleForReading.availableData  // blocks until the first line (or exit)
+        guard String(decoding: line, as: UTF8.self).contains("listening on") else {
+            process.waitUntilExit()
+            throw SettingsError(
+                .daemonNotRunning, "settingsd did not start (status \(process.terminationStatus))")
+        }
+    }
+
+    /// SIGKILL, as a crash would.
+    func kill() {
+        Foundation.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    /// SIGTERM, and the exit status.
+    func terminate() -> Int32 {
+        process.terminate()
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    /// Runs the CLI against this daemon.
+    func cli(_ arguments: String...) -> CLIResult {
+        Self.run(arguments + ["--socket", socket])
+    }
+
+    /// A blocking protocol client.
+    func client() throws -> BlockingClient {
+        try BlockingClient(socketPath: socket, timeout: 10)
+    }
+
+    /// Runs `settingsd` with `arguments` and waits for it.
+    static func run(
+        _ arguments: [String], input: String? = nil, environment: [String: String]? = nil,
+        through executable: String = SettingsdBinary.path
+    ) -> CLIResult {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        if let environment { process.environment = environment }
+        let output = Pipe()
+        let error = Pipe()
+        process.standardOutput = output
+        process.standardError = error
+        let inputPipe = Pipe()
+        process.standardInput = inputPipe
+        do {
+            try process.run()
+        } catch {
+            return CLIResult(status: -1, output: "", error: "\(error)")
+        }
+        if let input { inputPipe.fileHandleForWriting.write(Data(input.utf8)) }
+        try? inputPipe.fileHandleForWriting.close()
+        let outputData = output.fileHandleForReading.readDataToEndOfFile()
+        let errorData = error.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return CLIResult(
+            status: process.terminationStatus, output: String(decoding: outputData, as: UTF8.self),
+            error: String(decoding: errorData, as: UTF8.self))
+    }
+}

@@ -1,0 +1,88 @@
+import Foundation
+import Testing
+
+@testable import SettingsStore
+
+@Suite("JSON parsing and writing")
+struct JSONTests {
+    @Test("integers and doubles stay distinct")
+    func numbers() throws {
+        #expect(try JSONValue.parse("1") == .integer(1))
+        #expect(try JSONValue.parse("1.0") == .double(1))
+        #expect(try JSONValue.parse("-0.1e2") == .double(-10))
+        #expect(try JSONValue.parse("-9223372036854775808") == .integer(.min))
+        #expect(JSONValue.double(1).serialized() == "1.0")
+        #expect(JSONValue.double(0.1).serialized() == "0.1")
+        #expect(JSONValue.double(1e300).serialized() == "1e+300")
+    }
+
+    @Test("strings with escapes, surrogate pairs and Unicode round-trip")
+    func strings() throws {
+        let text = "quote \" backslash \\ newline \n tab \t nul \u{0} é 👋"
+        let json = JSONValue.string(text).serialized()
+        #expect(!json.contains("\n"))
+        #expect(try JSONValue.parse(json) == .string(text))
+        #expect(try JSONValue.parse(#""\ud83d\udc4b \u00e9""#) == .string("👋 é"))
+    }
+
+    @Test("objects serialize with sorted keys")
+    func sortedKeys() throws {
+        let value = try JSONValue.parse(#"{"b": [1, {"d": true, "c": null}], "a": "x"}"#)
+        #expect(value.serialized() == #"{"a":"x","b":[1,{"c":null,"d":true}]}"#)
+    }
+
+    @Test(
+        "malformed input is refused with a protocol error",
+        arguments: [
+            "", " ", "{", "}", "[1,]", "{\"a\" 1}", "{\"a\":1,}", "01", "1.", "-", "1e", "tru", "nul",
+            "\"abc",
+            "\"\\x\"", "\"\\ud800\"", "\"a\u{01}b\"", "{} {}", "[1] x", "99999999999999999999", "1e999",
+            "{1:2}",
+        ])
+    func malformed(text: String) {
+        let error = #expect(throws: SettingsError.self) { try JSONValue.parse(text) }
+        #expect(error?.code == .protocolError)
+    }
+
+    @Test("invalid UTF-8 is refused")
+    func invalidUTF8() {
+        #expect(throws: SettingsError.self) { try JSONValue.parse([0x22, 0xC3, 0x28, 0x22]) }
+    }
+
+    @Test("nesting past 64 levels is refused, at 64 accepted")
+    func depth() throws {
+        _ = try JSONValue.parse(String(repeating: "[", count: 64) + String(repeating: "]", count: 64))
+        #expect(throws: SettingsError.self) {
+            try JSONValue.parse(
+                String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000))
+        }
+    }
+
+    @Test("every setting value round-trips through its JSON form", arguments: SettingValueBinaryTests.samples)
+    func settingValues(value: SettingValue) throws {
+        let text = value.json.serialized()
+        let back = try SettingValue(jsonText: text)
+        if case .date(let date) = value, case .date(let read) = back {
+            #expect(abs(read.timeIntervalSince(date)) < 0.000_01)
+        } else {
+            #expect(back == value)
+        }
+    }
+
+    @Test("tag-like dictionaries, data, dates and non-finite doubles keep their types")
+    func taggedValues() throws {
+        let values: [SettingValue] = [
+            .dictionary(["$data": "not data"]), .data(Data([1, 2, 3])), .double(.infinity),
+            .double(-.infinity),
+        ]
+        for value in values { #expect(try SettingValue(jsonText: value.json.serialized()) == value) }
+        guard case .double(let nan) = try SettingValue(jsonText: SettingValue.double(.nan).json.serialized())
+        else {
+            Issue.record("NaN did not stay a double")
+            return
+        }
+        #expect(nan.isNaN)
+        #expect(throws: SettingsError.self) { try SettingValue(jsonText: #"{"$bogus": 1}"#) }
+        #expect(throws: SettingsError.self) { try SettingValue(jsonText: "null") }
+    }
+}

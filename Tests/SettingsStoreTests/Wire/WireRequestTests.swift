@@ -1,0 +1,83 @@
+import Testing
+
+@testable import SettingsStore
+
+@Suite("Wire requests")
+struct WireRequestTests {
+    static let requests: [WireRequest] = [
+        .hello(version: 1, role: "client", name: "tests"), .get(key: "a"), .getMany(keys: ["a", "b"]),
+        .set(key: "a", value: ["x": [1, 2.5]]),
+        .setMany(changes: [.init(key: "a", value: 1), .init(key: "b", value: nil)]), .delete(key: "a"),
+        .list(prefix: "ui.", includeValues: true), .watch(filter: .all), .watch(filter: .keys(["a"])),
+        .watch(filter: .prefixes(["ui."])), .watch(filter: .keysOrPrefixes(keys: ["a"], prefixes: ["b."])),
+        .unwatch(watch: 3), .status, .export,
+        .import(document: ExportDocument(values: ["a": true]), replace: true),
+    ]
+
+    @Test("every request survives encoding and decoding", arguments: requests)
+    func roundTrip(request: WireRequest) throws {
+        let text = request.json(id: 42).serialized()
+        let decoded = WireRequest.decode(try JSONValue.parse(text))
+        #expect(decoded.id == 42)
+        #expect(try decoded.request.get() == request)
+    }
+
+    @Test(
+        "bad requests are answered with a precise error, keeping the id when there is one",
+        arguments: [
+            (#"{"id": 1}"#, SettingsError.Code.protocolError), (#"{"id": 2, "op": "get"}"#, .protocolError),
+            (#"{"id": 3, "op": "get", "key": 5}"#, .protocolError),
+            (#"{"id": 4, "op": "fly"}"#, .unknownOperation),
+            (#"{"id": 5, "op": "set", "key": "a", "value": null}"#, .protocolError),
+            (#"{"id": 6, "op": "import", "document": {"format": "x"}}"#, .protocolError),
+            (#"{"id": 7, "op": "list", "values": "yes"}"#, .protocolError),
+            (#"[1, 2]"#, .protocolError),
+        ])
+    func badRequests(text: String, code: SettingsError.Code) throws {
+        let decoded = WireRequest.decode(try JSONValue.parse(text))
+        guard case .failure(let error) = decoded.request else {
+            Issue.record("accepted \(text)")
+            return
+        }
+        #expect(error.code == code)
+        if text.hasPrefix("{") { #expect(decoded.id != nil) }
+    }
+
+    @Test("huge key lists are refused")
+    func hugeLists() throws {
+        let keys = (0...WireRequest.maximumItems).map { JSONValue.string("k\($0)") }
+        let decoded = WireRequest.decode(
+            .object(["id": .integer(1), "op": .string("getMany"), "keys": .array(keys)]))
+        guard case .failure(let error) = decoded.request else {
+            Issue.record("accepted \(keys.count) keys")
+            return
+        }
+        #expect(error.code == .tooManyItems)
+    }
+
+    @Test("events and errors decode on the client side")
+    func incoming() throws {
+        let change = SettingsChange(
+            reason: .local, origin: .random(),
+            changes: [
+                .init(
+                    key: "a", value: 1,
+                    version: SettingVersion(timestamp: .init(rawValue: 99 << 16 | 3), replica: .random())),
+                .init(
+                    key: "b", value: nil,
+                    version: SettingVersion(timestamp: .init(rawValue: 5), replica: .random())),
+            ])
+        guard case .event(7, let decoded) = try WireMessage.decode(WireMessage.event(watch: 7, change)) else {
+            Issue.record("not an event")
+            return
+        }
+        #expect(decoded == change)
+        let failure = WireMessage.failure(id: 3, SettingsError(.limitExceeded, "too big"))
+        guard case .response(3, .failure(let error)) = try WireMessage.decode(failure) else {
+            Issue.record("not a failure")
+            return
+        }
+        #expect(error.code == .limitExceeded)
+        #expect(error.message == "too big")
+    }
+}
