@@ -120,7 +120,8 @@ struct DaemonProtocolTests {
     @Test("a client running as another user is refused (SO_PEERCRED)", .enabled(if: getuid() == 0))
     func otherUserRefused() throws {
         let daemon = try DaemonProcess(directory)
-        chmod(daemon.socket, 0o666)  // let the file permission through, so the daemon's own check is what refuses
+        // Let the file permission through, so the daemon's own uid check is what refuses.
+        chmod(daemon.socket, 0o666)
         let result = DaemonProcess.run(
             ["/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", SettingsdBinary.path]
                 + ["get", "k", "--socket", daemon.socket], through: "/usr/bin/env")
