@@ -26,6 +26,14 @@ struct Report {
                 ratio: String(format: "%.2fx", ours / peer), target: target))
     }
 
+    /// A duration comparison: lower is better; ratio is ours / peer.
+    mutating func time(_ name: String, ours: Double, peer: Double, peerName: String, target: String) {
+        rows.append(
+            Row(
+                name: name, ours: String(format: "%.2f ms", ours * 1e3), peer: String(format: "%.2f ms", peer * 1e3),
+                peerName: peerName, ratio: String(format: "%.2fx", ours / peer), target: target))
+    }
+
     /// A plain measurement with no peer.
     mutating func value(_ name: String, _ ours: String, target: String) {
         rows.append(Row(name: name, ours: ours, peer: "-", peerName: "", ratio: "-", target: target))

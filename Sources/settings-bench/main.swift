@@ -9,6 +9,9 @@ let usage = """
       store     cached reads, durable writes, batches and opening a large store,
                 beside UserDefaults and raw libsqlite3
       observe   @Setting property reads beside store reads; set-to-owner-notification latency
+      daemon    the CLI as a whole process beside sqlite3 (and dconf), round trips, 32 durable
+                writers, set-to-watch latency; uses the settingsd next to this binary
+                (build with: swift build -c release --static-swift-stdlib)
     """
 
 switch arguments.first {
@@ -16,6 +19,10 @@ case "store":
     StoreBenchmark(quick: arguments.contains("--quick")).run()
 case "observe":
     ObserveBenchmark(quick: arguments.contains("--quick")).run()
+case "daemon":
+    let binary = CommandLine.arguments[0].split(separator: "/").dropLast().joined(separator: "/")
+    let sibling = (CommandLine.arguments[0].hasPrefix("/") ? "/" : "") + binary + "/settingsd"
+    DaemonBenchmark(quick: arguments.contains("--quick"), binary: sibling).run()
 case "-h", "--help", "help":
     print(usage)
 default:
