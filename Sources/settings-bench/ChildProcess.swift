@@ -43,11 +43,14 @@ final class BenchDaemon {
     init(binary: String, scratch: Scratch) throws {
         socket = "/tmp/sdb-\(UUID().uuidString.prefix(8)).sock"
         process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = ["run", "--db", scratch.file("daemon.sqlite"), "--socket", socket, "--log-level", "error"]
+        process.arguments = [
+            "run", "--db", scratch.file("daemon.sqlite"), "--socket", socket, "--log-level", "error",
+        ]
         let output = Pipe()
         process.standardOutput = output
         try process.run()
-        guard String(decoding: output.fileHandleForReading.availableData, as: UTF8.self).contains("listening") else {
+        guard String(decoding: output.fileHandleForReading.availableData, as: UTF8.self).contains("listening")
+        else {
             throw CocoaError(.executableLoad)
         }
     }

@@ -50,10 +50,14 @@ struct DaemonBenchmark {
             oursTimes += ChildProcess.wallTimes([binary] + ours, count: 1)
             peerTimes += ChildProcess.wallTimes(peer, count: 1)
         }
-        report.time("settingsd get (whole process)", ours: median(oursTimes), peer: median(peerTimes), peerName: "sqlite3 CLI", target: "<= 2x")
+        report.time(
+            "settingsd get (whole process)", ours: median(oursTimes), peer: median(peerTimes),
+            peerName: "sqlite3 CLI", target: "<= 2x")
         if let dconf = ChildProcess.which("dconf") {
             let dconfTimes = ChildProcess.wallTimes([dconf, "read", "/bench/key"], count: count)
-            report.time("settingsd get (whole process)", ours: median(oursTimes), peer: median(dconfTimes), peerName: "dconf read", target: "reported")
+            report.time(
+                "settingsd get (whole process)", ours: median(oursTimes), peer: median(dconfTimes),
+                peerName: "dconf read", target: "reported")
         }
     }
 
@@ -64,9 +68,11 @@ struct DaemonBenchmark {
         report.value("get round trips, one connection", Report.format(rate: single), target: ">= 15 k/s")
         let batch = 1_000
         let requests = [WireRequest](repeating: .get(key: "bench.key"), count: batch)
-        let pipelined = try Double(count * 4) / measureSeconds {
-            for _ in 0..<(count * 4 / batch) { _ = try client.pipeline(requests) }
-        }
+        let pipelined =
+            try Double(count * 4)
+            / measureSeconds {
+                for _ in 0..<(count * 4 / batch) { _ = try client.pipeline(requests) }
+            }
         report.value("get, pipelined 1000 deep", Report.format(rate: pipelined), target: ">= 100 k/s")
     }
 
@@ -84,7 +90,9 @@ struct DaemonBenchmark {
                 Thread.detachNewThread {
                     for index in 0..<perWriter {
                         let key = "writer.\(writer).\(index % 100)"
-                        if (try? clients[writer].client.request(.set(key: key, value: .integer(Int64(index))))) == nil {
+                        if (try? clients[writer].client.request(.set(key: key, value: .integer(Int64(index)))))
+                            == nil
+                        {
                             failures.add(1, ordering: .relaxed)
                         }
                     }
@@ -96,8 +104,12 @@ struct DaemonBenchmark {
         let ours = Double(writers * perWriter) / seconds
         let raw = RawSQLite(path: scratch.file("floor.sqlite"))
         let floor = measureRate(quick ? 5_000 : 30_000) { raw.set("writer.\($0 % 3200)", Int64($0)) }
-        report.rate("32 clients, durable sets (total)", ours: ours, peer: floor, peerName: "raw SQLite 1 tx/write", target: ">= 0.7x")
-        if failures.load(ordering: .relaxed) > 0 { print("warning: \(failures.load(ordering: .relaxed)) sets failed") }
+        report.rate(
+            "32 clients, durable sets (total)", ours: ours, peer: floor, peerName: "raw SQLite 1 tx/write",
+            target: ">= 0.7x")
+        if failures.load(ordering: .relaxed) > 0 {
+            print("warning: \(failures.load(ordering: .relaxed)) sets failed")
+        }
     }
 
     private func watchLatency(into report: inout Report, daemon: BenchDaemon) throws {
@@ -117,7 +129,9 @@ struct DaemonBenchmark {
         latencies.sort()
         let p50 = latencies[latencies.count / 2] * 1e3
         let p99 = latencies[latencies.count * 99 / 100] * 1e3
-        report.value("set -> other client's watch event", String(format: "p50 %.2f ms, p99 %.2f ms", p50, p99), target: "< 1 ms / < 5 ms")
+        report.value(
+            "set -> other client's watch event", String(format: "p50 %.2f ms, p99 %.2f ms", p50, p99),
+            target: "< 1 ms / < 5 ms")
     }
 
     private static func monotonicNanoseconds() -> Int64 {
@@ -130,7 +144,8 @@ struct DaemonBenchmark {
     static func linkage(of binary: String) -> String {
         guard let data = FileManager.default.contents(atPath: binary) else { return "unreadable" }
         return data.range(of: Data("libswiftCore.so".utf8)) == nil
-            ? "Swift runtime linked statically" : "Swift runtime linked dynamically: build with --static-swift-stdlib for start-up figures"
+            ? "Swift runtime linked statically"
+            : "Swift runtime linked dynamically: build with --static-swift-stdlib for start-up figures"
     }
 }
 

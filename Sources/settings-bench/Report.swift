@@ -30,7 +30,8 @@ struct Report {
     mutating func time(_ name: String, ours: Double, peer: Double, peerName: String, target: String) {
         rows.append(
             Row(
-                name: name, ours: String(format: "%.2f ms", ours * 1e3), peer: String(format: "%.2f ms", peer * 1e3),
+                name: name, ours: String(format: "%.2f ms", ours * 1e3),
+                peer: String(format: "%.2f ms", peer * 1e3),
                 peerName: peerName, ratio: String(format: "%.2fx", ours / peer), target: target))
     }
 

@@ -44,7 +44,7 @@ struct RunCommand {
 
         let logger = Logger(minimumLevel: level)
         let settings = try Self.open(database, durability: durability)
-        let server = SettingsServer(
+        let server = try SettingsServer(
             settings: settings,
             configuration: ServerConfiguration(
                 socketPath: socket, maximumFrameBytes: maximumFrame, allowedUIDs: allowed, logger: logger))

@@ -18,6 +18,7 @@ public final class BlockingClient {
     private var framer = LineFramer(maximumFrameBytes: 64 << 20)
     private var nextID: Int64 = 1
     private var pendingEvents: [(watch: Int64, change: SettingsChange)] = []
+    private let readBuffer = ReadBuffer()
 
     /// Connects to the daemon at `socketPath`; replies slower than `timeout` seconds fail with
     /// `timeout` (0 waits forever).
@@ -116,14 +117,13 @@ public final class BlockingClient {
 
     /// Reads the next frame the daemon sent.
     public func receive() throws(SettingsError) -> WireMessage.Incoming {
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
             if let frame = framer.nextFrame() {
                 return try WireMessage.decode(JSONValue.parse(frame))
             }
-            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            let count = readBuffer.receive(from: fd)
             if count > 0 {
-                try framer.append(buffer[0..<count])
+                try framer.append(readBuffer.prefix(count))
             } else if count == 0 {
                 throw SettingsError(
                     .connectionLost, "the daemon on '\(socketPath)' closed the connection", path: socketPath)

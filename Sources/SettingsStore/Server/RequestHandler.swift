@@ -1,5 +1,5 @@
 /// Turns requests into answers: reads are answered from the store's memory at once; writes
-/// become work for the group committer.
+/// become work for the round's write batch.
 struct RequestHandler {
     let context: ServerContext
 

@@ -1,139 +1,182 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// One client of the daemon: reads its requests in order, answers them in order, and pushes the
-/// change events of its watches.
+/// change events of its watches. Lives on the server's event loop thread.
 ///
-/// Requests of one connection never overtake each other: while a write waits for its commit,
-/// later requests wait too (a `get` after a `set` sees the `set`). Consecutive writes already
-/// received are submitted together.
+/// Requests of one connection never overtake each other: while its writes wait for the round's
+/// commit, later requests wait too (a `get` after a `set` sees the `set`).
 ///
-/// Unchecked Sendable: all mutable state is confined to the socket connection's serial queue.
+/// Unchecked Sendable: all state is touched on the loop thread only; other threads (a watch fed by
+/// sync, say) reach it through `PollLoop.execute`.
 final class ServerConnection: @unchecked Sendable {
     let id: Int
     let peer: PeerCredentials
-    private let socket: SocketConnection
+    private let fd: Int32
     private let context: ServerContext
+    private let loop: PollLoop
+    private let batch: WriteBatch
+    private let readBuffer: ReadBuffer
     private let handler: RequestHandler
+    private var framer: LineFramer
+    private var outbound: [UInt8] = []
+    private var outboundOffset = 0
     private var inbox: [(id: Int64?, request: Result<WireRequest, SettingsError>)] = []
     private var inboxStart = 0
     private var writesInFlight = 0
     private var watches: [Int64: SubscriptionToken] = [:]
     private var nextWatch: Int64 = 1
+    private var isReading = true
     private var isShuttingDown = false
+    private(set) var isClosed = false
     /// Past this many decoded requests waiting, stop reading until they are answered.
     private static let inboxHighWater = 4096
 
     var onClose: (ServerConnection) -> Void = { _ in }
 
-    init(id: Int, fd: Int32, peer: PeerCredentials, context: ServerContext) {
+    init(
+        id: Int, fd: Int32, peer: PeerCredentials, context: ServerContext, loop: PollLoop, batch: WriteBatch,
+        readBuffer: ReadBuffer
+    ) {
+        self.readBuffer = readBuffer
         self.id = id
+        self.fd = fd
         self.peer = peer
         self.context = context
+        self.loop = loop
+        self.batch = batch
         self.handler = RequestHandler(context: context)
-        self.socket = SocketConnection(
-            fd: fd, label: "settingsd.client.\(id)",
-            maximumFrameBytes: context.configuration.maximumFrameBytes,
-            outboundLimit: context.configuration.outboundLimitBytes)
+        self.framer = LineFramer(maximumFrameBytes: context.configuration.maximumFrameBytes)
     }
 
     func start() {
-        socket.onFrame = { [unowned self] frame in received(frame) }
-        socket.onClose = { [unowned self] error in closed(error) }
-        socket.start()
+        loop.register(fd, interest: .read) { [unowned self] events in ready(events) }
     }
 
-    /// Stops reading, lets in-flight writes answer, then closes once everything is written.
+    /// Stops reading; closes once in-flight writes are answered and everything is written.
     func shutDown() {
-        socket.queue.async { [self] in
-            isShuttingDown = true
-            socket.pauseReading()
-            inbox.removeAll()
-            inboxStart = 0
-            if writesInFlight == 0 { socket.closeWhenFlushed() }
-        }
+        isShuttingDown = true
+        isReading = false
+        inbox.removeAll()
+        inboxStart = 0
+        closeIfFinished()
     }
 
     /// Closes now, whatever is pending.
-    func forceClose() {
-        socket.queue.async { [self] in socket.close() }
+    func close(_ error: SettingsError? = nil) {
+        guard !isClosed else { return }
+        isClosed = true
+        loop.unregister(fd)
+        Glibc.close(fd)
+        for token in watches.values { token.cancel() }
+        context.watches.subtract(watches.count, ordering: .relaxed)
+        watches = [:]
+        outbound = []
+        if let error {
+            context.logger.log(.warning, "client \(id) (pid \(peer.pid)) closed: \(error.message)")
+        } else {
+            context.logger.log(.debug, "client \(id) (pid \(peer.pid)) disconnected")
+        }
+        onClose(self)
     }
 
-    private func received(_ frame: ArraySlice<UInt8>) {
-        let decoded: (id: Int64?, request: Result<WireRequest, SettingsError>)
-        do throws(SettingsError) {
-            decoded = WireRequest.decode(try JSONValue.parse(frame))
-        } catch {
-            decoded = (nil, .failure(error))
+    private func ready(_ events: Int16) {
+        if events & Int16(POLLIN | POLLHUP | POLLERR) != 0 { readAvailable() }
+        if events & Int16(POLLOUT) != 0 { flush() }
+        if events & Int16(POLLNVAL) != 0 { close() }
+    }
+
+    private func readAvailable() {
+        // A few chunks per round at most, so one busy client cannot starve the others.
+        for _ in 0..<4 where isReading && !isClosed {
+            let count = readBuffer.receive(from: fd, flags: Int32(MSG_DONTWAIT))
+            if count > 0 {
+                do throws(SettingsError) {
+                    try framer.append(readBuffer.prefix(count))
+                } catch {
+                    fail(error)
+                    return
+                }
+                while let frame = framer.nextFrame() { receive(frame) }
+                process()
+                flush()
+            } else if count == 0 {
+                close()
+                return
+            } else {
+                if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { return }
+                close(SettingsError(.connectionLost, "read failed: \(String(cString: strerror(errno)))"))
+                return
+            }
         }
-        inbox.append(decoded)
-        if inbox.count - inboxStart > Self.inboxHighWater { socket.pauseReading() }
-        process()
+    }
+
+    private func receive(_ frame: ArraySlice<UInt8>) {
+        do throws(SettingsError) {
+            inbox.append(WireRequest.decode(try JSONValue.parse(frame)))
+        } catch {
+            inbox.append((nil, .failure(error)))
+        }
+        if inbox.count - inboxStart > Self.inboxHighWater {
+            isReading = false
+            updateInterest()
+        }
     }
 
     private func process() {
-        while writesInFlight == 0, inboxStart < inbox.count, !socket.isClosed {
+        while writesInFlight == 0, inboxStart < inbox.count, !isClosed {
             let (id, request) = inbox[inboxStart]
+            inboxStart += 1
             switch request {
             case .failure(let error):
-                inboxStart += 1
-                socket.send(WireMessage.failure(id: id, error))
-            case .success(let request) where request.isWrite:
-                submitWrites()
+                enqueue(WireMessage.failure(id: id, error))
             case .success(let request):
-                inboxStart += 1
-                socket.send(answer(request, id: id))
+                if case .write(let reason, let apply) = handler.handle(request) {
+                    writesInFlight += 1
+                    batch.add(
+                        WriteBatch.Work(reason: reason, apply: apply) { [weak self] result in
+                            self?.writeFinished(id: id, result)
+                        })
+                } else {
+                    enqueue(answer(request, id: id))
+                }
             }
         }
-        if inboxStart == inbox.count, !isShuttingDown {
+        if inboxStart == inbox.count {
             inbox.removeAll(keepingCapacity: true)
             inboxStart = 0
-            socket.resumeReading()
-        }
-    }
-
-    /// Submits the run of write requests at the head of the inbox; answers come back in order.
-    private func submitWrites() {
-        while inboxStart < inbox.count, case .success(let request) = inbox[inboxStart].request,
-            request.isWrite
-        {
-            let id = inbox[inboxStart].id
-            inboxStart += 1
-            guard case .write(let reason, let apply) = handler.handle(request) else { continue }
-            writesInFlight += 1
-            context.committer.submit(
-                GroupCommitter.Work(reason: reason, apply: apply) { [self] result in
-                    socket.queue.async { [self] in writeFinished(id: id, result) }
-                })
+            if !isReading && !isShuttingDown {
+                isReading = true
+                updateInterest()
+            }
         }
     }
 
     private func writeFinished(id: Int64?, _ result: Result<[String: JSONValue], SettingsError>) {
         writesInFlight -= 1
         switch result {
-        case .success(let fields): socket.send(WireMessage.success(id: id, fields))
-        case .failure(let error): socket.send(WireMessage.failure(id: id, error))
+        case .success(let fields): enqueue(WireMessage.success(id: id, fields))
+        case .failure(let error): enqueue(WireMessage.failure(id: id, error))
         }
-        guard writesInFlight == 0 else { return }
-        if isShuttingDown {
-            socket.closeWhenFlushed()
-        } else {
-            process()
-        }
+        if !isShuttingDown { process() }
+        flush()
     }
 
     private func answer(_ request: WireRequest, id: Int64?) -> JSONValue {
         switch request {
         case .watch(let filter):
-            guard watches.count < context.configuration.maximumWatchesPerConnection else {
+            let limit = context.configuration.maximumWatchesPerConnection
+            guard watches.count < limit else {
                 return WireMessage.failure(
-                    id: id,
-                    SettingsError(
-                        .tooManyItems,
-                        "a connection may hold at most \(context.configuration.maximumWatchesPerConnection) watches"
-                    ))
+                    id: id, SettingsError(.tooManyItems, "a connection may hold at most \(limit) watches"))
             }
             let watch = nextWatch
             nextWatch += 1
-            watches[watch] = context.settings.observe(filter) { [weak socket] change in
-                socket?.send(fromAnyThread: WireMessage.event(watch: watch, change))
+            watches[watch] = context.settings.observe(filter) { [weak self, loop] change in
+                guard let connection = self else { return }
+                // Commits on the loop thread deliver at once; others (sync) are posted to it.
+                loop.execute { connection.send(WireMessage.event(watch: watch, change)) }
             }
             context.watches.add(1, ordering: .relaxed)
             return WireMessage.success(id: id, ["watch": .integer(watch)])
@@ -154,15 +197,73 @@ final class ServerConnection: @unchecked Sendable {
         }
     }
 
-    private func closed(_ error: SettingsError?) {
-        for token in watches.values { token.cancel() }
-        context.watches.subtract(watches.count, ordering: .relaxed)
-        watches = [:]
-        if let error {
-            context.logger.log(.warning, "client \(id) (pid \(peer.pid)) closed: \(error.message)")
-        } else {
-            context.logger.log(.debug, "client \(id) (pid \(peer.pid)) disconnected")
+    /// Queues a frame and writes what the socket takes now.
+    private func send(_ message: JSONValue) {
+        enqueue(message)
+        flush()
+    }
+
+    /// Queues a frame to be written by the next `flush()`, so the answers to a burst of pipelined
+    /// requests leave in one system call; past the outbound limit the peer is not reading, and is
+    /// dropped rather than let memory grow.
+    private func enqueue(_ message: JSONValue) {
+        guard !isClosed else { return }
+        message.write(to: &outbound)
+        outbound.append(UInt8(ascii: "\n"))
+        if outbound.count - outboundOffset > context.configuration.outboundLimitBytes {
+            fail(
+                SettingsError(
+                    .overloaded,
+                    "outbound buffer over \(context.configuration.outboundLimitBytes) bytes: the client is not reading"
+                ))
         }
-        onClose(self)
+    }
+
+    private func flush() {
+        while !isClosed, outboundOffset < outbound.count {
+            let written = outbound.withUnsafeBytes { bytes in
+                let pending = UnsafeRawBufferPointer(rebasing: bytes[outboundOffset...])
+                return Glibc.send(fd, pending.baseAddress, pending.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+            }
+            if written > 0 {
+                outboundOffset += written
+            } else if written < 0 && errno == EINTR {
+                continue
+            } else if written < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
+                updateInterest()
+                return
+            } else {
+                close(SettingsError(.connectionLost, "write failed: \(String(cString: strerror(errno)))"))
+                return
+            }
+        }
+        guard !isClosed else { return }
+        outbound.removeAll(keepingCapacity: outbound.capacity <= 1 << 20)
+        outboundOffset = 0
+        updateInterest()
+        closeIfFinished()
+    }
+
+    private func updateInterest() {
+        guard !isClosed else { return }
+        var interest: PollLoop.Interest = []
+        if isReading { interest.insert(.read) }
+        if outboundOffset < outbound.count { interest.insert(.write) }
+        loop.setInterest(interest, for: fd)
+    }
+
+    private func closeIfFinished() {
+        if isShuttingDown, writesInFlight == 0, outboundOffset == outbound.count { close() }
+    }
+
+    /// Sends a last error frame (best effort, never waiting), then closes.
+    private func fail(_ error: SettingsError) {
+        var frame: [UInt8] = []
+        WireMessage.failure(id: nil, error).write(to: &frame)
+        frame.append(UInt8(ascii: "\n"))
+        _ = frame.withUnsafeBytes {
+            Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+        }
+        close(error)
     }
 }

@@ -4,11 +4,10 @@ import Synchronization
     import Glibc
 #endif
 
-/// What every connection of a server shares: the store, the committer, the configuration and
+/// What every connection of a server shares: the store, the configuration and
 /// the counters `status` reports.
 final class ServerContext: Sendable {
     let settings: Settings
-    let committer: GroupCommitter
     let configuration: ServerConfiguration
     let startedAt = SettingsConfiguration.systemClock()
     let clients = Atomic<Int>(0)
@@ -16,7 +15,6 @@ final class ServerContext: Sendable {
 
     init(settings: Settings, configuration: ServerConfiguration) {
         self.settings = settings
-        self.committer = GroupCommitter(settings: settings)
         self.configuration = configuration
     }
 

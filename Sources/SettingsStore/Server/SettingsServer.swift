@@ -13,22 +13,22 @@ import Synchronization
 /// // ...
 /// server.stop()   // stop accepting, answer in-flight requests, close clients, remove the socket
 /// ```
+///
+/// One event-loop thread serves every connection: reads are answered from the store's memory at
+/// once, and the writes of each round are committed together before they are acknowledged.
 public final class SettingsServer: Sendable {
-    private struct State {
-        var listener: Int32 = -1
-        var acceptSource: DispatchSourceRead?
-        var connections: [Int: ServerConnection] = [:]
-        var nextID = 1
-        var isStopped = false
-    }
-
     private let context: ServerContext
-    private let state = Mutex(State())
-    private let acceptQueue = DispatchQueue(label: "settingsd.accept")
+    private let loop: PollLoop
+    private let finished = DispatchSemaphore(value: 0)
+    /// Loop-thread state: the listener and the connections.
+    private let table: LoopTable
 
     /// A server for `settings`, not yet listening.
-    public init(settings: Settings, configuration: ServerConfiguration) {
-        self.context = ServerContext(settings: settings, configuration: configuration)
+    public init(settings: Settings, configuration: ServerConfiguration) throws(SettingsError) {
+        context = ServerContext(settings: settings, configuration: configuration)
+        loop = try PollLoop()
+        table = LoopTable(batch: WriteBatch(settings: settings))
+        loop.afterRound = { [table] in table.batch.commit() }
     }
 
     /// The socket path.
@@ -37,45 +37,45 @@ public final class SettingsServer: Sendable {
     /// The number of connected clients.
     public var clientCount: Int { context.clients.load(ordering: .relaxed) }
 
-    /// Creates the socket (its folder 0700 if new, the socket 0600) and starts accepting.
+    /// Creates the socket (its folder 0700 if new, the socket 0600) and starts serving.
     ///
     /// - Throws: `SettingsError` when another daemon answers on the path, or the socket cannot
     ///   be made. A stale socket file left by a crashed daemon is replaced.
     public func start() throws(SettingsError) {
         let path = socketPath
-        try FileSystem.createDirectories(FileSystem.parent(of: path))
+        let folder = FileSystem.parent(of: path)
+        try FileSystem.createDirectories(folder)
+        try Self.checkOwnership(of: folder)
         try Self.removeStaleSocket(at: path)
         let listener = try UnixSocket.listen(path: path)
-        state.withLock { state in
-            let source = DispatchSource.makeReadSource(fileDescriptor: listener, queue: acceptQueue)
-            source.setEventHandler { [weak self] in self?.acceptPending(listener) }
-            source.setCancelHandler { close(listener) }
-            state.listener = listener
-            state.acceptSource = source
-            source.resume()
+        loop.execute { [self] in
+            table.listener = listener
+            loop.register(listener, interest: .read) { [unowned self] _ in acceptPending(listener) }
         }
+        try loop.runOnNewThread { [finished] in finished.signal() }
         context.logger.log(.info, "listening on \(path)")
     }
 
     /// Stops accepting, removes the socket, lets in-flight requests finish (at most `timeout`
     /// seconds), then closes every connection. The store stays open: close it after.
     public func stop(timeout: Double = 2) {
-        let connections = state.withLock { state -> [ServerConnection]? in
-            guard !state.isStopped else { return nil }
-            state.isStopped = true
-            state.acceptSource?.cancel()
-            state.acceptSource = nil
-            return Array(state.connections.values)
+        loop.execute { [self] in
+            guard let listener = table.listener else { return }
+            table.listener = nil
+            loop.unregister(listener)
+            close(listener)
+            unlink(socketPath)
+            for connection in table.connections.values { connection.shutDown() }
         }
-        guard let connections else { return }
-        unlink(socketPath)
-        for connection in connections { connection.shutDown() }
-        context.committer.waitUntilIdle()
         let deadline = SettingsConfiguration.systemClock() + UInt64(timeout * 1000)
         while clientCount > 0, SettingsConfiguration.systemClock() < deadline { usleep(2_000) }
-        let remaining = state.withLock { Array($0.connections.values) }
-        for connection in remaining { connection.forceClose() }
-        context.logger.log(.info, "stopped; \(remaining.count) slow client(s) closed")
+        loop.execute { [self] in
+            let slow = table.connections.count
+            for connection in table.connections.values { connection.close() }
+            context.logger.log(.info, "stopped\(slow > 0 ? "; closed \(slow) slow client(s)" : "")")
+        }
+        loop.stop()
+        finished.wait()
     }
 
     private func acceptPending(_ listener: Int32) {
@@ -94,20 +94,18 @@ public final class SettingsServer: Sendable {
                         .accessDenied, "uid \(peer.uid) may not use this settingsd (see --allow-uid)"))
                 continue
             }
-            let connection = state.withLock { state -> ServerConnection? in
-                guard !state.isStopped else { return nil }
-                let connection = ServerConnection(id: state.nextID, fd: fd, peer: peer, context: context)
-                state.nextID += 1
-                state.connections[connection.id] = connection
-                return connection
-            }
-            guard let connection else {
-                close(fd)
-                continue
-            }
+            let connection = ServerConnection(
+                id: table.nextID, fd: fd, peer: peer, context: context, loop: loop, batch: table.batch,
+                readBuffer: table.readBuffer)
+            table.nextID += 1
+            table.connections[connection.id] = connection
             context.clients.add(1, ordering: .relaxed)
             context.logger.log(.debug, "client \(connection.id) connected (pid \(peer.pid), uid \(peer.uid))")
-            connection.onClose = { [weak self] connection in self?.remove(connection) }
+            connection.onClose = { [table, context] connection in
+                if table.connections.removeValue(forKey: connection.id) != nil {
+                    context.clients.subtract(1, ordering: .relaxed)
+                }
+            }
             connection.start()
         }
     }
@@ -121,7 +119,7 @@ public final class SettingsServer: Sendable {
         frame.append(UInt8(ascii: "\n"))
         _ = frame.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
         shutdown(fd, Int32(SHUT_WR))
-        acceptQueue.asyncAfter(deadline: .now() + 0.2) {
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.2) {
             var sink = [UInt8](repeating: 0, count: 4096)
             while sink.withUnsafeMutableBytes({ recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }) > 0
             {}
@@ -129,13 +127,22 @@ public final class SettingsServer: Sendable {
         }
     }
 
-    private func remove(_ connection: ServerConnection) {
-        let removed = state.withLock { $0.connections.removeValue(forKey: connection.id) != nil }
-        if removed { context.clients.subtract(1, ordering: .relaxed) }
-    }
-
     private func isAllowed(_ uid: UInt32) -> Bool {
         uid == getuid() || uid == 0 || context.configuration.allowedUIDs.contains(uid)
+    }
+
+    /// Refuses a socket folder another user owns (someone could pre-create `/tmp/settingsd-<uid>`).
+    private static func checkOwnership(of folder: String) throws(SettingsError) {
+        var info = stat()
+        guard stat(folder, &info) == 0 else {
+            throw FileSystem.error("cannot inspect '\(folder)'", path: folder)
+        }
+        let isSharedSticky = info.st_mode & S_ISVTX != 0 && info.st_uid == 0
+        guard info.st_uid == getuid() || info.st_uid == 0 || isSharedSticky else {
+            throw SettingsError(
+                .accessDenied, "socket folder '\(folder)' belongs to uid \(info.st_uid), not to this user",
+                path: folder)
+        }
     }
 
     /// Removes a socket file nobody answers on; refuses when a daemon answers, or when the path
@@ -154,5 +161,21 @@ public final class SettingsServer: Sendable {
         } catch  where error.code == .daemonNotRunning {
             unlink(path)
         }
+    }
+}
+
+/// The server's loop-thread state.
+///
+/// Unchecked Sendable: touched only on the event loop's thread.
+private final class LoopTable: @unchecked Sendable {
+    let batch: WriteBatch
+    /// One receive buffer for every connection: the loop reads one socket at a time.
+    let readBuffer = ReadBuffer()
+    var listener: Int32?
+    var connections: [Int: ServerConnection] = [:]
+    var nextID = 1
+
+    init(batch: WriteBatch) {
+        self.batch = batch
     }
 }

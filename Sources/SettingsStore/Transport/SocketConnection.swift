@@ -17,6 +17,7 @@ final class SocketConnection: @unchecked Sendable {
     let fd: Int32
     let queue: DispatchQueue
     private var framer: LineFramer
+    private let readBuffer = ReadBuffer()
     private let outboundLimit: Int
     private var outbound: [UInt8] = []
     private var outboundOffset = 0
@@ -134,12 +135,11 @@ final class SocketConnection: @unchecked Sendable {
     }
 
     private func readAvailable() {
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while isReading, !isClosed {
-            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            let count = readBuffer.receive(from: fd)
             if count > 0 {
                 do throws(SettingsError) {
-                    try framer.append(chunk[0..<count])
+                    try framer.append(readBuffer.prefix(count))
                 } catch {
                     fail(error)
                     return

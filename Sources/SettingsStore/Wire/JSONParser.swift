@@ -85,7 +85,8 @@ private struct Cursor {
             throw failure("nested deeper than \(JSONParser.maximumDepth)")
         }
         offset += 1
-        var members: [String: JSONValue] = [:]
+        // Requests are small objects: reserving a few slots avoids regrowing the table per member.
+        var members = [String: JSONValue](minimumCapacity: 8)
         skipWhitespace()
         if peek() == UInt8(ascii: "}") {
             offset += 1
