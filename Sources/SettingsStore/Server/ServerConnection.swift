@@ -20,8 +20,7 @@ final class ServerConnection: @unchecked Sendable {
     private let readBuffer: ReadBuffer
     private let handler: RequestHandler
     private var framer: LineFramer
-    private var outbound: [UInt8] = []
-    private var outboundOffset = 0
+    private var outbound: OutboundBuffer
     private var inbox: [(id: Int64?, request: Result<WireRequest, SettingsError>)] = []
     private var inboxStart = 0
     private var writesInFlight = 0
@@ -48,6 +47,7 @@ final class ServerConnection: @unchecked Sendable {
         self.batch = batch
         self.handler = RequestHandler(context: context)
         self.framer = LineFramer(maximumFrameBytes: context.configuration.maximumFrameBytes)
+        self.outbound = OutboundBuffer(limit: context.configuration.outboundLimitBytes)
     }
 
     func start() {
@@ -72,7 +72,7 @@ final class ServerConnection: @unchecked Sendable {
         for token in watches.values { token.cancel() }
         context.watches.subtract(watches.count, ordering: .relaxed)
         watches = [:]
-        outbound = []
+        outbound.discard()
         if let error {
             context.logger.log(.warning, "client \(id) (pid \(peer.pid)) closed: \(error.message)")
         } else {
@@ -208,62 +208,39 @@ final class ServerConnection: @unchecked Sendable {
     /// dropped rather than let memory grow.
     private func enqueue(_ message: JSONValue) {
         guard !isClosed else { return }
-        message.write(to: &outbound)
-        outbound.append(UInt8(ascii: "\n"))
-        if outbound.count - outboundOffset > context.configuration.outboundLimitBytes {
-            fail(
-                SettingsError(
-                    .overloaded,
-                    "outbound buffer over \(context.configuration.outboundLimitBytes) bytes: the client is not reading"
-                ))
+        do throws(SettingsError) {
+            try outbound.append(message)
+        } catch {
+            fail(error)
         }
     }
 
     private func flush() {
-        while !isClosed, outboundOffset < outbound.count {
-            let written = outbound.withUnsafeBytes { bytes in
-                let pending = UnsafeRawBufferPointer(rebasing: bytes[outboundOffset...])
-                return Glibc.send(fd, pending.baseAddress, pending.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
-            }
-            if written > 0 {
-                outboundOffset += written
-            } else if written < 0 && errno == EINTR {
-                continue
-            } else if written < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
-                updateInterest()
-                return
-            } else {
-                close(SettingsError(.connectionLost, "write failed: \(String(cString: strerror(errno)))"))
-                return
-            }
-        }
         guard !isClosed else { return }
-        outbound.removeAll(keepingCapacity: outbound.capacity <= 1 << 20)
-        outboundOffset = 0
-        updateInterest()
-        closeIfFinished()
+        switch outbound.flush(to: fd) {
+        case .wouldBlock: updateInterest()
+        case .failed(let error): close(error)
+        case .drained:
+            updateInterest()
+            closeIfFinished()
+        }
     }
 
     private func updateInterest() {
         guard !isClosed else { return }
         var interest: PollLoop.Interest = []
         if isReading { interest.insert(.read) }
-        if outboundOffset < outbound.count { interest.insert(.write) }
+        if !outbound.isEmpty { interest.insert(.write) }
         loop.setInterest(interest, for: fd)
     }
 
     private func closeIfFinished() {
-        if isShuttingDown, writesInFlight == 0, outboundOffset == outbound.count { close() }
+        if isShuttingDown, writesInFlight == 0, outbound.isEmpty { close() }
     }
 
     /// Sends a last error frame (best effort, never waiting), then closes.
     private func fail(_ error: SettingsError) {
-        var frame: [UInt8] = []
-        WireMessage.failure(id: nil, error).write(to: &frame)
-        frame.append(UInt8(ascii: "\n"))
-        _ = frame.withUnsafeBytes {
-            Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
-        }
+        OutboundBuffer.sendLastWord(error, to: fd)
         close(error)
     }
 }

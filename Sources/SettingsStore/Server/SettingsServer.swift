@@ -114,10 +114,7 @@ public final class SettingsServer: Sendable {
     /// socket closed with unread input resets the peer, which would lose the explanation, so the
     /// request the peer sends meanwhile is read and dropped first.
     private func refuse(_ fd: Int32, _ error: SettingsError) {
-        var frame: [UInt8] = []
-        WireMessage.failure(id: nil, error).write(to: &frame)
-        frame.append(UInt8(ascii: "\n"))
-        _ = frame.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+        OutboundBuffer.sendLastWord(error, to: fd)
         shutdown(fd, Int32(SHUT_WR))
         DispatchQueue.global().asyncAfter(deadline: .now() + 0.2) {
             var sink = [UInt8](repeating: 0, count: 4096)

@@ -18,9 +18,7 @@ final class SocketConnection: @unchecked Sendable {
     let queue: DispatchQueue
     private var framer: LineFramer
     private let readBuffer = ReadBuffer()
-    private let outboundLimit: Int
-    private var outbound: [UInt8] = []
-    private var outboundOffset = 0
+    private var outbound: OutboundBuffer
     private var readSource: DispatchSourceRead?
     private var writeSource: DispatchSourceWrite?
     private var isReading = true
@@ -38,7 +36,7 @@ final class SocketConnection: @unchecked Sendable {
         self.fd = fd
         self.queue = DispatchQueue(label: label)
         self.framer = LineFramer(maximumFrameBytes: maximumFrameBytes)
-        self.outboundLimit = outboundLimit
+        self.outbound = OutboundBuffer(limit: outboundLimit)
         UnixSocket.setNonBlocking(fd)
     }
 
@@ -63,14 +61,10 @@ final class SocketConnection: @unchecked Sendable {
     /// Queues a frame and writes what the socket takes now.
     func send(_ message: JSONValue) {
         guard !isClosed else { return }
-        let before = outbound.count
-        message.write(to: &outbound)
-        outbound.append(UInt8(ascii: "\n"))
-        if outbound.count - outboundOffset > outboundLimit {
-            outbound.removeSubrange(before...)
-            fail(
-                SettingsError(
-                    .overloaded, "outbound buffer over \(outboundLimit) bytes: the peer is not reading"))
+        do throws(SettingsError) {
+            try outbound.append(message)
+        } catch {
+            fail(error)
             return
         }
         flush()
@@ -99,11 +93,7 @@ final class SocketConnection: @unchecked Sendable {
     /// Sends a last error frame (best effort), then closes.
     func fail(_ error: SettingsError) {
         guard !isClosed else { return }
-        var frame: [UInt8] = []
-        WireMessage.failure(id: nil, error).write(to: &frame)
-        frame.append(UInt8(ascii: "\n"))
-        // The peer may not be reading: try once without waiting, then close regardless.
-        _ = frame.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        OutboundBuffer.sendLastWord(error, to: fd)
         close(error)
     }
 
@@ -128,7 +118,7 @@ final class SocketConnection: @unchecked Sendable {
         }
         readSource = nil
         writeSource = nil
-        outbound = []
+        outbound.discard()
         onClose(error)
         onFrame = { _ in }
         onClose = { _ in }
@@ -164,33 +154,21 @@ final class SocketConnection: @unchecked Sendable {
 
     private func flush() {
         guard !isClosed else { return }
-        while outboundOffset < outbound.count {
-            let written = outbound.withUnsafeBytes { bytes in
-                let pending = UnsafeRawBufferPointer(rebasing: bytes[outboundOffset...])
-                return Glibc.send(fd, pending.baseAddress, pending.count, Int32(MSG_NOSIGNAL))
+        switch outbound.flush(to: fd) {
+        case .wouldBlock:
+            if !isWriteSourceActive {
+                isWriteSourceActive = true
+                writeSource?.resume()
             }
-            if written > 0 {
-                outboundOffset += written
-            } else if written < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
-                if !isWriteSourceActive {
-                    isWriteSourceActive = true
-                    writeSource?.resume()
-                }
-                return
-            } else if written < 0 && errno == EINTR {
-                continue
-            } else {
-                close(SettingsError(.connectionLost, "write failed: \(String(cString: strerror(errno)))"))
-                return
+        case .failed(let error):
+            close(error)
+        case .drained:
+            if isWriteSourceActive {
+                isWriteSourceActive = false
+                writeSource?.suspend()
             }
+            if closeAfterFlush { close() }
         }
-        outbound.removeAll(keepingCapacity: outbound.capacity <= 1 << 20)
-        outboundOffset = 0
-        if isWriteSourceActive {
-            isWriteSourceActive = false
-            writeSource?.suspend()
-        }
-        if closeAfterFlush { close() }
     }
 }
 

@@ -1,10 +1,7 @@
 extension SettingValueConvertible where Self: RawRepresentable, RawValue == String {
     /// Reads a `.string` holding one of the raw values.
     public init(settingValue: SettingValue) throws(SettingsError) {
-        guard case .string(let raw) = settingValue, let value = Self(rawValue: raw) else {
-            throw .typeMismatch(key: nil, stored: settingValue, expected: Self.self)
-        }
-        self = value
+        self = try Self.fromStringRawValue(settingValue)
     }
 
     /// Stores the raw value as `.string`.
@@ -14,12 +11,7 @@ extension SettingValueConvertible where Self: RawRepresentable, RawValue == Stri
 extension SettingValueConvertible where Self: RawRepresentable, RawValue == Int {
     /// Reads an `.integer` holding one of the raw values.
     public init(settingValue: SettingValue) throws(SettingsError) {
-        guard case .integer(let raw) = settingValue, let exact = Int(exactly: raw),
-            let value = Self(rawValue: exact)
-        else {
-            throw .typeMismatch(key: nil, stored: settingValue, expected: Self.self)
-        }
-        self = value
+        self = try Self.fromIntRawValue(settingValue)
     }
 
     /// Stores the raw value as `.integer`.
@@ -38,14 +30,12 @@ extension SettingValueConvertible where Self: Codable {
     }
 }
 
-// A type both raw-representable and Codable (most enums) stores its raw value, like one that is not.
+// A type both raw-representable and Codable (most enums) stores its raw value, like one that is
+// not; these overloads only settle which of the extensions above applies.
 extension SettingValueConvertible where Self: RawRepresentable & Codable, RawValue == String {
     /// Reads a `.string` holding one of the raw values.
     public init(settingValue: SettingValue) throws(SettingsError) {
-        guard case .string(let raw) = settingValue, let value = Self(rawValue: raw) else {
-            throw .typeMismatch(key: nil, stored: settingValue, expected: Self.self)
-        }
-        self = value
+        self = try Self.fromStringRawValue(settingValue)
     }
 
     /// Stores the raw value as `.string`.
@@ -55,14 +45,29 @@ extension SettingValueConvertible where Self: RawRepresentable & Codable, RawVal
 extension SettingValueConvertible where Self: RawRepresentable & Codable, RawValue == Int {
     /// Reads an `.integer` holding one of the raw values.
     public init(settingValue: SettingValue) throws(SettingsError) {
-        guard case .integer(let raw) = settingValue, let exact = Int(exactly: raw),
-            let value = Self(rawValue: exact)
-        else {
-            throw .typeMismatch(key: nil, stored: settingValue, expected: Self.self)
-        }
-        self = value
+        self = try Self.fromIntRawValue(settingValue)
     }
 
     /// Stores the raw value as `.integer`.
     public func settingValue() -> SettingValue? { .integer(Int64(rawValue)) }
+}
+
+extension RawRepresentable where RawValue == String {
+    static func fromStringRawValue(_ stored: SettingValue) throws(SettingsError) -> Self {
+        guard case .string(let raw) = stored, let value = Self(rawValue: raw) else {
+            throw .typeMismatch(key: nil, stored: stored, expected: Self.self)
+        }
+        return value
+    }
+}
+
+extension RawRepresentable where RawValue == Int {
+    static func fromIntRawValue(_ stored: SettingValue) throws(SettingsError) -> Self {
+        guard case .integer(let raw) = stored, let exact = Int(exactly: raw),
+            let value = Self(rawValue: exact)
+        else {
+            throw .typeMismatch(key: nil, stored: stored, expected: Self.self)
+        }
+        return value
+    }
 }

@@ -1,0 +1,81 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Frames waiting to be written to a non-blocking socket, bounded so that a peer that stops
+/// reading cannot make this process grow without limit.
+struct OutboundBuffer {
+    /// The most bytes that may wait.
+    let limit: Int
+    private var bytes: [UInt8] = []
+    private var offset = 0
+
+    init(limit: Int) {
+        self.limit = limit
+    }
+
+    /// Whether everything queued has been written.
+    var isEmpty: Bool { offset == bytes.count }
+
+    /// Queues one frame (the message and a newline).
+    ///
+    /// - Throws: `overloaded` when the frame would take the buffer past its limit; the frame is
+    ///   not queued, and the connection should be dropped.
+    mutating func append(_ message: JSONValue) throws(SettingsError) {
+        let before = bytes.count
+        message.write(to: &bytes)
+        bytes.append(UInt8(ascii: "\n"))
+        guard bytes.count - offset <= limit else {
+            bytes.removeSubrange(before...)
+            throw SettingsError(.overloaded, "outbound buffer over \(limit) bytes: the peer is not reading")
+        }
+    }
+
+    /// How a flush ended.
+    enum FlushResult {
+        /// Everything was written.
+        case drained
+        /// The socket is full; wait until it is writable.
+        case wouldBlock
+        /// Writing failed; the connection is gone.
+        case failed(SettingsError)
+    }
+
+    /// Writes as much as the socket takes without blocking.
+    mutating func flush(to fd: Int32) -> FlushResult {
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { buffer in
+                let pending = UnsafeRawBufferPointer(rebasing: buffer[offset...])
+                return send(fd, pending.baseAddress, pending.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+            }
+            if written > 0 {
+                offset += written
+            } else if written < 0 && errno == EINTR {
+                continue
+            } else if written < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
+                return .wouldBlock
+            } else {
+                return .failed(
+                    SettingsError(.connectionLost, "write failed: \(String(cString: strerror(errno)))"))
+            }
+        }
+        bytes.removeAll(keepingCapacity: bytes.capacity <= 1 << 20)
+        offset = 0
+        return .drained
+    }
+
+    /// Forgets everything queued.
+    mutating func discard() {
+        bytes = []
+        offset = 0
+    }
+
+    /// Sends an error frame once, without waiting (the peer may not be reading): the last word
+    /// before a connection is closed for `error`.
+    static func sendLastWord(_ error: SettingsError, to fd: Int32) {
+        var frame: [UInt8] = []
+        WireMessage.failure(id: nil, error).write(to: &frame)
+        frame.append(UInt8(ascii: "\n"))
+        _ = frame.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+    }
+}
