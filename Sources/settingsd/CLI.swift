@@ -61,7 +61,9 @@ enum CLI {
         case "run":
             let parsed = try ParsedArguments(
                 arguments,
-                options: ["--db", "--socket", "--durability", "--log-level", "--allow-uid", "--max-frame"],
+                options: [
+                    "--db", "--socket", "--durability", "--log-level", "--allow-uid", "--max-frame", "--peer",
+                ],
                 flags: [], command: command)
             return try RunCommand(parsed).run()
         case "get":
@@ -92,6 +94,11 @@ enum CLI {
             let parsed = try ParsedArguments(
                 arguments, options: connectionOptions, flags: ["--replace"], command: command)
             return try ClientCommands.importDocument(parsed)
+        case "sync":
+            let parsed = try ParsedArguments(
+                arguments, options: connectionOptions.union(["--timeout"]), flags: ["--wait"],
+                command: command)
+            return try ClientCommands.sync(parsed)
         case "status":
             let parsed = try ParsedArguments(
                 arguments, options: connectionOptions, flags: ["--json"], command: command)

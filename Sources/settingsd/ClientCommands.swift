@@ -1,5 +1,9 @@
 import SettingsStore
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// The commands that talk to a daemon (or a database with `--db`).
 enum ClientCommands {
     static func get(_ arguments: ParsedArguments) throws -> Int32 {
@@ -102,6 +106,48 @@ enum ClientCommands {
             Output.standardError("imported \(count) value(s)\n")
         }
         return 0
+    }
+
+    static func sync(_ arguments: ParsedArguments) throws -> Int32 {
+        _ = try arguments.positionals(0...0, command: "sync")
+        guard arguments.flag("--wait") else {
+            throw UsageError(
+                "sync needs --wait (it waits until connected peers have caught up)", command: "sync")
+        }
+        let timeoutText = arguments.value("--timeout") ?? "60"
+        guard let timeout = Double(timeoutText), timeout >= 0 else {
+            throw UsageError("--timeout needs a number of seconds, not '\(timeoutText)'", command: "sync")
+        }
+        let client = try arguments.daemon()
+        let deadline = SettingsConfiguration.systemClock() + UInt64(timeout * 1000)
+        let terminal = isatty(STDERR_FILENO) != 0
+        while true {
+            let status = try client.request(.status)
+            guard case .array(let peers)? = status["peers"] else { return 0 }
+            let connected = peers.filter { $0["connected"] == .bool(true) }
+            let pending = connected.reduce(Int64(0)) { total, peer in
+                if case .integer(let count)? = peer["pendingOut"] { total + count } else { total }
+            }
+            if connected.isEmpty {
+                Output.standardError("no peer is connected: nothing to wait for\n")
+                return 0
+            }
+            if pending == 0 {
+                Output.standardError(
+                    (terminal ? "\r\u{1B}[K" : "") + "in sync with \(connected.count) peer(s)\n")
+                return 0
+            }
+            if terminal {
+                Output.standardError(
+                    "\r\u{1B}[Kwaiting for \(connected.count) peer(s): \(pending) change(s) pending")
+            }
+            guard SettingsConfiguration.systemClock() < deadline else {
+                if terminal { Output.standardError("\n") }
+                throw SettingsError(
+                    .timeout, "peers still have \(pending) change(s) pending after \(timeoutText) s")
+            }
+            usleep(20_000)
+        }
     }
 
     static func status(_ arguments: ParsedArguments) throws -> Int32 {

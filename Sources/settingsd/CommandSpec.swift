@@ -24,7 +24,7 @@ struct CommandSpec {
         CommandSpec(
             name: "run", overview: "Run the daemon: serve a settings database on a Unix socket.",
             usage:
-                "settingsd run [--db PATH] [--socket PATH] [--durability normal|full] [--log-level LEVEL] [--allow-uid UID]...",
+                "settingsd run [--db PATH] [--socket PATH] [--peer SOCKET]... [--durability normal|full] [--log-level LEVEL]",
             arguments: [],
             options: [
                 (
@@ -45,6 +45,10 @@ struct CommandSpec {
                     "also serve this user id (repeatable); by default only the daemon's user and root"
                 ),
                 ("--max-frame BYTES", "the largest request accepted (default 1048576)"),
+                (
+                    "--peer SOCKET",
+                    "sync with the daemon at this socket (repeatable; reconnects with backoff)"
+                ),
                 ("-h, --help", "show this help"),
             ]),
         CommandSpec(
@@ -96,7 +100,15 @@ struct CommandSpec {
             arguments: [("FILE", "the document; '-' reads stdin")],
             options: [("--replace", "also delete keys that are not in the document")] + connectionOptions),
         CommandSpec(
-            name: "status", overview: "Show the daemon's replica id, key count, size and clients.",
+            name: "sync", overview: "Wait until every connected peer has acknowledged every local change.",
+            usage: "settingsd sync --wait [--timeout SECONDS]", arguments: [],
+            options: [
+                ("--wait", "block until connected peers are caught up (a progress line on a terminal)"),
+                ("--timeout SECONDS", "give up after this long, with exit status 1 (default 60)"),
+            ] + connectionOptions),
+        CommandSpec(
+            name: "status",
+            overview: "Show the daemon's replica id, key count, size, clients, digest and peers.",
             usage: "settingsd status [--json]", arguments: [],
             options: [("--json", "print one JSON object")] + connectionOptions),
         CommandSpec(

@@ -49,11 +49,13 @@ struct RunCommand {
             configuration: ServerConfiguration(
                 socketPath: socket, maximumFrameBytes: maximumFrame, allowedUIDs: allowed, logger: logger))
         try server.start()
+        let links = arguments.allValues("--peer").map { settings.sync(with: $0, logger: logger) }
         Output.line(
             "settingsd \(SettingsdVersion.current) listening on \(socket) (database \(database), replica \(settings.replicaID))"
         )
         let signals = SignalHandlers.install { signal in
             logger.log(.info, "received \(signal == SIGTERM ? "SIGTERM" : "SIGINT"), stopping")
+            for link in links { link.stop() }
             server.stop()
             settings.close()
             exit(0)

@@ -19,4 +19,14 @@ enum KeyValidation {
             throw .invalidKey(key, "control character U+\(String(scalar.value, radix: 16, uppercase: true))")
         }
     }
+
+    /// Whether `key` passes `validate(_:maximumBytes:)`.
+    static func isValid(_ key: String, maximumBytes: Int) -> Bool {
+        do throws(SettingsError) {
+            try validate(key, maximumBytes: maximumBytes)
+            return true
+        } catch {
+            return false
+        }
+    }
 }

@@ -27,6 +27,8 @@ final class ServerConnection: @unchecked Sendable {
     private var watches: [Int64: SubscriptionToken] = [:]
     private var nextWatch: Int64 = 1
     private var isReading = true
+    /// Set once the peer said hello as a replica: every later frame goes to it.
+    private var syncSession: SyncSession?
     private var isShuttingDown = false
     private(set) var isClosed = false
     /// Past this many decoded requests waiting, stop reading until they are answered.
@@ -69,6 +71,8 @@ final class ServerConnection: @unchecked Sendable {
         isClosed = true
         loop.unregister(fd)
         Glibc.close(fd)
+        syncSession?.close()
+        syncSession = nil
         for token in watches.values { token.cancel() }
         context.watches.subtract(watches.count, ordering: .relaxed)
         watches = [:]
@@ -113,15 +117,57 @@ final class ServerConnection: @unchecked Sendable {
     }
 
     private func receive(_ frame: ArraySlice<UInt8>) {
+        let json: JSONValue
         do throws(SettingsError) {
-            inbox.append(WireRequest.decode(try JSONValue.parse(frame)))
+            json = try JSONValue.parse(frame)
         } catch {
-            inbox.append((nil, .failure(error)))
+            if syncSession != nil {
+                fail(error)
+            } else {
+                inbox.append((nil, .failure(error)))
+            }
+            return
         }
+        if let syncSession {
+            do throws(SettingsError) {
+                try syncSession.receive(json)
+            } catch {
+                fail(error)
+            }
+            return
+        }
+        if json["op"] == "hello", json["role"] == "replica", inboxStart == inbox.count {
+            startReplication(hello: json)
+            return
+        }
+        inbox.append(WireRequest.decode(json))
         if inbox.count - inboxStart > Self.inboxHighWater {
             isReading = false
             updateInterest()
         }
+    }
+
+    /// Turns this connection into a replica sync session (see `docs/SYNC.md`).
+    private func startReplication(hello: JSONValue) {
+        let session = SyncSession(
+            settings: context.settings, address: "incoming",
+            send: { [unowned self] message in
+                enqueue(message)
+                flush()
+            },
+            execute: { [loop] task in loop.execute(task) })
+        let id: Int64? = if case .integer(let id) = hello["id"] { id } else { nil }
+        do throws(SettingsError) {
+            let fields = try session.accept(hello: hello)
+            framer.maximumFrameBytes = max(framer.maximumFrameBytes, SyncSession.maximumFrameBytes)
+            syncSession = session
+            enqueue(WireMessage.success(id: id, fields))
+            context.logger.log(
+                .info, "replica \(session.peer?.description ?? "?") connected (pid \(peer.pid))")
+        } catch {
+            enqueue(WireMessage.failure(id: id, error))
+        }
+        flush()
     }
 
     private func process() {

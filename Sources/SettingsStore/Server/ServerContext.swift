@@ -32,8 +32,21 @@ final class ServerContext: Sendable {
             "database": settings.path.map { .string($0) } ?? .null,
             "socket": .string(configuration.socketPath),
             "pid": .integer(Int64(getpid())), "uptimeSeconds": .double(uptime),
-            "version": .string(SettingsdVersion.current),
+            "version": .string(SettingsdVersion.current), "digest": .string(settings.digest),
+            "peers": .array(settings.peers.map { Self.json(of: $0, localSequence: settings.sequence) }),
         ]
+    }
+
+    private static func json(of peer: PeerStatus, localSequence: Int64) -> JSONValue {
+        .object([
+            "replica": .string(peer.replica.description), "address": .string(peer.address),
+            "connected": .bool(peer.isConnected),
+            "lastContactMs": .integer(Int64(clamping: peer.lastContactMilliseconds)),
+            "pendingOut": .integer(peer.pendingOutgoing(localSequence: localSequence)),
+            "pendingIn": .integer(peer.pendingIncoming), "sentThrough": .integer(peer.sentThrough),
+            "acknowledgedThrough": .integer(peer.acknowledgedThrough),
+            "receivedThrough": .integer(peer.receivedThrough),
+        ])
     }
 }
 

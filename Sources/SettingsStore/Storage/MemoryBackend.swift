@@ -10,5 +10,5 @@ final class MemoryBackend: SettingsBackend {
         LoadedReplica(replicaID: replicaID, entries: [])
     }
 
-    func write(_ entries: [SettingEntry]) {}
+    func write(_ entries: [SettingEntry], cursor: PeerCursor?) {}
 }

@@ -5,6 +5,7 @@ final class SQLiteBackend: SettingsBackend {
     private let upsert: SQLiteStatement
     private let begin: SQLiteStatement
     private let commit: SQLiteStatement
+    private let saveCursor: SQLiteStatement
     private var lastReplica: (id: ReplicaID, bytes: [UInt8])?
 
     init(path: String, durability: Durability) throws(SettingsError) {
@@ -21,6 +22,12 @@ final class SQLiteBackend: SettingsBackend {
             """)
         begin = try connection.prepare("BEGIN IMMEDIATE")
         commit = try connection.prepare("COMMIT")
+        saveCursor = try connection.prepare(
+            """
+            INSERT INTO peers (replica, received_seq, last_contact_ms) VALUES (?1, ?2, ?3)
+            ON CONFLICT (replica) DO UPDATE SET
+                received_seq = excluded.received_seq, last_contact_ms = excluded.last_contact_ms
+            """)
     }
 
     func load() throws(SettingsError) -> LoadedReplica {
@@ -63,18 +70,20 @@ final class SQLiteBackend: SettingsBackend {
             entries.append(
                 SettingEntry(key: key, value: value, version: version, sequence: scan.int64(at: 4)))
         }
-        return LoadedReplica(replicaID: replicaID, entries: entries)
+        return LoadedReplica(replicaID: replicaID, entries: entries, peerCursors: try loadPeerCursors())
     }
 
-    func write(_ entries: [SettingEntry]) throws(SettingsError) {
-        guard entries.count > 1 else {
+    func write(_ entries: [SettingEntry], cursor: PeerCursor?) throws(SettingsError) {
+        guard entries.count + (cursor == nil ? 0 : 1) > 1 else {
             // A single statement commits on its own: no explicit transaction to pay for.
             if let entry = entries.first { try store(entry) }
+            if let cursor { try store(cursor) }
             return
         }
         try begin.run()
         do {
             for entry in entries { try store(entry) }
+            if let cursor { try store(cursor) }
             try commit.run()
         } catch {
             if connection.isInTransaction {
@@ -82,6 +91,22 @@ final class SQLiteBackend: SettingsBackend {
             }
             throw error
         }
+    }
+
+    private func store(_ cursor: PeerCursor) throws(SettingsError) {
+        try saveCursor.bind(replicaBytes(cursor.peer), at: 1)
+        try saveCursor.bind(cursor.receivedSequence, at: 2)
+        try saveCursor.bind(Int64(clamping: cursor.contactMilliseconds), at: 3)
+        try saveCursor.run()
+    }
+
+    private func loadPeerCursors() throws(SettingsError) -> [ReplicaID: Int64] {
+        let select = try connection.prepare("SELECT replica, received_seq FROM peers")
+        var cursors: [ReplicaID: Int64] = [:]
+        while try select.step() {
+            if let peer = ReplicaID(bytes: select.bytes(at: 0)) { cursors[peer] = select.int64(at: 1) }
+        }
+        return cursors
     }
 
     private func store(_ entry: SettingEntry) throws(SettingsError) {

@@ -7,9 +7,14 @@ struct ReplicaCache {
     private(set) var liveCount = 0
     /// Bytes of all live keys and their stored values, as counted by `maximumTotalBytes`.
     private(set) var totalBytes = 0
+    /// Every applied entry's sequence number and key, in sequence order; an element is current
+    /// while its key's entry still has that sequence number (older ones are skipped, and pruned
+    /// once they are most of the log). Catch-up reads it with a binary search.
+    private var sequenceLog: [(sequence: Int64, key: String)] = []
 
     init(entries: [SettingEntry]) {
         apply(entries)
+        sequenceLog.sort { $0.sequence < $1.sequence }
     }
 
     /// Replaces the entries of `batch`, growing the table once for the whole batch.
@@ -26,6 +31,10 @@ struct ReplicaCache {
     /// Replaces a key's entry, keeping the totals right.
     mutating func apply(_ entry: SettingEntry) {
         let previous = entries.updateValue(entry, forKey: entry.key)
+        sequenceLog.append((entry.sequence, entry.key))
+        if sequenceLog.count > 2 * entries.count + 1024 {
+            sequenceLog.removeAll { self.entries[$0.key]?.sequence != $0.sequence }
+        }
         if let old = previous?.value {
             liveCount -= 1
             totalBytes -= Self.footprint(key: entry.key, value: old)
@@ -51,5 +60,42 @@ struct ReplicaCache {
         entries.values.reduce((0, HybridTimestamp.zero)) { result, entry in
             (max(result.0, entry.sequence), max(result.1, entry.version.timestamp))
         }
+    }
+
+    /// The current entries with a sequence number above `sequence`, in sequence order, at most `limit`.
+    func entries(after sequence: Int64, limit: Int) -> [SettingEntry] {
+        var low = 0
+        var high = sequenceLog.count
+        while low < high {
+            let middle = (low + high) / 2
+            if sequenceLog[middle].sequence <= sequence { low = middle + 1 } else { high = middle }
+        }
+        var result: [SettingEntry] = []
+        for (entrySequence, key) in sequenceLog[low...] {
+            guard let entry = entries[key], entry.sequence == entrySequence else { continue }
+            result.append(entry)
+            if result.count == limit { break }
+        }
+        return result
+    }
+
+    /// An order-independent fingerprint of every entry (tombstones and versions included):
+    /// two replicas with equal digests hold the same state.
+    var digest: String {
+        var sum: UInt64 = 0
+        for entry in entries.values {
+            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+            func mix(_ bytes: some Sequence<UInt8>) {
+                for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+            }
+            mix(entry.key.utf8)
+            mix([0])
+            withUnsafeBytes(of: entry.version.timestamp.rawValue.littleEndian) { mix($0) }
+            mix(entry.version.replica.bytes)
+            mix(entry.value?.encoded() ?? [0xFF])
+            sum &+= hash
+        }
+        let text = String(sum, radix: 16)
+        return String(repeating: "0", count: 16 - text.count) + text
     }
 }

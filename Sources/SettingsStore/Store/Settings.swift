@@ -27,6 +27,7 @@ public final class Settings: Sendable {
     let writer: Mutex<SettingsWriter>
     let cache: Mutex<ReplicaCache>
     let observers = ObserverRegistry()
+    let peerRegistry = PeerRegistry()
 
     /// Opens (creating it and its folders if needed) the database at `path`.
     ///
@@ -72,7 +73,7 @@ public final class Settings: Sendable {
             SettingsWriter(
                 backend: backend, ownerLock: lock,
                 clock: HybridLogicalClock(last: highWater.timestamp, wallMilliseconds: configuration.clock),
-                lastSequence: highWater.sequence))
+                lastSequence: highWater.sequence, peerCursors: loaded.peerCursors))
     }
 
     /// A name for messages: the path, or `<memory>`.

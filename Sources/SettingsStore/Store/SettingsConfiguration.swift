@@ -16,6 +16,9 @@ public struct SettingsConfiguration: Sendable {
     /// another type (and returned the default), or an `@Setting` property set that the store
     /// refused. Defaults to nothing; hosts route it to their log.
     public var onError: (@Sendable (SettingsError) -> Void)?
+    /// How far ahead of the wall clock (milliseconds) a stamp received from a replica may move this
+    /// replica's clock; stamps further ahead are still applied unchanged (see `docs/SYNC.md`).
+    public var maximumClockSkew: UInt64 = 3_600_000
 
     /// Creates a configuration; every parameter has the default described on its property.
     public init(

@@ -7,6 +7,8 @@ struct SettingsWriter {
     var ownerLock: OwnerLock?
     var clock: HybridLogicalClock
     var lastSequence: Int64
+    /// Per peer, the last of its sequence numbers applied here (absent: never synced).
+    var peerCursors: [ReplicaID: Int64]
 
     /// Stamps `writes` with fresh versions and sequence numbers, persists them and returns them.
     /// Nothing is consumed (clock readings aside) when the backend fails.
@@ -21,7 +23,7 @@ struct SettingsWriter {
             sequence += 1
             return SettingEntry(key: write.key, value: write.value, version: version, sequence: sequence)
         }
-        try backend.write(records)
+        try backend.write(records, cursor: nil)
         lastSequence = sequence
         return records
     }

@@ -4,8 +4,9 @@
 /// A pure value: feed it bytes in any chunking (one byte at a time or many frames at once) and
 /// take complete frames out. A `\r` before the newline is dropped; empty lines are skipped.
 public struct LineFramer: Sendable {
-    /// The largest frame accepted, newline excluded.
-    public let maximumFrameBytes: Int
+    /// The largest frame accepted, newline excluded; a connection may raise it once it knows
+    /// its peer (replica connections carry larger batches).
+    public var maximumFrameBytes: Int
     private var buffer: [UInt8] = []
     /// Bytes at the front of `buffer` already handed out as frames.
     private var consumed = 0
