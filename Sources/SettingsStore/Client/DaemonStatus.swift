@@ -1,5 +1,5 @@
 /// What a daemon reports about itself (`status`).
-public struct DaemonStatus: Sendable, Equatable {
+public struct DaemonStatus: Sendable {
     /// The daemon's replica id.
     public let replica: ReplicaID
     /// Keys holding values.
@@ -20,6 +20,10 @@ public struct DaemonStatus: Sendable, Equatable {
     public let uptimeSeconds: Double
     /// The daemon's version.
     public let version: String
+    /// The fingerprint of the replica's content (equal on converged replicas).
+    public let digest: String?
+    /// The peers' ids, with whether each is connected now.
+    public let peers: [(replica: ReplicaID, isConnected: Bool)]
 
     /// Reads a `status` result.
     public init(fields: [String: JSONValue]) throws(SettingsError) {
@@ -41,5 +45,14 @@ public struct DaemonStatus: Sendable, Equatable {
         default: uptimeSeconds = 0
         }
         version = try fields.string("version")
+        digest = try fields.optionalString("digest")
+        var peers: [(replica: ReplicaID, isConnected: Bool)] = []
+        if case .array(let entries)? = fields.members["peers"] {
+            for entry in entries {
+                guard case .string(let id)? = entry["replica"], let replica = ReplicaID(id) else { continue }
+                peers.append((replica, entry["connected"] == .bool(true)))
+            }
+        }
+        self.peers = peers
     }
 }

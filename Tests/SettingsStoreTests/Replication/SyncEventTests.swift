@@ -1,0 +1,61 @@
+import Foundation
+import Testing
+
+@testable import SettingsStore
+
+@Suite("Replica sync: change events")
+struct SyncEventTests {
+    @Test("the first catch-up is announced as initialSync, later changes as replica, with the peer as origin")
+    func reasons() async throws {
+        let (a, b) = (Settings(inMemoryWith: .init()), Settings(inMemoryWith: .init()))
+        try a.set(1, forKey: "x")
+        try a.set(2, forKey: "y")
+        let recorder = EventRecorder()
+        let token = b.observe(.all, handler: recorder.handler)
+        let link = InProcessLink(a, b)
+        try await waitForConvergence([a, b])
+        try a.set(3, forKey: "x")
+        try await waitForConvergence([a, b])
+        #expect(recorder.reasons.first == .initialSync)
+        #expect(recorder.reasons.last == .replica)
+        #expect(recorder.all.allSatisfy { $0.origin == a.replicaID })
+        #expect(recorder.all.last?.changes.first?.value == 3)
+        link.disconnect()
+        _ = token
+    }
+
+    @Test("an incoming change over a local limit is not applied and is announced as quotaViolation")
+    func quotaViolation() async throws {
+        let a = Settings(inMemoryWith: .init())
+        let limited = Settings(inMemoryWith: .init(limits: .iCloud))
+        // Fine on a desktop, too long for iCloud's limits.
+        try a.set(1, forKey: String(repeating: "k", count: 65))
+        try a.set(2, forKey: "short")
+        let recorder = EventRecorder()
+        let token = limited.observe(.all, handler: recorder.handler)
+        let link = InProcessLink(a, limited)
+        try await waitUntil {
+            limited.value(forKey: "short") == 2 && recorder.reasons.contains(.quotaViolation)
+        }
+        #expect(limited.keys() == ["short"])
+        let violation = try #require(recorder.all.first { $0.reason == .quotaViolation })
+        #expect(violation.keys == [String(repeating: "k", count: 65)])
+        link.disconnect()
+        _ = token
+    }
+
+    @Test("@Setting owners fire for changes that arrive from a replica")
+    func ownersHearRemoteChanges() async throws {
+        let (a, b) = (Settings(inMemoryWith: .init()), Settings(inMemoryWith: .init()))
+        let model = DisplayModel(store: b)
+        _ = model.brightness
+        let fired = Counter()
+        let token = model.objectWillChange.sink { fired.increment() }
+        let link = InProcessLink(a, b)
+        try a.set(0.25, for: .brightness)
+        try await waitUntil { fired.value == 1 }
+        #expect(model.brightness == 0.25)
+        link.disconnect()
+        _ = token
+    }
+}

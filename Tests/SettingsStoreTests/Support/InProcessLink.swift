@@ -1,0 +1,87 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+@testable import SettingsStore
+
+/// Two replicas joined by an in-process connection: the real sync sessions, with frames passed
+/// through serial queues instead of a socket (and through JSON text, as on the wire).
+final class InProcessLink: Sendable {
+    private let sessions: Mutex<(a: SyncSession?, b: SyncSession?)> = Mutex((nil, nil))
+    private let queueA = DispatchQueue(label: "link.a")
+    private let queueB = DispatchQueue(label: "link.b")
+    private let isUp = Atomic<Bool>(true)
+    /// Entries carried from A to B and from B to A.
+    let carriedToB = Atomic<Int>(0)
+    let carriedToA = Atomic<Int>(0)
+
+    init(_ a: Settings, _ b: Settings) {
+        let sessionA = SyncSession(
+            settings: a, address: "in-process",
+            send: { [weak self] message in self?.deliver(message, toB: true) },
+            execute: { [queueA] task in queueA.async(execute: task) })
+        let sessionB = SyncSession(
+            settings: b, address: "in-process",
+            send: { [weak self] message in self?.deliver(message, toB: false) },
+            execute: { [queueB] task in queueB.async(execute: task) })
+        sessions.withLock { $0 = (sessionA, sessionB) }
+        queueA.async { [self] in
+            let hello = Self.roundTrip(sessionA.hello())
+            queueB.async { [self] in
+                do {
+                    let fields = try sessionB.accept(hello: hello)
+                    let response = Self.roundTrip(WireMessage.success(id: 0, fields))
+                    // A failure here shows as replicas that never converge.
+                    queueA.async { try? sessionA.accept(response: response) }
+                } catch {
+                    disconnect()
+                }
+            }
+        }
+    }
+
+    /// Cuts the connection: both sessions close and frames in flight are dropped.
+    func disconnect() {
+        isUp.store(false, ordering: .releasing)
+        let (a, b) = sessions.withLock { $0 }
+        queueA.sync { a?.close() }
+        queueB.sync { b?.close() }
+    }
+
+    private func deliver(_ message: JSONValue, toB: Bool) {
+        guard isUp.load(ordering: .acquiring) else { return }
+        let frame = Self.roundTrip(message)
+        if case .array(let entries)? = frame["entries"] {
+            if toB {
+                carriedToB.add(entries.count, ordering: .relaxed)
+            } else {
+                carriedToA.add(entries.count, ordering: .relaxed)
+            }
+        }
+        let target = sessions.withLock { toB ? $0.b : $0.a }
+        (toB ? queueB : queueA).async { [self] in
+            guard isUp.load(ordering: .acquiring) else { return }
+            do {
+                try target?.receive(frame)
+            } catch {
+                disconnect()
+            }
+        }
+    }
+
+    /// Serializes and parses a frame, as a socket would carry it.
+    private static func roundTrip(_ message: JSONValue) -> JSONValue {
+        (try? JSONValue.parse(message.serialized())) ?? .null
+    }
+}
+
+/// Waits until every store has the same digest.
+func waitForConvergence(_ stores: [Settings], timeout: Double = 20) async throws {
+    let deadline = Date().addingTimeInterval(timeout)
+    while Set(stores.map(\.digest)).count > 1 {
+        guard Date() < deadline else {
+            throw SettingsError(.timeout, "replicas did not converge: \(stores.map(\.digest))")
+        }
+        try await Task.sleep(for: .milliseconds(5))
+    }
+}
