@@ -11,6 +11,8 @@ struct ReplicaCache {
     /// while its key's entry still has that sequence number (older ones are skipped, and pruned
     /// once they are most of the log). Catch-up reads it with a binary search.
     private var sequenceLog: [(sequence: Int64, key: String)] = []
+    /// The sum of every entry's fingerprint, kept up to date on each apply (see `digest`).
+    private var fingerprintSum: UInt64 = 0
 
     init(entries: [SettingEntry]) {
         apply(entries)
@@ -31,6 +33,8 @@ struct ReplicaCache {
     /// Replaces a key's entry, keeping the totals right.
     mutating func apply(_ entry: SettingEntry) {
         let previous = entries.updateValue(entry, forKey: entry.key)
+        if let previous { fingerprintSum &-= Fingerprint.of(previous) }
+        fingerprintSum &+= Fingerprint.of(entry)
         sequenceLog.append((entry.sequence, entry.key))
         if sequenceLog.count > 2 * entries.count + 1024 {
             sequenceLog.removeAll { self.entries[$0.key]?.sequence != $0.sequence }
@@ -80,22 +84,9 @@ struct ReplicaCache {
     }
 
     /// An order-independent fingerprint of every entry (tombstones and versions included):
-    /// two replicas with equal digests hold the same state.
+    /// two replicas with equal digests hold the same state. Kept up to date incrementally.
     var digest: String {
-        var sum: UInt64 = 0
-        for entry in entries.values {
-            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-            func mix(_ bytes: some Sequence<UInt8>) {
-                for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-            }
-            mix(entry.key.utf8)
-            mix([0])
-            withUnsafeBytes(of: entry.version.timestamp.rawValue.littleEndian) { mix($0) }
-            mix(entry.version.replica.bytes)
-            mix(entry.value?.encoded() ?? [0xFF])
-            sum &+= hash
-        }
-        let text = String(sum, radix: 16)
+        let text = String(fingerprintSum, radix: 16)
         return String(repeating: "0", count: 16 - text.count) + text
     }
 }
