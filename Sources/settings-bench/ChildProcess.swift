@@ -40,12 +40,12 @@ final class BenchDaemon {
     let process = Process()
     let socket: String
 
-    init(binary: String, scratch: Scratch) throws {
+    init(binary: String, scratch: Scratch, name: String = "daemon", arguments: [String] = []) throws {
         socket = "/tmp/sdb-\(UUID().uuidString.prefix(8)).sock"
         process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = [
-            "run", "--db", scratch.file("daemon.sqlite"), "--socket", socket, "--log-level", "error",
-        ]
+        process.arguments =
+            ["run", "--db", scratch.file("\(name).sqlite"), "--socket", socket, "--log-level", "error"]
+            + arguments
         let output = Pipe()
         process.standardOutput = output
         try process.run()

@@ -12,6 +12,8 @@ let usage = """
       daemon    the CLI as a whole process beside sqlite3 (and dconf), round trips, 32 durable
                 writers, set-to-watch latency; uses the settingsd next to this binary
                 (build with: swift build -c release --static-swift-stdlib)
+      sync      initial sync between two daemons, set-to-remote-watch latency, catch-up of
+                100 changes on a large replica (uses the settingsd next to this binary)
     """
 
 switch arguments.first {
@@ -20,12 +22,18 @@ case "store":
 case "observe":
     ObserveBenchmark(quick: arguments.contains("--quick")).run()
 case "daemon":
-    let binary = CommandLine.arguments[0].split(separator: "/").dropLast().joined(separator: "/")
-    let sibling = (CommandLine.arguments[0].hasPrefix("/") ? "/" : "") + binary + "/settingsd"
-    DaemonBenchmark(quick: arguments.contains("--quick"), binary: sibling).run()
+    DaemonBenchmark(quick: arguments.contains("--quick"), binary: siblingSettingsd()).run()
+case "sync":
+    SyncBenchmark(quick: arguments.contains("--quick"), binary: siblingSettingsd()).run()
 case "-h", "--help", "help":
     print(usage)
 default:
     FileHandle.standardError.write(Data("Error: unknown or missing suite\n\(usage)\n".utf8))
     exit(64)
+}
+
+/// The `settingsd` built next to this benchmark.
+func siblingSettingsd() -> String {
+    let folder = CommandLine.arguments[0].split(separator: "/").dropLast().joined(separator: "/")
+    return (CommandLine.arguments[0].hasPrefix("/") ? "/" : "") + folder + "/settingsd"
 }

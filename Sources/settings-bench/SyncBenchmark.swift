@@ -1,0 +1,127 @@
+import Foundation
+import SettingsStore
+
+/// `settings-bench sync`: initial sync between two daemons, set-to-remote-watch latency, and
+/// catch-up after a reconnect on a large replica.
+struct SyncBenchmark {
+    let quick: Bool
+    let binary: String
+
+    func run() {
+        let scratch = Scratch()
+        defer { scratch.cleanUp() }
+        do {
+            var report = Report(title: "sync")
+            let a = try BenchDaemon(binary: binary, scratch: scratch, name: "a")
+            let keys = quick ? 20_000 : 100_000
+            progress("loading \(keys) keys into daemon A")
+            try load(keys, into: a)
+            progress("starting daemon B with --peer A")
+            let clock = ContinuousClock()
+            let start = clock.now
+            let b = try BenchDaemon(
+                binary: binary, scratch: scratch, name: "b", arguments: ["--peer", a.socket])
+            try waitForEqualDigests(a.socket, b.socket)
+            report.value(
+                "initial sync, \(keys / 1000)k keys, two daemons",
+                String(format: "%.2f s", (clock.now - start).seconds), target: "< 2 s (100k)")
+            progress("measuring set-to-remote-watch latency")
+            try remoteWatchLatency(into: &report, from: a, to: b)
+            try catchUp(into: &report, daemon: b, scratch: scratch)
+            report.print()
+        } catch {
+            FileHandle.standardError.write(Data("Error: \(error)\n".utf8))
+            exit(1)
+        }
+    }
+
+    private func load(_ count: Int, into daemon: BenchDaemon) throws {
+        let client = try BlockingClient(socketPath: daemon.socket, timeout: 120)
+        for chunk in stride(from: 0, to: count, by: 10_000) {
+            let changes = (chunk..<min(chunk + 10_000, count)).map {
+                WireRequest.KeyWrite(key: "sync.key.\($0)", value: .integer(Int64($0)))
+            }
+            try client.request(.setMany(changes: changes))
+        }
+    }
+
+    private func digest(_ socket: String) throws -> String? {
+        try DaemonStatus(fields: BlockingClient(socketPath: socket).request(.status)).digest
+    }
+
+    private func waitForEqualDigests(_ first: String, _ second: String, timeout: Double = 300) throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        while try digest(first) != digest(second) {
+            guard Date() < deadline else { throw SettingsError(.timeout, "daemons did not converge") }
+            usleep(2_000)
+        }
+    }
+
+    private func remoteWatchLatency(into report: inout Report, from a: BenchDaemon, to b: BenchDaemon) throws
+    {
+        let watcher = try BlockingClient(socketPath: b.socket, timeout: 10)
+        try watcher.request(.watch(filter: .keys(["sync.latency"])))
+        let setter = try BlockingClient(socketPath: a.socket)
+        let count = quick ? 300 : 3_000
+        var latencies: [Double] = []
+        for _ in 0..<count {
+            let clock = ContinuousClock()
+            let sent = clock.now
+            try setter.request(.set(key: "sync.latency", value: .integer(Int64(latencies.count))))
+            _ = try watcher.nextEvent()
+            latencies.append((clock.now - sent).seconds)
+        }
+        latencies.sort()
+        report.value(
+            "set on A -> watch event on B",
+            String(
+                format: "p50 %.2f ms, p99 %.2f ms", latencies[count / 2] * 1e3,
+                latencies[count * 99 / 100] * 1e3),
+            target: "< 2 ms / < 10 ms")
+    }
+
+    private func catchUp(into report: inout Report, daemon: BenchDaemon, scratch: Scratch) throws {
+        let size = quick ? 100_000 : 1_000_000
+        progress("building a \(size)-key embedded replica and syncing it to daemon B")
+        let store = try Settings(path: scratch.file("embedded.sqlite"))
+        try store.transaction { transaction in
+            for index in 0..<size { try transaction.set(index, forKey: "big.\(index)") }
+        }
+        let first = store.sync(with: daemon.socket)
+        try waitForDigest(of: store, at: daemon.socket, timeout: 600)
+        // Like `settingsd sync --wait`: the daemon has acknowledged everything this replica has.
+        while !store.peers.contains(where: { $0.acknowledgedThrough >= store.sequence }) { usleep(500) }
+        first.stop()
+        progress("reconnecting after 100 changes")
+        while try DaemonStatus(fields: BlockingClient(socketPath: daemon.socket).request(.status)).peers
+            .contains(where: {
+                $0.isConnected && $0.replica == store.replicaID
+            })
+        { usleep(1_000) }
+        try store.transaction { transaction in
+            for index in 0..<100 { try transaction.set(-index, forKey: "big.\(index * 997)") }
+        }
+        let clock = ContinuousClock()
+        let start = clock.now
+        let second = store.sync(with: daemon.socket)
+        try waitForDigest(of: store, at: daemon.socket, timeout: 60)
+        let elapsed = (clock.now - start).seconds
+        second.stop()
+        report.value(
+            "catch-up of 100 changes on a \(size / 1000)k-key replica",
+            String(format: "%.1f ms", elapsed * 1e3),
+            target: "< 100 ms")
+    }
+
+    private func waitForDigest(of store: Settings, at socket: String, timeout: Double) throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        while try digest(socket) != store.digest {
+            guard Date() < deadline else { throw SettingsError(.timeout, "the daemon did not catch up") }
+            usleep(500)
+        }
+    }
+
+    private func progress(_ message: String) {
+        FileHandle.standardError.write(Data("sync: \(message)\n".utf8))
+    }
+}
