@@ -160,10 +160,36 @@ enum ClientCommands {
             Output.line(JSONValue.object(result).serialized())
             return 0
         }
+        let peers = result.removeValue(forKey: "peers")
         for (name, value) in result.sorted(by: { $0.key < $1.key }) {
             let text = if case .string(let string) = value { string } else { value.serialized() }
             Output.line("\(name): \(text)")
         }
+        guard case .array(let entries)? = peers, !entries.isEmpty else {
+            Output.line("peers: none")
+            return 0
+        }
+        let now = Int64(SettingsConfiguration.systemClock())
+        for peer in entries {
+            let state = peer["connected"] == .bool(true) ? "connected" : "disconnected"
+            let contact =
+                if case .integer(let milliseconds)? = peer["lastContactMs"], milliseconds > 0 {
+                    String(Double(now - milliseconds) / 1000) + " s ago"
+                } else {
+                    "never"
+                }
+            Output.line(
+                "peer \(text(peer["replica"])) (\(text(peer["address"]))): \(state), last contact \(contact), "
+                    + "\(text(peer["pendingOut"])) change(s) to send, \(text(peer["pendingIn"])) to receive")
+        }
         return 0
+    }
+
+    private static func text(_ value: JSONValue?) -> String {
+        switch value {
+        case .string(let string)?: string
+        case let other?: other.serialized()
+        case nil: "?"
+        }
     }
 }
