@@ -31,13 +31,14 @@ final class SQLiteBackend: SettingsBackend {
     }
 
     func load() throws(SettingsError) -> LoadedReplica {
-        let replicaID = try loadOrCreateReplicaID()
+        // Everything is read before anything is written: a damaged file fails here untouched.
+        let existingID = try storedReplicaID()
         let scan = try connection.prepare("SELECT key, value, hlc, replica, seq FROM entries")
         var entries: [SettingEntry] = []
         if let count = try connection.scalar("SELECT count(*) FROM entries") {
             entries.reserveCapacity(Int(count))
         }
-        var lastReplica = replicaID
+        var lastReplica = existingID ?? ReplicaID.random()
         while try scan.step() {
             let key = scan.string(at: 0)
             let value: SettingValue?
@@ -70,7 +71,14 @@ final class SQLiteBackend: SettingsBackend {
             entries.append(
                 SettingEntry(key: key, value: value, version: version, sequence: scan.int64(at: 4)))
         }
-        return LoadedReplica(replicaID: replicaID, entries: entries, peerCursors: try loadPeerCursors())
+        let peerCursors = try loadPeerCursors()
+        let replicaID: ReplicaID
+        if let existingID {
+            replicaID = existingID
+        } else {
+            replicaID = try createReplicaID()
+        }
+        return LoadedReplica(replicaID: replicaID, entries: entries, peerCursors: peerCursors)
     }
 
     func write(_ entries: [SettingEntry], cursor: PeerCursor?) throws(SettingsError) {
@@ -130,16 +138,17 @@ final class SQLiteBackend: SettingsBackend {
         return bytes
     }
 
-    private func loadOrCreateReplicaID() throws(SettingsError) -> ReplicaID {
+    private func storedReplicaID() throws(SettingsError) -> ReplicaID? {
         let select = try connection.prepare("SELECT value FROM meta WHERE name = 'replica_id'")
-        if try select.step() {
-            guard let id = ReplicaID(bytes: select.bytes(at: 0)) else {
-                throw SettingsError(
-                    .corruptDatabase, "'\(connection.path)' has a malformed replica id",
-                    path: connection.path)
-            }
-            return id
+        guard try select.step() else { return nil }
+        guard let id = ReplicaID(bytes: select.bytes(at: 0)) else {
+            throw SettingsError(
+                .corruptDatabase, "'\(connection.path)' has a malformed replica id", path: connection.path)
         }
+        return id
+    }
+
+    private func createReplicaID() throws(SettingsError) -> ReplicaID {
         let id = ReplicaID.random()
         let insert = try connection.prepare("INSERT INTO meta (name, value) VALUES ('replica_id', ?1)")
         try insert.bind(id.bytes, at: 1)
