@@ -15,8 +15,9 @@ struct DaemonBenchmark {
             let daemon = try BenchDaemon(binary: binary, scratch: scratch)
             print("settingsd binary: \(binary) (\(Self.linkage(of: binary)))")
             var report = Report(title: "daemon")
-            try processWallTime(into: &report, daemon: daemon, scratch: scratch)
-            try roundTrips(into: &report, daemon: daemon)
+            let redis = RedisPeer(scratch: scratch)
+            try processWallTime(into: &report, daemon: daemon, scratch: scratch, redis: redis)
+            try roundTrips(into: &report, daemon: daemon, redis: redis)
             try concurrentWriters(into: &report, daemon: daemon, scratch: scratch)
             try watchLatency(into: &report, daemon: daemon)
             report.print()
@@ -26,7 +27,11 @@ struct DaemonBenchmark {
         }
     }
 
-    private func processWallTime(into report: inout Report, daemon: BenchDaemon, scratch: Scratch) throws {
+    private func processWallTime(
+        into report: inout Report, daemon: BenchDaemon, scratch: Scratch, redis: RedisPeer?
+    )
+        throws
+    {
         try BlockingClient(socketPath: daemon.socket).request(.set(key: "bench.key", value: "value"))
         let database = scratch.file("cli.sqlite")
         guard let sqlite = ChildProcess.which("sqlite3") else {
@@ -53,27 +58,71 @@ struct DaemonBenchmark {
         report.time(
             "settingsd get (whole process)", ours: median(oursTimes), peer: median(peerTimes),
             peerName: "sqlite3 CLI", target: "<= 2x")
-        if let dconf = ChildProcess.which("dconf") {
+        if let dconf = ChildProcess.which("dconf"), Self.prepareDconf(scratch: scratch) {
             let dconfTimes = ChildProcess.wallTimes([dconf, "read", "/bench/key"], count: count)
             report.time(
                 "settingsd get (whole process)", ours: median(oursTimes), peer: median(dconfTimes),
                 peerName: "dconf read", target: "reported")
         }
+        if let redis {
+            redisProcessTime(into: &report, oursMedian: median(oursTimes), redis: redis, count: count)
+        }
     }
 
-    private func roundTrips(into report: inout Report, daemon: BenchDaemon) throws {
+    /// A dconf database holding /bench/key, read without D-Bus through $XDG_CONFIG_HOME.
+    private static func prepareDconf(scratch: Scratch) -> Bool {
+        let keyfiles = scratch.file("dconf-keyfiles")
+        try? FileManager.default.createDirectory(atPath: keyfiles, withIntermediateDirectories: true)
+        try? FileManager.default.createDirectory(
+            atPath: scratch.file("config/dconf"), withIntermediateDirectories: true)
+        try? "[bench]\nkey='value'\n".write(toFile: keyfiles + "/bench", atomically: true, encoding: .utf8)
+        guard let dconf = ChildProcess.which("dconf"),
+            ChildProcess.run([dconf, "compile", scratch.file("config/dconf/user"), keyfiles]) == 0
+        else { return false }
+        setenv("XDG_CONFIG_HOME", scratch.file("config"), 1)
+        return true
+    }
+
+    private func redisProcessTime(into report: inout Report, oursMedian: Double, redis: RedisPeer, count: Int)
+    {
+        guard let cli = ChildProcess.which("redis-cli") else { return }
+        ChildProcess.run([cli, "-s", redis.socket, "SET", "bench.key", "value"])
+        let times = ChildProcess.wallTimes([cli, "-s", redis.socket, "GET", "bench.key"], count: count)
+        report.time(
+            "settingsd get (whole process)", ours: oursMedian, peer: median(times), peerName: "redis-cli GET",
+            target: "reported")
+    }
+
+    private func roundTrips(into report: inout Report, daemon: BenchDaemon, redis: RedisPeer?) throws {
         let client = try BlockingClient(socketPath: daemon.socket)
         let count = quick ? 5_000 : 50_000
-        let single = try measureRate(count) { _ in _ = try client.request(.get(key: "bench.key")) }
-        report.value("get round trips, one connection", Report.format(rate: single), target: ">= 15 k/s")
         let batch = 1_000
         let requests = [WireRequest](repeating: .get(key: "bench.key"), count: batch)
+        let single = try measureRate(count) { _ in _ = try client.request(.get(key: "bench.key")) }
         let pipelined =
             try Double(count * 4)
             / measureSeconds {
                 for _ in 0..<(count * 4 / batch) { _ = try client.pipeline(requests) }
             }
-        report.value("get, pipelined 1000 deep", Report.format(rate: pipelined), target: ">= 100 k/s")
+        guard let redis, let connection = try? RedisPeer.Connection(path: redis.socket) else {
+            report.value("get round trips, one connection", Report.format(rate: single), target: ">= 15 k/s")
+            report.value("get, pipelined 1000 deep", Report.format(rate: pipelined), target: ">= 100 k/s")
+            return
+        }
+        let get = RedisPeer.Connection.command(["GET", "bench.key"])
+        connection.send(RedisPeer.Connection.command(["SET", "bench.key", "value"]))
+        let redisSingle = measureRate(count) { _ in connection.send(get) }
+        let redisPipelined =
+            Double(count * 4)
+            / measureSeconds {
+                for _ in 0..<(count * 4 / batch) { connection.send(get, times: batch) }
+            }
+        report.rate(
+            "get round trips, one connection", ours: single, peer: redisSingle, peerName: "Redis GET",
+            target: ">= 15 k/s")
+        report.rate(
+            "get, pipelined 1000 deep", ours: pipelined, peer: redisPipelined, peerName: "Redis GET",
+            target: ">= 100 k/s")
     }
 
     private func concurrentWriters(into report: inout Report, daemon: BenchDaemon, scratch: Scratch) throws {

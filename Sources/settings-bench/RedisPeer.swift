@@ -1,0 +1,93 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A Redis server from Debian on a scratch Unix socket, and a minimal RESP client: the peer for
+/// round trips and for a CLI read as a whole process.
+final class RedisPeer {
+    let socket: String
+    private let process = Process()
+
+    /// Starts `redis-server` if installed (in memory, no persistence), or returns nil.
+    init?(scratch: Scratch) {
+        guard let server = ChildProcess.which("redis-server") else { return nil }
+        socket = scratch.file("redis.sock")
+        process.executableURL = URL(fileURLWithPath: server)
+        process.arguments = ["--port", "0", "--unixsocket", socket, "--save", "", "--appendonly", "no"]
+        process.standardOutput = FileHandle.nullDevice
+        do { try process.run() } catch { return nil }
+        for _ in 0..<200 where access(socket, F_OK) != 0 { usleep(10_000) }
+    }
+
+    deinit {
+        process.terminate()
+        process.waitUntilExit()
+    }
+
+    /// A blocking connection speaking RESP.
+    final class Connection {
+        private let fd: Int32
+        private var buffer: [UInt8] = []
+
+        init(path: String) throws {
+            fd = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_un()
+            address.sun_family = sa_family_t(AF_UNIX)
+            withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: path.utf8.prefix(107)) }
+            let result = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+                }
+            }
+            guard result == 0 else { throw CocoaError(.fileNoSuchFile) }
+        }
+
+        deinit { close(fd) }
+
+        static func command(_ parts: [String]) -> [UInt8] {
+            Array(("*\(parts.count)\r\n" + parts.map { "$\($0.utf8.count)\r\n\($0)\r\n" }.joined()).utf8)
+        }
+
+        /// Sends `count` copies of a command at once and reads all the replies.
+        func send(_ command: [UInt8], times count: Int = 1) {
+            let bytes = Array([[UInt8]](repeating: command, count: count).joined())
+            _ = bytes.withUnsafeBytes { Foundation.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            for _ in 0..<count { readReply() }
+        }
+
+        private func readReply() {
+            let line = readLine()
+            guard line.first == UInt8(ascii: "$"),
+                let length = Int(String(decoding: line.dropFirst(), as: UTF8.self)),
+                length >= 0
+            else { return }
+            fill(length + 2)
+            buffer.removeFirst(length + 2)
+        }
+
+        private func readLine() -> [UInt8] {
+            while true {
+                if let end = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                    let line = Array(buffer[..<end].dropLast())
+                    buffer.removeFirst(end + 1)
+                    return line
+                }
+                guard receive() else { return [] }
+            }
+        }
+
+        private func fill(_ count: Int) {
+            while buffer.count < count, receive() {}
+        }
+
+        private func receive() -> Bool {
+            var chunk = [UInt8](repeating: 0, count: 65_536)
+            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            guard count > 0 else { return false }
+            buffer += chunk[0..<count]
+            return true
+        }
+    }
+}
