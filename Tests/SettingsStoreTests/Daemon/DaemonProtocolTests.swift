@@ -122,8 +122,15 @@ struct DaemonProtocolTests {
         let daemon = try DaemonProcess(directory)
         // Let the file permission through, so the daemon's own uid check is what refuses.
         chmod(daemon.socket, 0o666)
+        // A copy of the CLI that `nobody` can run wherever the build folder is.
+        let folder = "/tmp/sdt-bin-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try FileManager.default.copyItem(atPath: SettingsdBinary.path, toPath: folder + "/settingsd")
+        chmod(folder, 0o755)
+        chmod(folder + "/settingsd", 0o755)
         let result = DaemonProcess.run(
-            ["/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", SettingsdBinary.path]
+            ["/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", folder + "/settingsd"]
                 + ["get", "k", "--socket", daemon.socket], through: "/usr/bin/env")
         #expect(result.status == 1)
         #expect(result.error.contains("uid 65534 may not use this settingsd"))
