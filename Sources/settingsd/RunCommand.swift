@@ -48,11 +48,9 @@ struct RunCommand {
             settings: settings,
             configuration: ServerConfiguration(
                 socketPath: socket, maximumFrameBytes: maximumFrame, allowedUIDs: allowed, logger: logger))
-        try server.start()
         let links = arguments.allValues("--peer").map { settings.sync(with: $0, logger: logger) }
-        Output.line(
-            "settingsd \(SettingsdVersion.current) listening on \(socket) (database \(database), replica \(settings.replicaID))"
-        )
+        // Handlers go in before the socket exists: a SIGTERM sent as soon as a client can connect
+        // must already stop the daemon cleanly.
         let signals = SignalHandlers.install { signal in
             logger.log(.info, "received \(signal == SIGTERM ? "SIGTERM" : "SIGINT"), stopping")
             for link in links { link.stop() }
@@ -60,6 +58,10 @@ struct RunCommand {
             settings.close()
             exit(0)
         }
+        try server.start()
+        Output.line(
+            "settingsd \(SettingsdVersion.current) listening on \(socket) (database \(database), replica \(settings.replicaID))"
+        )
         Self.serveForever(keeping: signals)
     }
 

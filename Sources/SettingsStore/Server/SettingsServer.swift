@@ -20,6 +20,8 @@ public final class SettingsServer: Sendable {
     private let context: ServerContext
     private let loop: PollLoop
     private let finished = DispatchSemaphore(value: 0)
+    /// Set once `start()` has the loop running; `stop()` does its work once, and only then.
+    private let isRunning = Atomic<Bool>(false)
     /// Loop-thread state: the listener and the connections.
     private let table: LoopTable
 
@@ -53,12 +55,14 @@ public final class SettingsServer: Sendable {
             loop.register(listener, interest: .read) { [unowned self] _ in acceptPending(listener) }
         }
         try loop.runOnNewThread { [finished] in finished.signal() }
+        isRunning.store(true, ordering: .releasing)
         context.logger.log(.info, "listening on \(path)")
     }
 
     /// Stops accepting, removes the socket, lets in-flight requests finish (at most `timeout`
     /// seconds), then closes every connection. The store stays open: close it after.
     public func stop(timeout: Double = 2) {
+        guard isRunning.exchange(false, ordering: .acquiringAndReleasing) else { return }
         loop.execute { [self] in
             guard let listener = table.listener else { return }
             table.listener = nil

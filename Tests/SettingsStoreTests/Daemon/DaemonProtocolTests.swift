@@ -130,7 +130,10 @@ struct DaemonProtocolTests {
         chmod(folder, 0o755)
         chmod(folder + "/settingsd", 0o755)
         let result = DaemonProcess.run(
-            ["/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", folder + "/settingsd"]
+            [
+                "/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
+                folder + "/settingsd",
+            ]
                 + ["get", "k", "--socket", daemon.socket], through: "/usr/bin/env")
         #expect(result.status == 1)
         #expect(result.error.contains("uid 65534 may not use this settingsd"))

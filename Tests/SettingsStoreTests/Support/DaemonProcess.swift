@@ -45,6 +45,10 @@ final class DaemonProcess {
     deinit {
         if process.isRunning {
             process.terminate()
+            // A daemon that does not stop on SIGTERM fails its own tests; it must not hang the run.
+            let deadline = Date().addingTimeInterval(10)
+            while process.isRunning, Date() < deadline { usleep(10_000) }
+            if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }
             process.waitUntilExit()
         }
         unlink(socket)
