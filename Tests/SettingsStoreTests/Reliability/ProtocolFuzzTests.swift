@@ -91,69 +91,73 @@ struct FrameFuzzer {
     }
 }
 
-@Suite("Protocol fuzzing against a live daemon")
-struct ProtocolFuzzTests {
-    let directory = TemporaryDirectory()
+extension Reliability {
+    @Suite("Protocol fuzzing against a live daemon")
+    struct ProtocolFuzzTests {
+        let directory = TemporaryDirectory()
 
-    @Test(
-        "100,000 hostile frames leave the daemon alive, a well-behaved client unharmed and the data unchanged"
-    )
-    func fuzz() async throws {
-        let seed = SeededGenerator.seed
-        let frames = SuiteScale.pick(ci: 100_000, full: 1_000_000)
-        let daemon = try DaemonProcess(directory)
-        let setup = try daemon.client()
-        for index in 0..<20 { try setup.request(.set(key: "canary.\(index)", value: .integer(Int64(index)))) }
-        let before = try setup.request(.export)["document"]
+        @Test(
+            "100,000 hostile frames leave the daemon alive, a well-behaved client unharmed and the data unchanged"
+        )
+        func fuzz() async throws {
+            let seed = SeededGenerator.seed
+            let frames = SuiteScale.pick(ci: 100_000, full: 1_000_000)
+            let daemon = try DaemonProcess(directory)
+            let setup = try daemon.client()
+            for index in 0..<20 {
+                try setup.request(.set(key: "canary.\(index)", value: .integer(Int64(index))))
+            }
+            let before = try setup.request(.export)["document"]
 
-        let goodErrors = Mutex<[String]>([])
-        let stop = Atomic<Bool>(false)
-        let good = ThreadGroup()
-        let socket = daemon.socket
-        good.run {
-            do {
-                let client = try BlockingClient(socketPath: socket, timeout: 10)
-                var round: Int64 = 0
-                while !stop.load(ordering: .relaxed) {
-                    round += 1
-                    try client.request(.set(key: "good.key", value: .integer(round)))
-                    guard try client.request(.get(key: "good.key"))["value"] == .integer(round) else {
-                        goodErrors.withLock { $0.append("read back a wrong value in round \(round)") }
-                        return
+            let goodErrors = Mutex<[String]>([])
+            let stop = Atomic<Bool>(false)
+            let good = ThreadGroup()
+            let socket = daemon.socket
+            good.run {
+                do {
+                    let client = try BlockingClient(socketPath: socket, timeout: 10)
+                    var round: Int64 = 0
+                    while !stop.load(ordering: .relaxed) {
+                        round += 1
+                        try client.request(.set(key: "good.key", value: .integer(round)))
+                        guard try client.request(.get(key: "good.key"))["value"] == .integer(round) else {
+                            goodErrors.withLock { $0.append("read back a wrong value in round \(round)") }
+                            return
+                        }
                     }
+                } catch {
+                    goodErrors.withLock { $0.append("\(error)") }
                 }
-            } catch {
-                goodErrors.withLock { $0.append("\(error)") }
             }
-        }
 
-        var fuzzer = FrameFuzzer(generator: SeededGenerator(seed: seed))
-        var connection = try RawSocket(path: socket)
-        var reconnects = 0
-        var pending: [UInt8] = []
-        for _ in 0..<frames {
-            pending += fuzzer.frame()
-            if pending.count < 64 * 1024 { continue }
-            if !connection.send(pending) || connection.isClosedByPeer {
-                connection = try RawSocket(path: socket)
-                reconnects += 1
+            var fuzzer = FrameFuzzer(generator: SeededGenerator(seed: seed))
+            var connection = try RawSocket(path: socket)
+            var reconnects = 0
+            var pending: [UInt8] = []
+            for _ in 0..<frames {
+                pending += fuzzer.frame()
+                if pending.count < 64 * 1024 { continue }
+                if !connection.send(pending) || connection.isClosedByPeer {
+                    connection = try RawSocket(path: socket)
+                    reconnects += 1
+                }
+                pending.removeAll(keepingCapacity: true)
             }
-            pending.removeAll(keepingCapacity: true)
-        }
-        connection.send(pending)
-        stop.store(true, ordering: .relaxed)
-        await good.wait()
+            connection.send(pending)
+            stop.store(true, ordering: .relaxed)
+            await good.wait()
 
-        let after = try daemon.client()
-        var document = try after.request(.export)["document"]
-        if case .object(var members)? = document, case .object(var values)? = members["values"] {
-            values["good.key"] = nil
-            members["values"] = .object(values)
-            document = .object(members)
+            let after = try daemon.client()
+            var document = try after.request(.export)["document"]
+            if case .object(var members)? = document, case .object(var values)? = members["values"] {
+                values["good.key"] = nil
+                members["values"] = .object(values)
+                document = .object(members)
+            }
+            #expect(document == before, "seed \(seed): the data changed")
+            #expect(goodErrors.withLock { $0 }.isEmpty, "seed \(seed): \(goodErrors.withLock { $0 })")
+            #expect(reconnects > 0, "seed \(seed): no frame was large enough to be refused")
+            #expect(daemon.process.isRunning, "seed \(seed): the daemon died")
         }
-        #expect(document == before, "seed \(seed): the data changed")
-        #expect(goodErrors.withLock { $0 }.isEmpty, "seed \(seed): \(goodErrors.withLock { $0 })")
-        #expect(reconnects > 0, "seed \(seed): no frame was large enough to be refused")
-        #expect(daemon.process.isRunning, "seed \(seed): the daemon died")
     }
 }
