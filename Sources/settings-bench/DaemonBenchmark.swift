@@ -199,7 +199,7 @@ struct DaemonBenchmark {
 }
 
 /// A blocking client used by exactly one writer thread.
-private struct UncheckedClient: @unchecked Sendable {
+private struct UncheckedClient: @unchecked Sendable {  // used by exactly one writer thread
     let client: BlockingClient
     init(_ client: BlockingClient) { self.client = client }
 }

@@ -4,7 +4,7 @@ import Synchronization
 /// watch streams.
 ///
 /// Unchecked Sendable: the mutable tables are touched only on the socket's serial queue.
-final class ClientConnection: @unchecked Sendable {
+final class ClientConnection: @unchecked Sendable {  // state on the socket queue only
     private let socket: SocketConnection
     private let socketPath: String
     private var nextID: Int64 = 1

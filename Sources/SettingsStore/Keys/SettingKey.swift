@@ -9,7 +9,7 @@
 ///
 /// Static members declared here are visible as `.name` wherever a `SettingKey` is expected.
 /// The class holds only immutable state.
-public class SettingKeys: @unchecked Sendable {
+public class SettingKeys: @unchecked Sendable {  // immutable: one `let`
     /// The key's name, as stored and as used by the CLI.
     public let name: String
 
@@ -22,7 +22,9 @@ public class SettingKeys: @unchecked Sendable {
 ///
 /// The default is never written and never synced, so a fresh replica cannot overwrite real
 /// values elsewhere with it. The class holds only immutable, `Sendable` state.
-public final class SettingKey<Value: SettingValueConvertible>: SettingKeys, @unchecked Sendable {
+public final class SettingKey<Value: SettingValueConvertible>: SettingKeys,
+    @unchecked Sendable  // immutable: name and default are `let`s of Sendable types
+{
     /// The value read when the key is unset or holds a value of another type.
     public let defaultValue: Value
 

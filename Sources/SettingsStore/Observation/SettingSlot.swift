@@ -108,7 +108,7 @@ private protocol ObservationAccess: Sendable {
 /// Unchecked: the owner is held weakly and only handed to the thread-safe registrar as the
 /// subject of an access or mutation; the key path and registrar are immutable.
 private final class ObservedProperty<Owner: Observable & AnyObject, Value>: ObservationAccess,
-    @unchecked Sendable
+    @unchecked Sendable  // weak owner, immutable key path, thread-safe registrar
 {
     private weak var owner: Owner?
     private let keyPath: KeyPath<Owner, Value>

@@ -9,7 +9,7 @@ import Synchronization
 ///
 /// Unchecked Sendable: all mutable state is touched on the executor only; the store observer
 /// reaches it through `execute`.
-final class SyncSession: @unchecked Sendable {
+final class SyncSession: @unchecked Sendable {  // state on its executor only
     /// Batches sent but not yet acknowledged, at most.
     static let window = 4
     /// Entries in one batch, at most.

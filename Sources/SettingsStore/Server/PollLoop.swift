@@ -12,7 +12,7 @@ import Synchronization
 ///
 /// Unchecked Sendable: the descriptor table is touched only on the loop thread; `execute` is the
 /// thread-safe way in (a mutex-guarded queue plus a wake-up pipe).
-final class PollLoop: @unchecked Sendable {
+final class PollLoop: @unchecked Sendable {  // table: loop thread only; `execute` locks
     /// What a registered descriptor wants to hear about.
     struct Interest: OptionSet {
         let rawValue: Int16

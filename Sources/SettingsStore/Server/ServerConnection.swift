@@ -10,7 +10,7 @@
 ///
 /// Unchecked Sendable: all state is touched on the loop thread only; other threads (a watch fed by
 /// sync, say) reach it through `PollLoop.execute`.
-final class ServerConnection: @unchecked Sendable {
+final class ServerConnection: @unchecked Sendable {  // loop thread only
     let id: Int
     let peer: PeerCredentials
     private let fd: Int32

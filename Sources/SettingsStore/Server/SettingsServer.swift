@@ -168,7 +168,7 @@ public final class SettingsServer: Sendable {
 /// The server's loop-thread state.
 ///
 /// Unchecked Sendable: touched only on the event loop's thread.
-private final class LoopTable: @unchecked Sendable {
+private final class LoopTable: @unchecked Sendable {  // loop thread only
     let batch: WriteBatch
     /// One receive buffer for every connection: the loop reads one socket at a time.
     let readBuffer = ReadBuffer()

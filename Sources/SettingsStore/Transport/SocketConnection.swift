@@ -13,7 +13,7 @@ import Dispatch
 /// `overloaded`, so a peer that stops reading cannot make this process grow without bound.
 ///
 /// Unchecked Sendable: all mutable state is confined to the serial `queue`.
-final class SocketConnection: @unchecked Sendable {
+final class SocketConnection: @unchecked Sendable {  // state on its serial queue only
     let fd: Int32
     let queue: DispatchQueue
     private var framer: LineFramer
@@ -175,7 +175,7 @@ final class SocketConnection: @unchecked Sendable {
 /// Closes a descriptor once every Dispatch source on it has been cancelled.
 ///
 /// Unchecked Sendable: the cancel handlers that call it all run on the connection's serial queue.
-private final class DescriptorCloser: @unchecked Sendable {
+private final class DescriptorCloser: @unchecked Sendable {  // used on one serial queue
     private let fd: Int32
     private var remaining: Int
 
