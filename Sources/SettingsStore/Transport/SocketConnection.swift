@@ -8,8 +8,7 @@ import Dispatch
 
 /// One non-blocking stream socket driven by Dispatch sources: frames in, JSON frames out.
 ///
-/// Every callback runs on `queue`, and every method except `send(fromAnyThread:)` must be called
-/// there. Outbound bytes are buffered up to `outboundLimit`; past it the connection is closed with
+/// Every callback runs on `queue`, and every method but `start()` must be called there. Outbound bytes are buffered up to `outboundLimit`; past it the connection is closed with
 /// `overloaded`, so a peer that stops reading cannot make this process grow without bound.
 ///
 /// Unchecked Sendable: all mutable state is confined to the serial `queue`.
@@ -21,11 +20,8 @@ final class SocketConnection: @unchecked Sendable {  // state on its serial queu
     private var outbound: OutboundBuffer
     private var readSource: DispatchSourceRead?
     private var writeSource: DispatchSourceWrite?
-    private var isReading = true
     private var isWriteSourceActive = false
     private(set) var isClosed = false
-    /// Close once everything queued has been written (after a fatal error frame, say).
-    private var closeAfterFlush = false
 
     /// Called with each complete frame.
     var onFrame: (ArraySlice<UInt8>) -> Void = { _ in }
@@ -54,7 +50,7 @@ final class SocketConnection: @unchecked Sendable {  // state on its serial queu
             write.setCancelHandler { closer.sourceCancelled() }
             readSource = read
             writeSource = write
-            if isReading { read.resume() }
+            read.resume()
         }
     }
 
@@ -70,26 +66,6 @@ final class SocketConnection: @unchecked Sendable {  // state on its serial queu
         flush()
     }
 
-    /// `send(_:)` from any thread.
-    func send(fromAnyThread message: JSONValue) {
-        queue.async { [self] in send(message) }
-    }
-
-    /// Stops taking frames from the socket (the kernel buffer then pushes back on the peer).
-    func pauseReading() {
-        guard isReading, !isClosed else { return }
-        isReading = false
-        readSource?.suspend()
-    }
-
-    /// Takes frames again after `pauseReading()`, starting with any already buffered.
-    func resumeReading() {
-        guard !isReading, !isClosed else { return }
-        isReading = true
-        readSource?.resume()
-        deliverFrames()
-    }
-
     /// Sends a last error frame (best effort), then closes.
     func fail(_ error: SettingsError) {
         guard !isClosed else { return }
@@ -97,19 +73,12 @@ final class SocketConnection: @unchecked Sendable {  // state on its serial queu
         close(error)
     }
 
-    /// Closes after everything queued so far is written.
-    func closeWhenFlushed() {
-        closeAfterFlush = true
-        flush()
-    }
-
     /// Closes the socket now; `onClose` runs once.
     func close(_ error: SettingsError? = nil) {
         guard !isClosed else { return }
         isClosed = true
         if let readSource, let writeSource {
-            // Dispatch requires suspended sources to be resumed before they are cancelled.
-            if !isReading { readSource.resume() }
+            // Dispatch requires a suspended source to be resumed before it is cancelled.
             if !isWriteSourceActive { writeSource.resume() }
             readSource.cancel()
             writeSource.cancel()
@@ -125,7 +94,7 @@ final class SocketConnection: @unchecked Sendable {  // state on its serial queu
     }
 
     private func readAvailable() {
-        while isReading, !isClosed {
+        while !isClosed {
             let count = readBuffer.receive(from: fd)
             if count > 0 {
                 do throws(SettingsError) {
@@ -147,7 +116,7 @@ final class SocketConnection: @unchecked Sendable {  // state on its serial queu
     }
 
     private func deliverFrames() {
-        while isReading, !isClosed, let frame = framer.nextFrame() {
+        while !isClosed, let frame = framer.nextFrame() {
             onFrame(frame)
         }
     }
@@ -167,7 +136,6 @@ final class SocketConnection: @unchecked Sendable {  // state on its serial queu
                 isWriteSourceActive = false
                 writeSource?.suspend()
             }
-            if closeAfterFlush { close() }
         }
     }
 }

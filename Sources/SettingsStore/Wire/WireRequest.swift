@@ -42,14 +42,6 @@ public enum WireRequest: Sendable, Equatable {
     /// The most keys or changes one request may carry.
     public static let maximumItems = 10_000
 
-    /// Whether the request changes the store (and so waits for a durable commit).
-    public var isWrite: Bool {
-        switch self {
-        case .set, .setMany, .delete, .import: true
-        default: false
-        }
-    }
-
     /// The operation's name on the wire.
     public var operation: String {
         switch self {
