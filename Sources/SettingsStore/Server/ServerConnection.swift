@@ -94,24 +94,15 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
     private func readAvailable() {
         // A few chunks per round at most, so one busy client cannot starve the others.
         for _ in 0..<4 where isReading && !isClosed {
-            let count = readBuffer.receive(from: fd, flags: Int32(MSG_DONTWAIT))
-            if count > 0 {
-                do throws(SettingsError) {
-                    try framer.append(readBuffer.prefix(count))
-                } catch {
-                    fail(error)
-                    return
-                }
+            switch readBuffer.read(from: fd, into: &framer, flags: Int32(MSG_DONTWAIT)) {
+            case .received:
                 while let frame = framer.nextFrame() { receive(frame) }
                 process()
                 flush()
-            } else if count == 0 {
-                close()
-                return
-            } else {
-                if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { return }
-                close(SettingsError(.connectionLost, "read failed: \(String(cString: strerror(errno)))"))
-                return
+            case .endOfStream: return close()
+            case .wouldBlock: return
+            case .frameTooLarge(let error): return fail(error)
+            case .failed(let error): return close(error)
             }
         }
     }

@@ -24,4 +24,34 @@ final class ReadBuffer {
     func prefix(_ count: Int) -> UnsafeRawBufferPointer {
         UnsafeRawBufferPointer(rebasing: bytes[0..<count])
     }
+
+    /// How one read into a framer ended.
+    enum Outcome {
+        /// Bytes arrived and were framed.
+        case received
+        /// The peer closed its end.
+        case endOfStream
+        /// Nothing to read now.
+        case wouldBlock
+        /// A frame grew past the framer's maximum; the connection should be dropped with a last word.
+        case frameTooLarge(SettingsError)
+        /// Reading failed; the connection is gone.
+        case failed(SettingsError)
+    }
+
+    /// Receives once from `fd` and hands what arrived to `framer`.
+    func read(from fd: Int32, into framer: inout LineFramer, flags: Int32 = 0) -> Outcome {
+        let count = receive(from: fd, flags: flags)
+        if count > 0 {
+            do throws(SettingsError) {
+                try framer.append(prefix(count))
+                return .received
+            } catch {
+                return .frameTooLarge(error)
+            }
+        }
+        if count == 0 { return .endOfStream }
+        if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { return .wouldBlock }
+        return .failed(SettingsError(.connectionLost, "read failed: \(String(cString: strerror(errno)))"))
+    }
 }

@@ -95,22 +95,12 @@ final class SocketConnection: @unchecked Sendable {  // state on its serial queu
 
     private func readAvailable() {
         while !isClosed {
-            let count = readBuffer.receive(from: fd)
-            if count > 0 {
-                do throws(SettingsError) {
-                    try framer.append(readBuffer.prefix(count))
-                } catch {
-                    fail(error)
-                    return
-                }
-                deliverFrames()
-            } else if count == 0 {
-                close()
-                return
-            } else {
-                if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { return }
-                close(SettingsError(.connectionLost, "read failed: \(String(cString: strerror(errno)))"))
-                return
+            switch readBuffer.read(from: fd, into: &framer) {
+            case .received: deliverFrames()
+            case .endOfStream: return close()
+            case .wouldBlock: return
+            case .frameTooLarge(let error): return fail(error)
+            case .failed(let error): return close(error)
             }
         }
     }
