@@ -7,8 +7,8 @@ import SettingsStore
 /// The commands that talk to a daemon (or a database with `--db`).
 enum ClientCommands {
     static func get(_ arguments: ParsedArguments) throws -> Int32 {
-        let key = try arguments.positionals(1...1, command: "get")[0]
-        let fields = try arguments.requestTarget().request(.get(key: key))
+        let key = try arguments.positionals(1...1)[0]
+        let fields = try arguments.requestTarget(forWriting: false).request(.get(key: key))
         guard fields["found"] == .bool(true), let json = fields["value"] else {
             Output.error("'\(key)' is not set")
             return 1
@@ -19,39 +19,40 @@ enum ClientCommands {
     }
 
     static func set(_ arguments: ParsedArguments) throws -> Int32 {
-        let positionals = try arguments.positionals(2...2, command: "set")
+        let positionals = try arguments.positionals(2...2)
         let type = arguments.flag("--json") ? "json" : arguments.value("--type") ?? "string"
         let value = try ValueParser.parse(positionals[1], type: type)
-        _ = try arguments.requestTarget().request(.set(key: positionals[0], value: value))
+        _ = try arguments.requestTarget(forWriting: true).request(.set(key: positionals[0], value: value))
         return 0
     }
 
     static func delete(_ arguments: ParsedArguments) throws -> Int32 {
-        let key = try arguments.positionals(1...1, command: "delete")[0]
-        _ = try arguments.requestTarget().request(.delete(key: key))
+        let key = try arguments.positionals(1...1)[0]
+        _ = try arguments.requestTarget(forWriting: true).request(.delete(key: key))
         return 0
     }
 
     static func list(_ arguments: ParsedArguments) throws -> Int32 {
-        let prefix = try arguments.positionals(0...1, command: "list").first ?? ""
-        let fields = try arguments.requestTarget().request(.list(prefix: prefix, includeValues: true))
+        let prefix = try arguments.positionals(0...1).first ?? ""
+        if arguments.flag("--pretty") && !arguments.flag("--json") {
+            throw UsageError("--pretty goes with --json", command: "list")
+        }
+        let fields = try arguments.requestTarget(forWriting: false).request(
+            .list(prefix: prefix, includeValues: true))
         let values = fields["values"] ?? .object([:])
         if arguments.flag("--json") {
-            Output.line(values.serialized(pretty: true))
+            Output.line(values.serialized(pretty: arguments.flag("--pretty")))
             return 0
         }
         guard case .array(let keys)? = fields["keys"] else { return 0 }
         for case .string(let key) in keys {
             guard let json = values[key] else { continue }
-            Output.line("\(key) = \(Output.text(of: try SettingValue(json: json)))")
+            Output.line("\(key) = \(Output.listed(try SettingValue(json: json)))")
         }
         return 0
     }
 
     static func watch(_ arguments: ParsedArguments) throws -> Int32 {
-        guard arguments.value("--db") == nil else {
-            throw UsageError("watch needs a running daemon; --db cannot be watched", command: "watch")
-        }
         var keys: Set<String> = []
         var prefixes: [String] = []
         for argument in arguments.positionals {
@@ -79,29 +80,29 @@ enum ClientCommands {
                 continue
             }
             for keyChange in change.changes {
-                let state = keyChange.value.map { "= \(Output.text(of: $0))" } ?? "deleted"
+                let state = keyChange.value.map { "= \(Output.listed($0))" } ?? "deleted"
                 Output.line("\(change.reason) \(keyChange.key) \(state)")
             }
         }
     }
 
     static func export(_ arguments: ParsedArguments) throws -> Int32 {
-        let file = try arguments.positionals(0...1, command: "export").first ?? "-"
-        let fields = try arguments.requestTarget().request(.export)
+        let file = try arguments.positionals(0...1).first ?? "-"
+        let fields = try arguments.requestTarget(forWriting: false).request(.export)
         try FileIO.write((fields["document"] ?? .null).serialized(pretty: true), to: file)
         return 0
     }
 
     static func importDocument(_ arguments: ParsedArguments) throws -> Int32 {
-        let file = try arguments.positionals(1...1, command: "import")[0]
+        let file = try arguments.positionals(1...1)[0]
         let document: ExportDocument
         do throws(SettingsError) {
             document = try ExportDocument(jsonText: FileIO.read(file))
         } catch {
             throw SettingsError(error.code, "'\(file)' cannot be imported: \(error.message)", path: file)
         }
-        let fields = try arguments.requestTarget().request(
-            .import(document: document, replace: arguments.flag("--replace")))
+        let fields = try arguments.requestTarget(forWriting: true).importDocument(
+            document, replace: arguments.flag("--replace"))
         if case .integer(let count)? = fields["imported"] {
             Output.standardError("imported \(count) value(s)\n")
         }
@@ -109,7 +110,7 @@ enum ClientCommands {
     }
 
     static func sync(_ arguments: ParsedArguments) throws -> Int32 {
-        _ = try arguments.positionals(0...0, command: "sync")
+        _ = try arguments.positionals(0...0)
         guard arguments.flag("--wait") else {
             throw UsageError(
                 "sync needs --wait (it waits until connected peers have caught up)", command: "sync")
@@ -151,8 +152,8 @@ enum ClientCommands {
     }
 
     static func status(_ arguments: ParsedArguments) throws -> Int32 {
-        _ = try arguments.positionals(0...0, command: "status")
-        let fields = try arguments.requestTarget().request(.status)
+        _ = try arguments.positionals(0...0)
+        let fields = try arguments.requestTarget(forWriting: false).request(.status)
         var result = fields
         result["id"] = nil
         result["ok"] = nil
@@ -161,10 +162,18 @@ enum ClientCommands {
             return 0
         }
         let peers = result.removeValue(forKey: "peers")
-        for (name, value) in result.sorted(by: { $0.key < $1.key }) {
-            let text = if case .string(let string) = value { string } else { value.serialized() }
-            Output.line("\(name): \(text)")
+        let rows: [(label: String, field: String, unit: String)] = [
+            ("replica", "replica", ""), ("database", "database", ""), ("socket", "socket", ""),
+            ("version", "version", ""), ("pid", "pid", ""), ("uptime", "uptimeSeconds", " s"),
+            ("keys", "keys", ""), ("size", "bytes", " bytes"), ("sequence", "sequence", ""),
+            ("clients", "clients", ""), ("watches", "watches", ""), ("digest", "digest", ""),
+        ]
+        for row in rows {
+            guard let value = result.removeValue(forKey: row.field) else { continue }
+            Output.line("\(row.label): \(text(value))\(row.unit)")
         }
+        // Fields a newer daemon adds still show, under their wire names.
+        for (name, value) in result.sorted(by: { $0.key < $1.key }) { Output.line("\(name): \(text(value))") }
         guard case .array(let entries)? = peers, !entries.isEmpty else {
             Output.line("peers: none")
             return 0

@@ -24,9 +24,16 @@ enum Output {
         text.withUTF8 { writeAll(STDERR_FILENO, $0) }
     }
 
-    /// How `get` shows a value to people: strings raw, everything else as JSON.
+    /// How `get` shows a value to people: strings raw, dates in ISO 8601, the rest as JSON.
     static func text(of value: SettingValue) -> String {
         if case .string(let text) = value { return text }
+        return listed(value)
+    }
+
+    /// How `list` and `watch` show a value: on one line, a string quoted and escaped like JSON
+    /// (so `"1"` is not `1`), a date in ISO 8601 (what `set --type date` reads), the rest as JSON.
+    static func listed(_ value: SettingValue) -> String {
+        if case .date(let date) = value { return ISO8601.format(secondsSince1970: date.timeIntervalSince1970) }
         return value.json.serialized()
     }
 

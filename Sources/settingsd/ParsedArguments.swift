@@ -1,20 +1,25 @@
-/// Command-line arguments split into positionals, options with values and flags.
+/// Command-line arguments split into positionals, options with values and flags, checked
+/// against the command's declaration.
 ///
-/// Accepts `--name value`, `--name=value`, repeated options, and `--` to end options.
+/// Accepts `--name value` and `--name=value`, `--` to end options, and `-h`/`--help`. An argument
+/// that reads as a negative number (`-5`, `-0.5`, `-inf`) is a value, not an option. A
+/// non-repeatable option given twice, or two conflicting options, is a usage error.
 struct ParsedArguments {
     private(set) var positionals: [String] = []
     private var values: [String: [String]] = [:]
     private var flags: Set<String> = []
+    /// Whether `-h` or `--help` came before `--`.
+    private(set) var wantsHelp = false
+    let command: String
 
-    init(_ arguments: [String], options: Set<String>, flags allowedFlags: Set<String>, command: String)
-        throws(UsageError)
-    {
+    init(_ arguments: [String], spec: CommandSpec) throws(UsageError) {
+        command = spec.name
         var index = 0
         var optionsEnded = false
         while index < arguments.count {
             let argument = arguments[index]
             index += 1
-            guard !optionsEnded, argument.hasPrefix("-"), argument != "-" else {
+            guard !optionsEnded, argument.hasPrefix("-"), argument != "-", !Self.isNumber(argument) else {
                 positionals.append(argument)
                 continue
             }
@@ -22,28 +27,44 @@ struct ParsedArguments {
                 optionsEnded = true
                 continue
             }
-            let parts = argument.split(separator: "=", maxSplits: 1).map(String.init)
-            let name = parts[0] == "-h" ? "--help" : parts[0]
-            if options.contains(name) {
-                if parts.count == 2 {
-                    values[name, default: []].append(parts[1])
-                } else {
-                    guard index < arguments.count else {
-                        throw UsageError("\(name) needs a value", command: command)
-                    }
-                    values[name, default: []].append(arguments[index])
-                    index += 1
-                }
-            } else if allowedFlags.contains(name) || name == "--help" {
+            if argument == "-h" || argument == "--help" {
+                wantsHelp = true
+                continue
+            }
+            let parts = argument.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let name = String(parts[0])
+            guard let option = spec.options.first(where: { $0.name == name }) else {
+                throw UsageError("unknown option '\(argument)'", command: command)
+            }
+            guard option.isRepeatable || (values[name] == nil && !flags.contains(name)) else {
+                throw UsageError("\(name) is given more than once", command: command)
+            }
+            if let conflict = option.conflicts.first(where: { values[$0] != nil || flags.contains($0) }) {
+                throw UsageError("\(name) and \(conflict) cannot be used together", command: command)
+            }
+            guard option.takesValue else {
                 guard parts.count == 1 else { throw UsageError("\(name) takes no value", command: command) }
                 flags.insert(name)
+                continue
+            }
+            if parts.count == 2 {
+                values[name, default: []].append(String(parts[1]))
             } else {
-                throw UsageError("unknown option '\(argument)'", command: command)
+                guard index < arguments.count else {
+                    throw UsageError("\(name) needs a value", command: command)
+                }
+                values[name, default: []].append(arguments[index])
+                index += 1
             }
         }
     }
 
-    /// The last value given for `name`.
+    /// Whether `argument` reads as a number: `-5`, `-0.5`, `-1e3`, `-inf`, `-nan`.
+    private static func isNumber(_ argument: String) -> Bool {
+        Double(argument) != nil
+    }
+
+    /// The value given for `name`.
     func value(_ name: String) -> String? { values[name]?.last }
 
     /// Every value given for `name`, in order.
@@ -53,7 +74,7 @@ struct ParsedArguments {
     func flag(_ name: String) -> Bool { flags.contains(name) }
 
     /// Exactly `range` positionals, or a usage error naming what is wrong.
-    func positionals(_ range: ClosedRange<Int>, command: String) throws(UsageError) -> [String] {
+    func positionals(_ range: ClosedRange<Int>) throws(UsageError) -> [String] {
         guard range.contains(positionals.count) else {
             let expected =
                 range.lowerBound == range.upperBound

@@ -3,35 +3,56 @@ import SettingsStore
 /// Where the CLI's requests go: a running daemon, or a database opened directly (`--db`).
 protocol RequestTarget {
     func request(_ request: WireRequest) throws(SettingsError) -> [String: JSONValue]
+    func importDocument(_ document: ExportDocument, replace: Bool) throws(SettingsError) -> [String: JSONValue]
 }
 
 extension BlockingClient: RequestTarget {}
 
-extension DirectClient: RequestTarget {}
+extension DirectClient: RequestTarget {
+    func importDocument(_ document: ExportDocument, replace: Bool) throws(SettingsError) -> [String: JSONValue] {
+        try request(.import(document: document, replace: replace))
+    }
+}
 
 extension ParsedArguments {
-    /// The daemon at `--socket` (or the default), or the database at `--db`.
-    func requestTarget() throws(SettingsError) -> any RequestTarget {
+    /// The database at `--db`, else the daemon at `--socket` (or the default), else the database
+    /// at `$SETTINGSD_DB` when no daemon holds it. Commands that only read open the file read-only:
+    /// nothing is created, and a file this user cannot write can still be read.
+    func requestTarget(forWriting: Bool) throws(SettingsError) -> any RequestTarget {
         if let database = value("--db") {
+            return try direct(database, forWriting: forWriting)
+        }
+        let socket = value("--socket") ?? SettingsPaths.socket
+        if value("--socket") == nil, let database = SettingsPaths.databaseFromEnvironment {
+            // The variable names the daemon's database too: while a daemon holds it, use the daemon.
             do throws(SettingsError) {
-                return DirectClient(settings: try Settings(path: database))
-            } catch  where error.code == .databaseInUse {
-                throw SettingsError(
-                    .databaseInUse,
-                    "\(error.message); while a daemon holds it, use its socket (without --db)",
-                    path: database)
+                return try direct(database, forWriting: forWriting)
+            } catch where error.code == .databaseInUse {
+                return try daemon(socket: socket)
             }
         }
-        return try daemon()
+        return try daemon(socket: socket)
+    }
+
+    private func direct(_ database: String, forWriting: Bool) throws(SettingsError) -> DirectClient {
+        var configuration = SettingsConfiguration()
+        configuration.isReadOnly = !forWriting
+        do throws(SettingsError) {
+            return DirectClient(settings: try Settings(path: database, configuration: configuration))
+        } catch where error.code == .databaseInUse {
+            throw SettingsError(
+                .databaseInUse, "\(error.message); while a daemon holds it, use its socket (without --db)",
+                path: database)
+        }
     }
 
     /// A connection to the daemon at `--socket` (or the default), with a helpful error when none runs;
     /// a `timeout` of 0 waits for answers forever.
-    func daemon(timeout: Double = 30) throws(SettingsError) -> BlockingClient {
-        let socket = value("--socket") ?? SettingsPaths.socket
+    func daemon(socket: String? = nil, timeout: Double = 30) throws(SettingsError) -> BlockingClient {
+        let socket = socket ?? value("--socket") ?? SettingsPaths.socket
         do throws(SettingsError) {
             return try BlockingClient(socketPath: socket, timeout: timeout)
-        } catch  where error.code == .daemonNotRunning {
+        } catch where error.code == .daemonNotRunning {
             throw SettingsError(
                 .daemonNotRunning,
                 "no settingsd daemon is listening on '\(socket)'; start one with 'settingsd run' (or use --db PATH to work on a database file directly)",

@@ -15,7 +15,7 @@ struct RunCommand {
     }
 
     func run() throws -> Int32 {
-        _ = try arguments.positionals(0...0, command: "run")
+        _ = try arguments.positionals(0...0)
         let database = arguments.value("--db") ?? SettingsPaths.database
         let socket = arguments.value("--socket") ?? SettingsPaths.socket
         let durabilityName = arguments.value("--durability") ?? "normal"
@@ -34,24 +34,44 @@ struct RunCommand {
             }
             allowed.insert(uid)
         }
-        var maximumFrame = 1 << 20
+        var maximumFrame = 8 << 20
         if let text = arguments.value("--max-frame") {
-            guard let bytes = Int(text), bytes >= 1024 else {
-                throw UsageError("--max-frame needs a byte count of at least 1024", command: "run")
+            let minimum = ServerConfiguration.minimumFrameBytes(for: .desktop)
+            guard let bytes = Int(text), bytes >= minimum else {
+                throw UsageError(
+                    "--max-frame needs a byte count of at least \(minimum) (what the largest value needs)",
+                    command: "run")
             }
             maximumFrame = bytes
         }
 
+        var idleTimeout = 300.0
+        if let text = arguments.value("--idle-timeout") {
+            guard let seconds = Double(text), seconds >= 0, seconds.isFinite else {
+                throw UsageError("--idle-timeout needs a number of seconds (0: never), not '\(text)'", command: "run")
+            }
+            idleTimeout = seconds
+        }
+        // A closed stderr pipe (`settingsd run 2>&1 | head`) must fail a write, not kill the daemon.
+        signal(SIGPIPE, SIG_IGN)
         let logger = Logger(minimumLevel: level)
+        try SettingsServer.checkAvailable(socketPath: socket)
+        var configuration = ServerConfiguration(
+            socketPath: socket, maximumFrameBytes: maximumFrame, allowedUIDs: allowed, logger: logger)
+        configuration.idleTimeout = idleTimeout
         let settings = try Self.open(database, durability: durability)
         let server = try SettingsServer(
             settings: settings,
-            configuration: ServerConfiguration(
-                socketPath: socket, maximumFrameBytes: maximumFrame, allowedUIDs: allowed, logger: logger))
+            configuration: configuration)
         let links = arguments.allValues("--peer").map { settings.sync(with: $0, logger: logger) }
         // Handlers go in before the socket exists: a SIGTERM sent as soon as a client can connect
         // must already stop the daemon cleanly.
         let signals = SignalHandlers.install { signal in
+            guard signal != SIGHUP else {
+                // Nothing the daemon reads at start-up can change under it yet: keep serving.
+                logger.log(.info, "received SIGHUP: nothing to reload; still serving")
+                return
+            }
             logger.log(.info, "received \(signal == SIGTERM ? "SIGTERM" : "SIGINT"), stopping")
             for link in links { link.stop() }
             server.stop()
@@ -80,12 +100,12 @@ struct RunCommand {
     }
 }
 
-/// SIGINT and SIGTERM delivered on a Dispatch queue instead of interrupting a random thread.
+/// SIGINT, SIGTERM and SIGHUP delivered on a Dispatch queue instead of interrupting a random thread.
 enum SignalHandlers {
     /// Ignores the default actions and calls `handler` once per signal; keep the result alive.
     static func install(_ handler: @escaping @Sendable (Int32) -> Void) -> [any DispatchSourceSignal] {
         let queue = DispatchQueue(label: "settingsd.signals")
-        return [SIGINT, SIGTERM].map { number in
+        return [SIGINT, SIGTERM, SIGHUP].map { number in
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
             source.setEventHandler { handler(number) }

@@ -28,6 +28,11 @@ enum ValueParser {
             guard let value = Double(text) else {
                 throw UsageError("'\(text)' is not a number", command: "set")
             }
+            // `inf` and `nan` may be asked for by name; a finite number too large for a double may not.
+            let named = text.lowercased().drop { $0 == "-" || $0 == "+" }
+            guard value.isFinite || ["inf", "infinity", "nan"].contains(named) else {
+                throw UsageError("'\(text)' is out of the range of a double", command: "set")
+            }
             return .double(value)
         case "json":
             do throws(SettingsError) {
@@ -41,8 +46,8 @@ enum ValueParser {
             }
             return .data(data)
         case "date":
-            if let seconds = Double(text) { return .date(Date(timeIntervalSince1970: seconds)) }
-            if let date = try? Date(text, strategy: .iso8601) { return .date(date) }
+            if let seconds = Double(text), seconds.isFinite { return .date(Date(timeIntervalSince1970: seconds)) }
+            if let seconds = ISO8601.parse(text) { return .date(Date(timeIntervalSince1970: seconds)) }
             throw UsageError(
                 "'\(text)' is not a date (ISO 8601 like 2026-11-29T13:40:00Z, or seconds since 1970)",
                 command: "set")

@@ -59,6 +59,23 @@ public final class BlockingClient {
         }
     }
 
+    /// Imports `document` in one transaction, however large: it travels in parts that each fit
+    /// a frame (`importPart`), and the daemon commits them all with the last one.
+    ///
+    /// - Returns: The response fields of the final `import`.
+    @discardableResult
+    public func importDocument(_ document: ExportDocument, replace: Bool) throws(SettingsError)
+        -> [String: JSONValue]
+    {
+        var parts = document.parts(ofAbout: Self.importPartBytes)
+        let last = parts.removeLast()
+        for part in parts { try request(.importPart(document: part)) }
+        return try request(.import(document: last, replace: replace))
+    }
+
+    /// The JSON bytes an import part carries, about: well inside the smallest frame a daemon accepts.
+    static let importPartBytes = 512 << 10
+
     /// Sends several requests at once and returns their answers in order (pipelining).
     public func pipeline(_ requests: [WireRequest]) throws(SettingsError) -> [Result<
         [String: JSONValue], SettingsError

@@ -9,9 +9,14 @@ public enum SettingsPaths {
     /// `$SETTINGSD_DB`, else `$XDG_DATA_HOME/settingsd/settings.sqlite`, else
     /// `~/.local/share/settingsd/settings.sqlite`.
     public static var database: String {
-        if let path = environment("SETTINGSD_DB") { return path }
+        if let path = databaseFromEnvironment { return path }
         if let data = environment("XDG_DATA_HOME") { return data + "/settingsd/settings.sqlite" }
         return home + "/.local/share/settingsd/settings.sqlite"
+    }
+
+    /// `$SETTINGSD_DB` when it is set and not empty.
+    public static var databaseFromEnvironment: String? {
+        environment("SETTINGSD_DB")
     }
 
     /// `$SETTINGSD_SOCKET`, else `$XDG_RUNTIME_DIR/settingsd/settingsd.sock`, else

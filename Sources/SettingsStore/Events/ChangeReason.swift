@@ -12,8 +12,6 @@ public enum ChangeReason: String, Sendable, Codable, CaseIterable, CustomStringC
     case initialSync
     /// An incoming change was refused because it would break a local limit; the key is unchanged.
     case quotaViolation
-    /// Another process changed the keys (seen by a client of the daemon, for example).
-    case otherProcess
 
     /// The raw name.
     public var description: String { rawValue }

@@ -25,7 +25,7 @@ extension Settings {
     /// for each key the highest version, and records `through` as the peer's cursor, all in one
     /// transaction.
     ///
-    /// Entries that would break a local limit are not applied and are announced with reason
+    /// Entries that would break a local limit (sizes, counts, nesting) are not applied and are announced with reason
     /// `quotaViolation`; applied ones are announced with `reason` (`replica` or `initialSync`).
     ///
     /// - Returns: How many entries changed this replica.
@@ -78,7 +78,14 @@ extension ReplicaCache {
     {
         var winners: [String: SettingEntry] = [:]
         var order: [String] = []
-        for entry in incoming {
+        for received in incoming {
+            // A replica of another build may send a key in another normal form: it is the same key.
+            let entry =
+                KeyIdentity.isNormalized(received.key)
+                ? received
+                : SettingEntry(
+                    key: KeyIdentity.normalize(received.key), value: received.value, version: received.version,
+                    sequence: received.sequence)
             let current = winners[entry.key] ?? entries[entry.key]
             guard current.map({ entry.version > $0.version }) ?? true else { continue }
             if winners.updateValue(entry, forKey: entry.key) == nil { order.append(entry.key) }
@@ -97,6 +104,7 @@ extension ReplicaCache {
             let fits =
                 KeyValidation.isValid(key, maximumBytes: limits.maximumKeyBytes)
                 && (entry.value?.storageSize ?? 0) <= limits.maximumValueBytes
+                && (entry.value?.nestingDepth ?? 0) <= SettingValue.maximumNestingDepth
                 && (newCount <= (limits.maximumKeyCount ?? .max) || newCount <= count)
                 && (newBytes <= (limits.maximumTotalBytes ?? .max) || newBytes <= bytes)
             if entry.value == nil || fits {

@@ -8,11 +8,31 @@ final class SQLiteConnection {
     /// The file this connection opened, for error messages.
     let path: String
 
+    /// How a connection opens its file.
+    enum Access {
+        /// Read and write, creating the file if needed.
+        case readWrite
+        /// Read only; WAL files may still be created beside it, where the folder allows.
+        case readOnly
+        /// Read only, assuming nobody changes the file meanwhile: no WAL or shared-memory file is
+        /// touched, so a reader who cannot write the folder can still read a WAL database.
+        case immutable
+    }
+
     /// Opens (creating if needed) the database at `path`, or an in-memory database for `":memory:"`.
-    init(path: String, busyTimeoutMilliseconds: Int32 = 5_000) throws(SettingsError) {
+    init(path: String, access: Access = .readWrite, busyTimeoutMilliseconds: Int32 = 5_000)
+        throws(SettingsError)
+    {
         var db: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
-        let code = sqlite3_open_v2(path, &db, flags, nil)
+        let mode =
+            switch access {
+            case .readWrite: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+            case .readOnly: SQLITE_OPEN_READONLY
+            case .immutable: SQLITE_OPEN_READONLY | SQLITE_OPEN_URI
+            }
+        let flags = mode | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
+        let name = access == .immutable ? Self.immutableURI(path) : path
+        let code = sqlite3_open_v2(name, &db, flags, nil)
         guard let db else {
             throw SettingsError(.io, "cannot open '\(path)': out of memory", path: path)
         }
@@ -24,6 +44,20 @@ final class SQLiteConnection {
         self.handle = db
         self.path = path
         sqlite3_busy_timeout(db, busyTimeoutMilliseconds)
+    }
+
+    /// A `file:` URI for `path` with `immutable=1`, escaping what URIs give meaning to.
+    private static func immutableURI(_ path: String) -> String {
+        var escaped = ""
+        for scalar in path.unicodeScalars {
+            switch scalar {
+            case "%": escaped += "%25"
+            case "?": escaped += "%3F"
+            case "#": escaped += "%23"
+            default: escaped.unicodeScalars.append(scalar)
+            }
+        }
+        return "file:\(escaped)?immutable=1"
     }
 
     deinit {

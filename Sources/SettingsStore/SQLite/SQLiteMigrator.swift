@@ -12,13 +12,14 @@ struct SQLiteMigrator {
     let applicationID: Int64
     let migrations: [Migration]
 
-    func migrate(_ connection: SQLiteConnection) throws(SettingsError) {
+    /// Throws unless the database is ours (or blank) and not newer than the last migration; with
+    /// `requireCurrent`, also unless it is fully migrated (a reader cannot migrate it).
+    func check(_ connection: SQLiteConnection, requireCurrent: Bool = false) throws(SettingsError) {
         let path = connection.path
         let current = try connection.scalar("PRAGMA user_version") ?? 0
         let application = try connection.scalar("PRAGMA application_id") ?? 0
         let tables = try connection.scalar("SELECT count(*) FROM sqlite_schema") ?? 0
-        let isFresh = current == 0 && application == 0 && tables == 0
-        guard isFresh || application == applicationID else {
+        guard (current == 0 && application == 0 && tables == 0) || application == applicationID else {
             throw SettingsError(
                 .corruptDatabase,
                 "'\(path)' is a SQLite database of another application, not a settings store",
@@ -31,6 +32,18 @@ struct SQLiteMigrator {
                 "'\(path)' has schema version \(current), newer than this settingsd supports (\(latest))",
                 path: path)
         }
+        guard !requireCurrent || current == latest else {
+            throw SettingsError(
+                .unsupportedSchema,
+                "'\(path)' has schema version \(current) and needs upgrading: open it once for writing",
+                path: path)
+        }
+    }
+
+    /// Applies the migrations the database lacks, after `check(_:)`.
+    func migrate(_ connection: SQLiteConnection) throws(SettingsError) {
+        try check(connection)
+        let current = try connection.scalar("PRAGMA user_version") ?? 0
         for migration in migrations where migration.version > current {
             try connection.transaction { () throws(SettingsError) in
                 try connection.execute(migration.sql)

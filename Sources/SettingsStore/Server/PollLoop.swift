@@ -32,6 +32,10 @@ final class PollLoop: @unchecked Sendable {  // table: loop thread only; `execut
     private var isStopping = false
     /// Called after every round of ready descriptors and tasks, on the loop thread.
     var afterRound: () -> Void = {}
+    /// Called about every `tickMilliseconds` on the loop thread, for time-outs.
+    var onTick: () -> Void = {}
+    /// How often `onTick` runs.
+    var tickMilliseconds: Int32 = 250
 
     init() throws(SettingsError) {
         var fds: [Int32] = [0, 0]
@@ -120,13 +124,14 @@ final class PollLoop: @unchecked Sendable {  // table: loop thread only; `execut
     func run() {
         loopThread.withLock { $0 = pthread_self() }
         var descriptors: [pollfd] = []
+        var nextTick = SettingsConfiguration.systemClock() + UInt64(tickMilliseconds)
         while !isStopping {
             descriptors.removeAll(keepingCapacity: true)
             descriptors.append(pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0))
             for (fd, interest) in interests where !interest.isEmpty {
                 descriptors.append(pollfd(fd: fd, events: interest.rawValue, revents: 0))
             }
-            let ready = poll(&descriptors, nfds_t(descriptors.count), -1)
+            let ready = poll(&descriptors, nfds_t(descriptors.count), tickMilliseconds)
             if ready < 0 {
                 if errno == EINTR { continue }
                 break
@@ -137,6 +142,11 @@ final class PollLoop: @unchecked Sendable {  // table: loop thread only; `execut
             }
             runTasks()
             afterRound()
+            let now = SettingsConfiguration.systemClock()
+            if now >= nextTick {
+                nextTick = now + UInt64(tickMilliseconds)
+                onTick()
+            }
         }
         loopThread.withLock { $0 = nil }
     }

@@ -69,33 +69,23 @@ struct RequestHandler {
                     if let value = change.value {
                         try transaction.set(value, forKey: change.key)
                     } else {
-                        try KeyValidation.validate(
-                            change.key, maximumBytes: settings.configuration.limits.maximumKeyBytes)
-                        transaction.removeValue(forKey: change.key)
+                        try transaction.removeValue(forKey: change.key)
                     }
                 }
                 return [:]
             }
         case .delete(let key):
             return .write(reason: .reset) { transaction in
-                try KeyValidation.validate(key, maximumBytes: settings.configuration.limits.maximumKeyBytes)
                 let existed = transaction.value(forKey: key) != nil
-                transaction.removeValue(forKey: key)
+                try transaction.removeValue(forKey: key)
                 return ["existed": .bool(existed)]
             }
         case .import(let document, let replace):
             return .write(reason: .import) { transaction in
-                if replace {
-                    for key in settings.keys() where document.values[key] == nil {
-                        transaction.removeValue(forKey: key)
-                    }
-                }
-                for (key, value) in document.values.sorted(by: { $0.key < $1.key }) {
-                    try transaction.set(value, forKey: key)
-                }
+                try transaction.importValues(document.values, replacingExisting: replace)
                 return ["imported": .integer(Int64(document.values.count))]
             }
-        case .watch, .unwatch:
+        case .watch, .unwatch, .importPart:
             // Watches belong to the connection, which handles them itself.
             return .answer(
                 .failure(

@@ -2,7 +2,8 @@
 public struct ServerConfiguration: Sendable {
     /// The Unix socket path to listen on.
     public var socketPath: String
-    /// The largest frame accepted from a client (1 MiB by default).
+    /// The largest frame accepted from a client (8 MiB by default); at least
+    /// `minimumFrameBytes(for:)` of the store's limits, so that every value they allow can be set.
     public var maximumFrameBytes: Int
     /// How many bytes may wait to be written to one client before it is dropped as too slow.
     public var outboundLimitBytes: Int
@@ -12,10 +13,13 @@ public struct ServerConfiguration: Sendable {
     public var maximumWatchesPerConnection: Int
     /// Where the server logs.
     public var logger: Logger
+    /// Seconds after which a client that holds no watch, is no replica and has nothing in flight
+    /// is closed (with a `timeout` error frame); 0 keeps idle clients forever. Defaults to 300.
+    public var idleTimeout: Double = 300
 
     /// Creates a configuration; every limit has a sensible default.
     public init(
-        socketPath: String, maximumFrameBytes: Int = 1 << 20, outboundLimitBytes: Int = 16 << 20,
+        socketPath: String, maximumFrameBytes: Int = 8 << 20, outboundLimitBytes: Int = 16 << 20,
         allowedUIDs: Set<UInt32> = [], maximumWatchesPerConnection: Int = 1024, logger: Logger = Logger()
     ) {
         self.socketPath = socketPath
@@ -24,5 +28,12 @@ public struct ServerConfiguration: Sendable {
         self.allowedUIDs = allowedUIDs
         self.maximumWatchesPerConnection = maximumWatchesPerConnection
         self.logger = logger
+    }
+
+    /// The smallest frame that carries a `set` of any value `limits` allow: the JSON form of a
+    /// value takes at most 6 bytes per stored byte (a control character is written `\u0001`),
+    /// and so does its key, plus the request's envelope.
+    public static func minimumFrameBytes(for limits: SettingsLimits) -> Int {
+        6 * (limits.maximumValueBytes + limits.maximumKeyBytes) + 1024
     }
 }

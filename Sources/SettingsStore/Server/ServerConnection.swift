@@ -31,8 +31,19 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
     private var syncSession: SyncSession?
     private var isShuttingDown = false
     private(set) var isClosed = false
+    /// When the client last sent a frame or got an answer, for the idle time-out.
+    private var lastActivity = SettingsConfiguration.systemClock()
+    /// Set when the connection failed: its error frame is queued after the last whole frame,
+    /// input is read and dropped (closing with unread input would reset the peer before it reads
+    /// the explanation), and it closes once the frame is out or this time has passed.
+    private var failure: (error: SettingsError, deadline: UInt64)?
     /// Past this many decoded requests waiting, stop reading until they are answered.
     private static let inboxHighWater = 4096
+    /// Values staged by `importPart` for this connection's next `import`.
+    private var stagedImport: [String: SettingValue] = [:]
+    private var stagedImportBytes = 0
+    /// The most stored bytes an import may stage across its parts (what `settingsd import` reads).
+    static let stagedImportLimit = 256 << 20
 
     var onClose: (ServerConnection) -> Void = { _ in }
 
@@ -92,6 +103,8 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
     }
 
     private func readAvailable() {
+        if failure != nil { return discardInput() }
+        lastActivity = SettingsConfiguration.systemClock()
         // A few chunks per round at most, so one busy client cannot starve the others.
         for _ in 0..<4 where isReading && !isClosed {
             switch readBuffer.read(from: fd, into: &framer, flags: Int32(MSG_DONTWAIT)) {
@@ -168,7 +181,15 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
             switch request {
             case .failure(let error):
                 enqueue(WireMessage.failure(id: id, error))
-            case .success(let request):
+            case .success(.importPart(let document)):
+                enqueue(stage(document, id: id))
+            case .success(var request):
+                if case .import(let document, let replace) = request, !stagedImport.isEmpty {
+                    stagedImport.merge(document.values) { $1 }
+                    request = .import(document: ExportDocument(values: stagedImport), replace: replace)
+                    stagedImport = [:]
+                    stagedImportBytes = 0
+                }
                 if case .write(let reason, let apply) = handler.handle(request) {
                     writesInFlight += 1
                     batch.add(
@@ -190,8 +211,25 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
         }
     }
 
+    /// Keeps an import's part for the `import` that completes it on this connection.
+    private func stage(_ document: ExportDocument, id: Int64?) -> JSONValue {
+        stagedImportBytes += document.values.reduce(0) { $0 + $1.key.utf8.count + $1.value.storageSize }
+        guard stagedImportBytes <= Self.stagedImportLimit else {
+            stagedImport = [:]
+            stagedImportBytes = 0
+            return WireMessage.failure(
+                id: id,
+                SettingsError(
+                    .limitExceeded,
+                    "an import may stage at most \(Self.stagedImportLimit) bytes; the staged parts were dropped"))
+        }
+        stagedImport.merge(document.values) { $1 }
+        return WireMessage.success(id: id, ["staged": .integer(Int64(stagedImport.count))])
+    }
+
     private func writeFinished(id: Int64?, _ result: Result<[String: JSONValue], SettingsError>) {
         writesInFlight -= 1
+        lastActivity = SettingsConfiguration.systemClock()
         switch result {
         case .success(let fields): enqueue(WireMessage.success(id: id, fields))
         case .failure(let error): enqueue(WireMessage.failure(id: id, error))
@@ -244,7 +282,7 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
     /// requests leave in one system call; past the outbound limit the peer is not reading, and is
     /// dropped rather than let memory grow.
     private func enqueue(_ message: JSONValue) {
-        guard !isClosed else { return }
+        guard !isClosed, failure == nil else { return }
         do throws(SettingsError) {
             try outbound.append(message)
         } catch {
@@ -266,18 +304,58 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
     private func updateInterest() {
         guard !isClosed else { return }
         var interest: PollLoop.Interest = []
-        if isReading { interest.insert(.read) }
+        if isReading || failure != nil { interest.insert(.read) }
         if !outbound.isEmpty { interest.insert(.write) }
         loop.setInterest(interest, for: fd)
     }
 
     private func closeIfFinished() {
         if isShuttingDown, writesInFlight == 0, outbound.isEmpty { close() }
+        if failure != nil, outbound.isEmpty, !isClosed {
+            // Everything, the explanation included, is out: say so, then drain until the peer closes.
+            shutdown(fd, Int32(SHUT_WR))
+            isReading = true
+        }
     }
 
-    /// Sends a last error frame (best effort, never waiting), then closes.
+    /// Ends the connection for `error`: the frames already queued up to a frame boundary go
+    /// out, then an error frame saying why, then the connection closes (see `failure`).
     private func fail(_ error: SettingsError) {
-        OutboundBuffer.sendLastWord(error, to: fd)
-        close(error)
+        guard !isClosed, failure == nil else { return }
+        failure = (error, SettingsConfiguration.systemClock() + 2_000)
+        inbox.removeAll()
+        inboxStart = 0
+        syncSession?.close()
+        syncSession = nil
+        outbound.endWith(error)
+        flush()
+    }
+
+    private func discardInput() {
+        var sink = [UInt8](repeating: 0, count: 16 * 1024)
+        while true {
+            let count = sink.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            if count > 0 { continue }
+            if count == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+                return close(failure?.error)
+            }
+            return
+        }
+    }
+
+    /// Time-outs, called by the server a few times a second: a failed connection whose last
+    /// word did not get out in time, and an idle client.
+    func tick(now: UInt64) {
+        guard !isClosed else { return }
+        if let failure {
+            if now >= failure.deadline { close(failure.error) }
+            return
+        }
+        let limit = context.configuration.idleTimeout
+        let isIdle =
+            limit > 0 && watches.isEmpty && syncSession == nil && writesInFlight == 0
+            && inboxStart == inbox.count && outbound.isEmpty
+        guard isIdle, now >= lastActivity + UInt64(limit * 1000) else { return }
+        fail(SettingsError(.timeout, "idle for \(limit) s: closed (reconnect to go on)"))
     }
 }

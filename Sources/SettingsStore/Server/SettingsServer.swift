@@ -27,10 +27,18 @@ public final class SettingsServer: Sendable {
 
     /// A server for `settings`, not yet listening.
     public init(settings: Settings, configuration: ServerConfiguration) throws(SettingsError) {
+        let minimum = ServerConfiguration.minimumFrameBytes(for: settings.configuration.limits)
+        guard configuration.maximumFrameBytes >= minimum else {
+            throw SettingsError(
+                .invalidValue,
+                "a maximum frame of \(configuration.maximumFrameBytes) bytes cannot carry the largest value the store allows; it must be at least \(minimum)"
+            )
+        }
         context = ServerContext(settings: settings, configuration: configuration)
         loop = try PollLoop()
         table = LoopTable(batch: WriteBatch(settings: settings))
         loop.afterRound = { [table] in table.batch.commit() }
+        loop.onTick = { [weak self] in self?.tick() }
     }
 
     /// The socket path.
@@ -59,6 +67,21 @@ public final class SettingsServer: Sendable {
         context.logger.log(.info, "listening on \(path)")
     }
 
+    /// Checks, changing nothing, that a server could listen on `socketPath`: the path fits a
+    /// Unix socket address and no daemon answers there. `settingsd run` asks before it opens
+    /// (and so creates) its database, so a daemon that cannot start leaves no file behind.
+    public static func checkAvailable(socketPath path: String) throws(SettingsError) {
+        try UnixSocket.checkPath(path)
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return }
+        guard info.st_mode & S_IFMT == S_IFSOCK else {
+            throw SettingsError(.io, "'\(path)' exists and is not a socket; not replacing it", path: path)
+        }
+        guard let fd = try? UnixSocket.connect(path: path) else { return }
+        close(fd)
+        throw SettingsError(.databaseInUse, "another settingsd is already listening on '\(path)'", path: path)
+    }
+
     /// Stops accepting, removes the socket, lets in-flight requests finish (at most `timeout`
     /// seconds), then closes every connection. The store stays open: close it after.
     public func stop(timeout: Double = 2) {
@@ -83,7 +106,15 @@ public final class SettingsServer: Sendable {
     }
 
     private func acceptPending(_ listener: Int32) {
-        while let fd = UnixSocket.accept(listener) {
+        while true {
+            guard let fd = UnixSocket.accept(listener) else {
+                if errno == EMFILE || errno == ENFILE { shedConnection(listener) }
+                return
+            }
+            if table.isOutOfDescriptors {
+                table.isOutOfDescriptors = false
+                context.logger.log(.info, "file descriptors available again: accepting clients")
+            }
             guard let peer = UnixSocket.peerCredentials(fd) else {
                 context.logger.log(.warning, "refused a connection: cannot read its credentials")
                 close(fd)
@@ -112,6 +143,30 @@ public final class SettingsServer: Sendable {
             }
             connection.start()
         }
+    }
+
+    /// At the open-file limit a pending connection would keep the listener readable forever (a
+    /// busy loop): the spare descriptor is given up for a moment to accept it, tell it why, and
+    /// close it. Connected clients are served on; the warning is logged once per episode.
+    private func shedConnection(_ listener: Int32) {
+        if !table.isOutOfDescriptors {
+            table.isOutOfDescriptors = true
+            context.logger.log(
+                .warning, "out of file descriptors (ulimit -n): refusing new clients until some disconnect")
+        }
+        if table.spareDescriptor >= 0 { close(table.spareDescriptor) }
+        if let fd = UnixSocket.accept(listener) {
+            OutboundBuffer.sendLastWord(
+                SettingsError(.overloaded, "the daemon is out of file descriptors; try again later"), to: fd)
+            close(fd)
+        }
+        table.spareDescriptor = open("/dev/null", O_RDONLY | O_CLOEXEC)
+    }
+
+    /// Closes clients idle past the configured time, and failed ones whose last word is out.
+    private func tick() {
+        let now = SettingsConfiguration.systemClock()
+        for connection in Array(table.connections.values) { connection.tick(now: now) }
     }
 
     /// Tells a refused peer why (best effort, never blocking), then closes a moment later: a Unix
@@ -175,6 +230,9 @@ private final class LoopTable: @unchecked Sendable {  // loop thread only
     var listener: Int32?
     var connections: [Int: ServerConnection] = [:]
     var nextID = 1
+    /// Held so that one descriptor can be freed to turn a client away at the open-file limit.
+    var spareDescriptor = open("/dev/null", O_RDONLY | O_CLOEXEC)
+    var isOutOfDescriptors = false
 
     init(batch: WriteBatch) {
         self.batch = batch

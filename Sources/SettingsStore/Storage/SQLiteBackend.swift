@@ -7,13 +7,35 @@ final class SQLiteBackend: SettingsBackend {
     private let commit: SQLiteStatement
     private let saveCursor: SQLiteStatement
     private var lastReplica: (id: ReplicaID, bytes: [UInt8])?
+    private let isReadOnly: Bool
 
-    init(path: String, durability: Durability) throws(SettingsError) {
-        connection = try SQLiteConnection(path: path)
-        // The first statement reads the header, so a foreign or damaged file fails right here.
+    /// The file has been checked (`DatabaseHeader`) before this opens it for writing.
+    convenience init(path: String, durability: Durability) throws(SettingsError) {
+        let connection = try SQLiteConnection(path: path)
+        // The first statement reads the header, so a damaged file fails right here, unchanged.
+        try Schema.migrator.check(connection)
         try connection.execute("PRAGMA journal_mode = WAL")
         try connection.execute("PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL")")
         try Schema.migrator.migrate(connection)
+        try self.init(connection: connection, isReadOnly: false)
+    }
+
+    /// Opens `path` for reading only; when the folder does not let this user create the WAL's
+    /// shared-memory file, the file is read as immutable (a consistent image of its last commit).
+    convenience init(readingPath path: String) throws(SettingsError) {
+        var connection = try SQLiteConnection(path: path, access: .readOnly)
+        do throws(SettingsError) {
+            try Schema.migrator.check(connection, requireCurrent: true)
+        } catch where error.code == .readOnly || error.code == .io {
+            connection = try SQLiteConnection(path: path, access: .immutable)
+            try Schema.migrator.check(connection, requireCurrent: true)
+        }
+        try self.init(connection: connection, isReadOnly: true)
+    }
+
+    private init(connection: SQLiteConnection, isReadOnly: Bool) throws(SettingsError) {
+        self.connection = connection
+        self.isReadOnly = isReadOnly
         upsert = try connection.prepare(
             """
             INSERT INTO entries (key, value, hlc, replica, seq) VALUES (?1, ?2, ?3, ?4, ?5)
@@ -71,10 +93,13 @@ final class SQLiteBackend: SettingsBackend {
             entries.append(
                 SettingEntry(key: key, value: value, version: version, sequence: scan.int64(at: 4)))
         }
+        try mergeKeyTwins(&entries)
         let peerCursors = try loadPeerCursors()
         let replicaID: ReplicaID
         if let existingID {
             replicaID = existingID
+        } else if isReadOnly {
+            replicaID = lastReplica
         } else {
             replicaID = try createReplicaID()
         }
@@ -82,6 +107,10 @@ final class SQLiteBackend: SettingsBackend {
     }
 
     func write(_ entries: [SettingEntry], cursor: PeerCursor?) throws(SettingsError) {
+        guard !isReadOnly else {
+            throw SettingsError(
+                .readOnly, "'\(connection.path)' is open for reading only", path: connection.path)
+        }
         guard entries.count + (cursor == nil ? 0 : 1) > 1 else {
             // A single statement commits on its own: no explicit transaction to pay for.
             if let entry = entries.first { try store(entry) }
@@ -98,6 +127,35 @@ final class SQLiteBackend: SettingsBackend {
                 try? connection.execute("ROLLBACK")  // The original error is the one worth reporting.
             }
             throw error
+        }
+    }
+
+    /// Files written before keys had one identity may hold one key as several rows, in different
+    /// Unicode normal forms: keep the newest version of each under the NFC key, in one commit.
+    private func mergeKeyTwins(_ entries: inout [SettingEntry]) throws(SettingsError) {
+        guard entries.contains(where: { !KeyIdentity.isNormalized($0.key) }) else { return }
+        var winners: [String: SettingEntry] = [:]
+        defer { entries = Array(winners.values) }
+        var strays: [String] = []
+        var affected: Set<String> = []
+        for entry in entries {
+            let key = KeyIdentity.normalize(entry.key)
+            if !key.utf8.elementsEqual(entry.key.utf8) {
+                strays.append(entry.key)
+                affected.insert(key)
+            }
+            if let current = winners[key], current.version > entry.version { continue }
+            winners[key] = SettingEntry(
+                key: key, value: entry.value, version: entry.version, sequence: entry.sequence)
+        }
+        guard !isReadOnly else { return }
+        let delete = try connection.prepare("DELETE FROM entries WHERE key = ?1")
+        try connection.transaction { () throws(SettingsError) in
+            for key in strays {
+                try delete.bind(key, at: 1)
+                try delete.run()
+            }
+            for key in affected { if let entry = winners[key] { try store(entry) } }
         }
     }
 

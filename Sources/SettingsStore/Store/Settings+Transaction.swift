@@ -53,8 +53,9 @@ extension Settings {
 }
 
 extension ReplicaCache {
-    /// The writes that change something (removing an unset key does not); throws
-    /// `limitExceeded` if applying them would break one of `limits`.
+    /// The writes that change something (removing an unset key, or writing the value a key
+    /// already holds, does not); throws `limitExceeded` if applying them would break one of
+    /// `limits` or nest a value deeper than `SettingValue.maximumNestingDepth`.
     func stage(_ writes: [(key: String, value: SettingValue?)], limits: SettingsLimits) throws(SettingsError)
         -> [StagedWrite]
     {
@@ -65,6 +66,8 @@ extension ReplicaCache {
         for (key, value) in writes {
             let existing = entries[key]
             if let old = existing?.value {
+                // Writing what a key already holds changes nothing: no version, no event, no sync.
+                if let value, value.isIdentical(to: old) { continue }
                 count -= 1
                 bytes -= Self.footprint(key: key, value: old)
             } else if value == nil {
@@ -72,6 +75,7 @@ extension ReplicaCache {
             }
             staged.append(StagedWrite(key: key, value: value))
             guard let value else { continue }
+            try value.checkNesting(key: key)
             let size = value.storageSize
             if size > limits.maximumValueBytes {
                 throw SettingsError(

@@ -99,7 +99,7 @@ extension SettingsTransaction {
     }
 
     /// Removes `key` when the transaction commits.
-    public func removeValue<Value>(for key: SettingKey<Value>) {
-        removeValue(forKey: key.name)
+    public func removeValue<Value>(for key: SettingKey<Value>) throws(SettingsError) {
+        try removeValue(forKey: key.name)
     }
 }

@@ -29,14 +29,27 @@ public final class Settings: Sendable {
     let observers = ObserverRegistry()
     let peerRegistry = PeerRegistry()
 
-    /// Opens (creating it and its folders if needed) the database at `path`.
+    /// Opens the database at `path`, creating it and its folders if needed (a read-only
+    /// configuration creates nothing and needs the file to exist).
     ///
     /// - Throws: `SettingsError` with code `databaseInUse` when another live store holds the file,
-    ///   `corruptDatabase` when it is not a settings database, `unsupportedSchema` when a newer
+    ///   `corruptDatabase` when it is not a settings database (the file is left untouched), `unsupportedSchema` when a newer
     ///   version wrote it, `readOnly` or `io` when it cannot be created or opened.
     public convenience init(path: String, configuration: SettingsConfiguration = .init())
         throws(SettingsError)
     {
+        // Nothing is created or changed beside a file that is not ours, or for a reader.
+        switch try DatabaseHeader.read(path, applicationID: Schema.applicationID) {
+        case .foreign(let reason): throw SettingsError(.corruptDatabase, reason, path: path)
+        case .absent where configuration.isReadOnly:
+            throw SettingsError(.io, "'\(path)' does not exist", path: path)
+        case .absent, .settingsStore: break
+        }
+        if configuration.isReadOnly {
+            let backend = try SQLiteBackend(readingPath: path)
+            try self.init(backend: backend, lock: nil, path: path, configuration: configuration)
+            return
+        }
         try FileSystem.createDirectories(FileSystem.parent(of: path))
         let lock = try OwnerLock(database: path)
         try FileSystem.createFileIfMissing(path)
@@ -149,14 +162,14 @@ public final class Settings: Sendable {
 
     /// Removes the stored value for `key`, so reads return its default again (reason `.reset`).
     public func removeValue(forKey key: String) throws(SettingsError) {
-        try typed { try transaction(reason: .reset) { $0.removeValue(forKey: key) } }
+        try typed { try transaction(reason: .reset) { try $0.removeValue(forKey: key) } }
     }
 
     /// Removes every stored value (reason `.reset`); defaults stay registered.
     public func reset() throws(SettingsError) {
         try typed {
             try transaction(reason: .reset) { transaction in
-                for key in keys() { transaction.removeValue(forKey: key) }
+                for key in keys() { try transaction.removeValue(forKey: key) }
             }
         }
     }
@@ -168,12 +181,7 @@ public final class Settings: Sendable {
     {
         try typed {
             try transaction(reason: .import) { transaction in
-                if replacingExisting {
-                    for key in keys() where values[key] == nil { transaction.removeValue(forKey: key) }
-                }
-                for (key, value) in values.sorted(by: { $0.key < $1.key }) {
-                    try transaction.set(value, forKey: key)
-                }
+                try transaction.importValues(values, replacingExisting: replacingExisting)
             }
         }
     }

@@ -19,6 +19,10 @@ public struct SettingsConfiguration: Sendable {
     /// How far ahead of the wall clock (milliseconds) a stamp received from a replica may move this
     /// replica's clock; stamps further ahead are still applied unchanged (see `docs/SYNC.md`).
     public var maximumClockSkew: UInt64 = 3_600_000
+    /// Whether the store only reads its file: nothing is created, locked or written, and every
+    /// write throws `readOnly`. A reader that cannot write the file or its folder still reads it.
+    /// Defaults to `false`.
+    public var isReadOnly = false
 
     /// Creates a configuration; every parameter has the default described on its property.
     public init(

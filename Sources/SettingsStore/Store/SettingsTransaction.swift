@@ -52,16 +52,32 @@ public final class SettingsTransaction {
         } catch {
             throw error.with(key: key)
         }
-        try KeyValidation.validate(key, maximumBytes: settings.configuration.limits.maximumKeyBytes)
-        record(key, stored)
+        try record(key, stored)
     }
 
     /// Removes `key` when the transaction commits.
-    public func removeValue(forKey key: String) {
-        record(key, nil)
+    ///
+    /// - Throws: `SettingsError` with code `invalidKey` or `limitExceeded` for a key no write
+    ///   could have stored (removing a key that is simply unset is not an error).
+    public func removeValue(forKey key: String) throws(SettingsError) {
+        try record(key, nil)
     }
 
-    private func record(_ key: String, _ value: SettingValue?) {
+    /// Writes `values`, in key order; with `replacingExisting`, removes the stored keys not in
+    /// `values`. Values identical to the stored ones change nothing.
+    public func importValues(_ values: [String: SettingValue], replacingExisting: Bool) throws(SettingsError) {
+        if replacingExisting {
+            for key in settings.keys() where values[key] == nil { try removeValue(forKey: key) }
+        }
+        for (key, value) in values.sorted(by: { $0.key < $1.key }) {
+            try set(value, forKey: key)
+        }
+    }
+
+    /// Logs a write under the key's one identity (`KeyIdentity`), after checking the key.
+    private func record(_ key: String, _ value: SettingValue?) throws(SettingsError) {
+        let key = KeyIdentity.normalize(key)
+        try KeyValidation.validate(key, maximumBytes: settings.configuration.limits.maximumKeyBytes)
         log.append((key, value))
     }
 }

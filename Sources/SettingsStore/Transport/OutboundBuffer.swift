@@ -64,6 +64,18 @@ struct OutboundBuffer {
         return .drained
     }
 
+    /// Replaces what waits after the frame being written with `error`'s frame, whatever the
+    /// limit: the peer reads whole frames up to an explanation, then the connection closes.
+    mutating func endWith(_ error: SettingsError) {
+        var boundary = offset
+        if offset > 0, offset < bytes.count, bytes[offset - 1] != UInt8(ascii: "\n") {
+            boundary = (bytes[offset...].firstIndex(of: UInt8(ascii: "\n")) ?? bytes.count - 1) + 1
+        }
+        bytes.removeSubrange(boundary...)
+        WireMessage.failure(id: nil, error).write(to: &bytes)
+        bytes.append(UInt8(ascii: "\n"))
+    }
+
     /// Forgets everything queued.
     mutating func discard() {
         bytes = []

@@ -66,7 +66,8 @@ enum UnixSocket {
         }
     }
 
-    /// Accepts a pending connection (non-blocking, close-on-exec), or nil when none is waiting.
+    /// The next pending connection, non-blocking and close-on-exec; nil when none is pending or
+    /// accepting failed (`errno` says why: `EMFILE` and `ENFILE` when out of descriptors).
     static func accept(_ listener: Int32) -> Int32? {
         let fd = Glibc.accept(listener, nil, nil)
         guard fd >= 0 else { return nil }
@@ -87,11 +88,18 @@ enum UnixSocket {
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
     }
 
-    private static func makeSocket(path: String) throws(SettingsError) -> Int32 {
+    /// Throws unless `path` fits a Unix socket address.
+    static func checkPath(_ path: String) throws(SettingsError) {
         guard path.utf8.count <= maximumPathBytes else {
             throw SettingsError(
-                .io, "socket path '\(path)' is longer than \(maximumPathBytes) bytes", path: path)
+                .io,
+                "socket path '\(path)' is \(path.utf8.count) bytes, longer than the \(maximumPathBytes) a Unix socket allows",
+                path: path)
         }
+    }
+
+    private static func makeSocket(path: String) throws(SettingsError) -> Int32 {
+        try checkPath(path)
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw FileSystem.error("cannot create a socket for '\(path)'", path: path) }
         _ = fcntl(fd, F_SETFD, FD_CLOEXEC)

@@ -21,8 +21,9 @@ extension SettingValue {
         case dictionary = 0x09
     }
 
-    /// The deepest nesting of arrays and dictionaries accepted anywhere.
-    public static let maximumNestingDepth = 64
+    /// The deepest nesting the binary format itself decodes (older files may hold values nested
+    /// deeper than `maximumNestingDepth`; they still load, and can be overwritten or deleted).
+    static let formatNestingDepth = 64
 
     /// The value's encoded form, as stored.
     func encoded() -> [UInt8] {
@@ -182,7 +183,7 @@ private struct BinaryReader {
         case .string: return .string(try readString())
         case .data: return .data(Data(try readSlice()))
         case .array, .dictionary:
-            guard depth < SettingValue.maximumNestingDepth else { throw failure("nested too deeply") }
+            guard depth < SettingValue.formatNestingDepth else { throw failure("nested too deeply") }
             // Each element takes at least one byte, so a count past the remaining bytes is a lie.
             let count = try readLength()
             if tag == .array {

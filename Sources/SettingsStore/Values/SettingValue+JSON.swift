@@ -29,7 +29,7 @@ extension SettingValue {
     /// Reads a value from its JSON form.
     ///
     /// - Throws: `SettingsError` with code `protocolError` for `null`, a malformed tagged object,
-    ///   or nesting deeper than `maximumNestingDepth`.
+    ///   and `limitExceeded` for nesting deeper than `maximumNestingDepth`.
     public init(json: JSONValue) throws(SettingsError) {
         self = try Self.decode(json, depth: 0)
     }
@@ -44,16 +44,19 @@ extension SettingValue {
     }
 
     private static func decode(_ json: JSONValue, depth: Int) throws(SettingsError) -> SettingValue {
-        guard depth <= maximumNestingDepth else {
-            throw SettingsError(.protocolError, "value nested deeper than \(maximumNestingDepth) levels")
-        }
         switch json {
-        case .null: throw SettingsError(.protocolError, "null is not a value (delete the key instead)")
+        case .null:
+            let message =
+                depth == 0
+                ? "null is not a value (delete the key instead)"
+                : "null cannot stand inside a value (leave the member or element out instead)"
+            throw SettingsError(.protocolError, message)
         case .bool(let value): return .bool(value)
         case .integer(let value): return .integer(value)
         case .double(let value): return .double(value)
         case .string(let value): return .string(value)
         case .array(let elements):
+            try checkContainer(depth: depth)
             var values: [SettingValue] = []
             values.reserveCapacity(elements.count)
             for element in elements { values.append(try decode(element, depth: depth + 1)) }
@@ -62,10 +65,19 @@ extension SettingValue {
             if isTagLike(members.keys), let (tag, payload) = members.first {
                 return try decodeTagged(tag, payload, depth: depth)
             }
+            try checkContainer(depth: depth)
             var values: [String: SettingValue] = [:]
             values.reserveCapacity(members.count)
             for (key, member) in members { values[key] = try decode(member, depth: depth + 1) }
             return .dictionary(values)
+        }
+    }
+
+    /// A container at `depth` (0 for the outermost) nests `depth + 1` deep.
+    private static func checkContainer(depth: Int) throws(SettingsError) {
+        guard depth < maximumNestingDepth else {
+            throw SettingsError(
+                .limitExceeded, "value nests more than \(maximumNestingDepth) levels deep (the limit)")
         }
     }
 
@@ -84,6 +96,7 @@ extension SettingValue {
         case ("$double", .string("inf")): return .double(.infinity)
         case ("$double", .string("-inf")): return .double(-.infinity)
         case ("$dict", .object(let members)):
+            try checkContainer(depth: depth)
             var values: [String: SettingValue] = [:]
             for (key, member) in members { values[key] = try decode(member, depth: depth + 1) }
             return .dictionary(values)

@@ -46,9 +46,33 @@ public struct ExportDocument: Sendable, Equatable {
         self.values = values
     }
 
-    /// Parses a document from JSON text.
+    /// Parses a document from JSON text; a UTF-8 byte-order mark at the start is skipped (editors
+    /// on other systems add one).
     public init(jsonText: some Collection<UInt8>) throws(SettingsError) {
-        try self.init(json: JSONValue.parse(jsonText))
+        let bytes = Array(jsonText)
+        let byteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
+        let body = bytes.starts(with: byteOrderMark) ? bytes[3...] : bytes[...]
+        try self.init(json: JSONValue.parse(body))
+    }
+
+    /// The document split into documents whose JSON forms take about `bytes` each (a value
+    /// larger than that goes alone), in key order, for sending a large document in parts.
+    public func parts(ofAbout bytes: Int) -> [ExportDocument] {
+        var parts: [ExportDocument] = []
+        var current: [String: SettingValue] = [:]
+        var size = 0
+        for (key, value) in values.sorted(by: { $0.key < $1.key }) {
+            let cost = key.utf8.count * 6 + value.json.serializedSize + 8
+            if size + cost > bytes, !current.isEmpty {
+                parts.append(ExportDocument(values: current))
+                current = [:]
+                size = 0
+            }
+            current[key] = value
+            size += cost
+        }
+        if !current.isEmpty || parts.isEmpty { parts.append(ExportDocument(values: current)) }
+        return parts
     }
 
     /// The document's JSON form.

@@ -100,7 +100,11 @@ private struct Cursor {
             guard peek() == UInt8(ascii: ":") else { throw failure("expected ':'") }
             offset += 1
             skipWhitespace()
-            members[key] = try value(depth: depth)
+            let keyOffset = offset
+            guard members.updateValue(try value(depth: depth), forKey: key) == nil else {
+                offset = keyOffset
+                throw failure("duplicate key '\(key.debugDescriptionTruncated)'")
+            }
             skipWhitespace()
             switch peek() {
             case UInt8(ascii: ","): offset += 1

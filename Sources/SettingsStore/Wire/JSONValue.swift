@@ -15,7 +15,7 @@ public enum JSONValue: Sendable, Hashable {
     case string(String)
     /// An array.
     case array([JSONValue])
-    /// An object; keys are unique (the last of repeated keys wins).
+    /// An object; keys are unique (the parser refuses a repeated key).
     case object([String: JSONValue])
 
     /// The member `key` of an object, or nil.

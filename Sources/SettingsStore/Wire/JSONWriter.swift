@@ -6,6 +6,13 @@ extension JSONValue {
         return String(decoding: bytes, as: UTF8.self)
     }
 
+    /// The length of the compact JSON text, in bytes.
+    var serializedSize: Int {
+        var bytes: [UInt8] = []
+        write(to: &bytes)
+        return bytes.count
+    }
+
     /// Appends the compact JSON text to `bytes`.
     func write(to bytes: inout [UInt8]) {
         write(to: &bytes, pretty: false, indent: 0)

@@ -3,7 +3,14 @@ extension WireRequest {
     /// to answer it with.
     public static func decode(_ json: JSONValue) -> (id: Int64?, request: Result<WireRequest, SettingsError>)
     {
-        let id: Int64? = if case .integer(let id) = json["id"] { id } else { nil }
+        let id: Int64?
+        switch json["id"] {
+        case nil, .null?: id = nil
+        case .integer(let value)?: id = value
+        case let other?:
+            // Nothing runs under an id the client could not match its answer to.
+            return (nil, .failure(SettingsError(.protocolError, "field 'id' must be an integer, not \(other.typeName)")))
+        }
         do throws(SettingsError) {
             return (id, .success(try decodeRequest(json)))
         } catch {
@@ -59,6 +66,11 @@ extension WireRequest {
             return .import(
                 document: try ExportDocument(json: document),
                 replace: try fields.bool("replace", default: false))
+        case "importPart":
+            guard let document = fields.members["document"] else {
+                throw SettingsError(.protocolError, "missing field 'document' (an export document)")
+            }
+            return .importPart(document: try ExportDocument(json: document))
         default:
             throw SettingsError(
                 .unknownOperation, "unknown operation '\(operation.debugDescriptionTruncated)'")
@@ -107,6 +119,8 @@ extension WireRequest {
         case .import(let document, let replace):
             members["document"] = document.json
             members["replace"] = .bool(replace)
+        case .importPart(let document):
+            members["document"] = document.json
         }
         return .object(members)
     }

@@ -22,8 +22,12 @@ public enum WireRequest: Sendable, Equatable {
     case status
     /// Asks for every value as an export document.
     case export
-    /// Restores an export document; with `replace`, keys missing from it are deleted.
+    /// Restores an export document, together with every part staged before it on the same
+    /// connection, in one transaction; with `replace`, keys missing from them all are deleted.
     case `import`(document: ExportDocument, replace: Bool)
+    /// Stages part of a document for the `import` that follows on this connection, so a document
+    /// larger than one frame can be imported whole (see `BlockingClient.importDocument`).
+    case importPart(document: ExportDocument)
 
     /// One write of a `setMany`: a value, or nil to delete.
     public struct KeyWrite: Sendable, Equatable {
@@ -57,6 +61,7 @@ public enum WireRequest: Sendable, Equatable {
         case .status: "status"
         case .export: "export"
         case .import: "import"
+        case .importPart: "importPart"
         }
     }
 }

@@ -112,8 +112,11 @@ extension Reliability {
             let stuck = try daemon.client()
             try stuck.request(.watch(filter: .all))
             let writer = try daemon.client()
-            let big = SettingValue.string(String(repeating: "x", count: 500_000))
-            for index in 0..<60 { try writer.request(.set(key: "big.\(index % 3)", value: big)) }
+            // Each write changes the value (identical writes are no-ops that announce nothing).
+            for index in 0..<60 {
+                let big = SettingValue.string(String(repeating: "x", count: 500_000) + "\(index)")
+                try writer.request(.set(key: "big.\(index % 3)", value: big))
+            }
             try await waitUntil { try DaemonStatus(fields: writer.request(.status)).watches == 0 }
             #expect(try DaemonStatus(fields: writer.request(.status)).clients == 1)
         }

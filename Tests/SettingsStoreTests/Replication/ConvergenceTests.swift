@@ -95,12 +95,12 @@ struct ConvergenceTests {
         try await waitForConvergence([a, b])
         first.disconnect()
         try b.transaction { transaction in
-            for index in 0..<10_000 { try transaction.set(-index, forKey: "old.\(index)") }
+            for index in 0..<10_000 { try transaction.set(-index - 1, forKey: "old.\(index)") }
         }
         let second = InProcessLink(a, b)
         try await waitForConvergence([a, b])
         #expect(second.carriedToA.load(ordering: .relaxed) == 10_000)
-        #expect(a.value(forKey: "old.9999") == -9999)
+        #expect(a.value(forKey: "old.9999") == -10_000)
         second.disconnect()
     }
 

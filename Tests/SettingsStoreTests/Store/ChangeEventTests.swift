@@ -32,7 +32,7 @@ struct ChangeEventTests {
             settings.observe(.muted, handler: muted.handler),
         ]
         try settings.set(true, for: .muted)
-        try settings.set(true, for: .muted)
+        try settings.set(false, for: .muted)
         #expect(volume.all.isEmpty)
         #expect(muted.all.count == 2)
         _ = tokens

@@ -1,0 +1,87 @@
+/// Every command of `settingsd`, each declared once.
+enum Commands {
+    static let socket = OptionSpec.option(
+        "--socket", "PATH",
+        "the daemon's socket (default: $SETTINGSD_SOCKET, else $XDG_RUNTIME_DIR/settingsd/settingsd.sock)")
+    static let database = OptionSpec.option(
+        "--db", "PATH",
+        "work on this database file directly instead of a daemon (default: $SETTINGSD_DB when no daemon holds it)"
+    )
+    static let connection = [socket, database]
+    static let json = OptionSpec.flag("--json", "print one JSON document (compact)")
+
+    static let all: [CommandSpec] = [
+        CommandSpec(
+            name: "run", overview: "Run the daemon: serve a settings database on a Unix socket.",
+            usage:
+                "settingsd run [--db PATH] [--socket PATH] [--peer SOCKET]... [--durability normal|full] [--log-level LEVEL]",
+            options: [
+                .option("--db", "PATH", "the database (default: $SETTINGSD_DB, else $XDG_DATA_HOME/settingsd/settings.sqlite)"),
+                .option("--socket", "PATH", "the socket (default: $SETTINGSD_SOCKET, else $XDG_RUNTIME_DIR/settingsd/settingsd.sock)"),
+                .option("--durability", "MODE", "normal: survives a crash of the daemon (default); full: survives power loss"),
+                .option("--log-level", "LEVEL", "debug, info (default), warning or error; logs go to stderr"),
+                .option("--allow-uid", "UID", "also serve this user id (repeatable); by default only the daemon's user and root", repeatable: true),
+                .option("--max-frame", "BYTES", "the largest request accepted (default and minimum: what the largest value needs, 8388608)"),
+                .option("--idle-timeout", "SECONDS", "close a client idle this long; watchers and replicas stay (default 300, 0: never)"),
+                .option("--peer", "SOCKET", "sync with the daemon at this socket (repeatable; reconnects with backoff)", repeatable: true),
+            ], run: { try RunCommand($0).run() }),
+        CommandSpec(
+            name: "get",
+            overview: "Print a key's value: strings as they are, other values as JSON. Exit 1 if unset.",
+            usage: "settingsd get KEY [--json]", arguments: [("KEY", "the key")],
+            options: [.flag("--json", "print the value as JSON even when it is a string")] + connection,
+            run: ClientCommands.get),
+        CommandSpec(
+            name: "set", overview: "Store a value.",
+            usage: "settingsd set KEY VALUE [--type TYPE] | settingsd set KEY --json VALUE",
+            arguments: [("KEY", "the key"), ("VALUE", "the value; a string unless --type or --json says otherwise")],
+            options: [
+                .option("--type", "TYPE", "bool, int, double, string, json, data (base64) or date (ISO 8601 or seconds since 1970)", conflicts: ["--json"]),
+                .flag("--json", "VALUE is JSON: objects, arrays and numbers keep their types (same as --type json)", conflicts: ["--type"]),
+            ] + connection, run: ClientCommands.set),
+        CommandSpec(
+            name: "delete", overview: "Remove a key, so readers get its default again.",
+            usage: "settingsd delete KEY", arguments: [("KEY", "the key")], options: connection,
+            run: ClientCommands.delete),
+        CommandSpec(
+            name: "list", overview: "List keys and values under a prefix, sorted; strings are quoted.",
+            usage: "settingsd list [PREFIX] [--json [--pretty]]",
+            arguments: [("PREFIX", "only keys starting with this (default: all)")],
+            options: [
+                .flag("--json", "print one JSON object of key: value"),
+                .flag("--pretty", "indent the JSON (with --json)"),
+            ] + connection, run: ClientCommands.list),
+        CommandSpec(
+            name: "watch", overview: "Print one line per change until interrupted.",
+            usage: "settingsd watch [KEY | PREFIX. | PREFIX*]... [--json]",
+            arguments: [("KEY", "an exact key; an argument ending in '.' or '*' is a prefix; none watches everything")],
+            options: [.flag("--json", "print each change event as one JSON line"), socket],
+            run: ClientCommands.watch),
+        CommandSpec(
+            name: "export", overview: "Write every value as one JSON document.",
+            usage: "settingsd export [FILE]",
+            arguments: [("FILE", "where to write (mode 0600); default or '-': stdout")],
+            options: connection, run: ClientCommands.export),
+        CommandSpec(
+            name: "import",
+            overview: "Restore an exported document in one transaction; checked before anything is written.",
+            usage: "settingsd import FILE [--replace]", arguments: [("FILE", "the document; '-' reads stdin")],
+            options: [.flag("--replace", "also delete keys that are not in the document")] + connection,
+            run: ClientCommands.importDocument),
+        CommandSpec(
+            name: "sync", overview: "Wait until every connected peer has acknowledged every local change.",
+            usage: "settingsd sync --wait [--timeout SECONDS]",
+            options: [
+                .flag("--wait", "block until connected peers are caught up (a progress line on a terminal)"),
+                .option("--timeout", "SECONDS", "give up after this long, with exit status 1 (default 60)"),
+                socket,
+            ], run: ClientCommands.sync),
+        CommandSpec(
+            name: "status", overview: "Show the daemon's replica id, key count, size, clients, digest and peers.",
+            usage: "settingsd status [--json]", options: [json] + connection, run: ClientCommands.status),
+        CommandSpec(
+            name: "help", overview: "Show help for settingsd or one of its commands.",
+            usage: "settingsd help [COMMAND]", arguments: [("COMMAND", "a command name")],
+            run: CLI.help),
+    ]
+}
