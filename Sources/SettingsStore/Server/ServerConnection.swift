@@ -322,11 +322,14 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
     /// out, then an error frame saying why, then the connection closes (see `failure`).
     private func fail(_ error: SettingsError) {
         guard !isClosed, failure == nil else { return }
-        failure = (error, SettingsConfiguration.systemClock() + 2_000)
+        failure = (error, SettingsConfiguration.systemClock() + 10_000)
         inbox.removeAll()
         inboxStart = 0
         syncSession?.close()
         syncSession = nil
+        for token in watches.values { token.cancel() }
+        context.watches.subtract(watches.count, ordering: .relaxed)
+        watches = [:]
         outbound.endWith(error)
         flush()
     }

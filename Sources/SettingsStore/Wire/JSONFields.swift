@@ -48,7 +48,9 @@ struct JSONFields {
         do throws(SettingsError) {
             return try SettingValue(json: json)
         } catch {
-            throw SettingsError(.protocolError, "field '\(name)': \(error.message)")
+            // A value over a limit is refused as such; a malformed one is the protocol's error.
+            let code: SettingsError.Code = error.code == .limitExceeded ? .limitExceeded : .protocolError
+            throw SettingsError(code, "field '\(name)': \(error.message)")
         }
     }
 

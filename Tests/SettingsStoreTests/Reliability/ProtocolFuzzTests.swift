@@ -78,9 +78,9 @@ struct FrameFuzzer {
             + Array(#""}"#.utf8)
     }
 
-    /// A frame over the 1 MiB limit with no newline: the daemon answers frameTooLarge and closes.
+    /// A frame over the default 8 MiB limit with no newline: the daemon answers frameTooLarge and closes.
     private func oversized() -> [UInt8] {
-        Array(repeating: UInt8(ascii: "x"), count: (1 << 20) + 10)
+        Array(repeating: UInt8(ascii: "x"), count: (8 << 20) + 10)
     }
 
     private mutating func hugeKeyList() -> [UInt8] {
