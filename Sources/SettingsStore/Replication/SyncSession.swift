@@ -171,7 +171,11 @@ final class SyncSession: @unchecked Sendable {  // state on its executor only
                 if bytes > Self.batchBytes, !batch.isEmpty { break }
                 through = entry.sequence
                 // The peer wrote these itself: it has them.
-                if entry.version.replica != peer { batch.append(entry) }
+                guard entry.version.replica != peer else { continue }
+                // A value stored before the depth limit existed could not be parsed by the peer and
+                // would wedge the link: it stays local, and the rest flows on.
+                if let value = entry.value, value.nestingDepth > SettingValue.maximumNestingDepth { continue }
+                batch.append(entry)
             }
             send(
                 ReplicationMessage.replicate(entries: batch, through: through, sequence: settings.sequence)
