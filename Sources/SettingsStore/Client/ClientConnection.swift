@@ -16,9 +16,10 @@ final class ClientConnection: @unchecked Sendable {  // state on the socket queu
         self.socketPath = socketPath
         socket = SocketConnection(
             fd: fd, label: "settingsd.client", maximumFrameBytes: 64 << 20, outboundLimit: 64 << 20)
-        socket.onFrame = { [unowned self] frame in received(frame) }
-        socket.onClose = { [unowned self] error in
-            closed(
+        // Weak: `deinit` closes the socket after this object is gone, which calls `onClose`.
+        socket.onFrame = { [weak self] frame in self?.received(frame) }
+        socket.onClose = { [weak self] error in
+            self?.closed(
                 error
                     ?? SettingsError(
                         .connectionLost, "the daemon on '\(socketPath)' closed the connection",

@@ -14,6 +14,9 @@ public final class ReplicaLink: Sendable {
         var isStopped = false
         var connection: SocketConnection?
         var session: SyncSession?
+        /// Set under the lock once the peer answered the hello; `session.peer` itself belongs to
+        /// the connection's queue and is never read from here.
+        var isSynced = false
         var backoff = ReplicaLink.minimumBackoff
     }
 
@@ -41,7 +44,7 @@ public final class ReplicaLink: Sendable {
 
     /// Whether a sync session is up now.
     public var isConnected: Bool {
-        state.withLock { $0.session?.peer != nil && $0.connection != nil }
+        state.withLock { $0.isSynced && $0.connection != nil }
     }
 
     /// Closes the connection and stops reconnecting.
@@ -82,7 +85,10 @@ public final class ReplicaLink: Sendable {
                 } else {
                     saidHello = true
                     try session.accept(response: json)
-                    state.withLock { $0.backoff = Self.minimumBackoff }
+                    state.withLock { state in
+                        state.backoff = Self.minimumBackoff
+                        state.isSynced = true
+                    }
                     logger?.log(.info, "syncing with \(session.peer?.description ?? "?") at \(socketPath)")
                 }
             } catch {
@@ -94,6 +100,7 @@ public final class ReplicaLink: Sendable {
             state.withLock { state in
                 state.connection = nil
                 state.session = nil
+                state.isSynced = false
             }
             retryLater(
                 error

@@ -188,7 +188,7 @@ final class SyncSession: @unchecked Sendable {  // state on its executor only
 
     private func note(_ peer: ReplicaID, _ change: (inout PeerStatus) -> Void) {
         settings.peerRegistry.update(peer, address: address) { status in
-            status.lastContactMilliseconds = SettingsConfiguration.systemClock()
+            status.lastContactMilliseconds = settings.configuration.clock()
             change(&status)
         }
     }

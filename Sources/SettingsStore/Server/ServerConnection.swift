@@ -322,7 +322,7 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
     /// out, then an error frame saying why, then the connection closes (see `failure`).
     private func fail(_ error: SettingsError) {
         guard !isClosed, failure == nil else { return }
-        failure = (error, SettingsConfiguration.systemClock() + 10_000)
+        failure = (error, SettingsConfiguration.systemClock() + 5_000)
         inbox.removeAll()
         inboxStart = 0
         syncSession?.close()

@@ -94,8 +94,16 @@ public final class SettingsServer: Sendable {
             unlink(socketPath)
             for connection in table.connections.values { connection.shutDown() }
         }
-        let deadline = SettingsConfiguration.systemClock() + UInt64(timeout * 1000)
-        while clientCount > 0, SettingsConfiguration.systemClock() < deadline { usleep(2_000) }
+        // Wait for the last connection to finish, signalled by its close, or for the time-out.
+        let drained = DispatchSemaphore(value: 0)
+        loop.execute { [table] in
+            if table.connections.isEmpty {
+                drained.signal()
+            } else {
+                table.onEmpty = { drained.signal() }
+            }
+        }
+        _ = drained.wait(timeout: .now() + timeout)
         loop.execute { [self] in
             let slow = table.connections.count
             for connection in table.connections.values { connection.close() }
@@ -139,6 +147,10 @@ public final class SettingsServer: Sendable {
             connection.onClose = { [table, context] connection in
                 if table.connections.removeValue(forKey: connection.id) != nil {
                     context.clients.subtract(1, ordering: .relaxed)
+                }
+                if table.connections.isEmpty, let onEmpty = table.onEmpty {
+                    table.onEmpty = nil
+                    onEmpty()
                 }
             }
             connection.start()
@@ -233,6 +245,8 @@ private final class LoopTable: @unchecked Sendable {  // loop thread only
     /// Held so that one descriptor can be freed to turn a client away at the open-file limit.
     var spareDescriptor = open("/dev/null", O_RDONLY | O_CLOEXEC)
     var isOutOfDescriptors = false
+    /// Called once when the last connection closes, while the server stops.
+    var onEmpty: (() -> Void)?
 
     init(batch: WriteBatch) {
         self.batch = batch

@@ -236,6 +236,18 @@ extension Reliability {
             #expect(answers.allSatisfy { $0["error"]?["code"] == "protocolError" })
         }
 
+        @Test("a SettingsClient released without close() goes away quietly, many times over")
+        func releasedClientDoesNotCrash() async throws {
+            let daemon = try DaemonProcess(directory)
+            for index in 0..<50 {
+                let client = try await SettingsClient.connect(to: daemon.socket)
+                try await client.set(index, forKey: "released")
+            }
+            let last = try await SettingsClient.connect(to: daemon.socket)
+            #expect(try await last.value(forKey: "released") == 49)
+            last.close()
+        }
+
         private func cpuTicks(_ pid: Int32) throws -> Int {
             let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
             let fields = stat.split(separator: ")").last?.split(separator: " ") ?? []
