@@ -30,10 +30,13 @@ enum CLI {
             Output.line(CommandSpec.generalHelp)
             return 0
         case "--version", "version":
-            Output.line("settingsd \(SettingsdVersion.current) (protocol \(SettingsdVersion.protocolVersion))")
+            Output.line(
+                "settingsd \(SettingsdVersion.current) (protocol \(SettingsdVersion.protocolVersion))")
             return 0
         default:
-            guard let spec = CommandSpec.named(command) else { throw UsageError("unknown command '\(command)'") }
+            guard let spec = CommandSpec.named(command) else {
+                throw UsageError("unknown command '\(command)'")
+            }
             let parsed = try ParsedArguments(Array(arguments.dropFirst()), spec: spec)
             if parsed.wantsHelp {
                 Output.line(spec.help)

@@ -16,14 +16,31 @@ enum Commands {
             usage:
                 "settingsd run [--db PATH] [--socket PATH] [--peer SOCKET]... [--durability normal|full] [--log-level LEVEL]",
             options: [
-                .option("--db", "PATH", "the database (default: $SETTINGSD_DB, else $XDG_DATA_HOME/settingsd/settings.sqlite)"),
-                .option("--socket", "PATH", "the socket (default: $SETTINGSD_SOCKET, else $XDG_RUNTIME_DIR/settingsd/settingsd.sock)"),
-                .option("--durability", "MODE", "normal: survives a crash of the daemon (default); full: survives power loss"),
+                .option(
+                    "--db", "PATH",
+                    "the database (default: $SETTINGSD_DB, else $XDG_DATA_HOME/settingsd/settings.sqlite)"),
+                .option(
+                    "--socket", "PATH",
+                    "the socket (default: $SETTINGSD_SOCKET, else $XDG_RUNTIME_DIR/settingsd/settingsd.sock)"),
+                .option(
+                    "--durability", "MODE",
+                    "normal: survives a crash of the daemon (default); full: survives power loss"),
                 .option("--log-level", "LEVEL", "debug, info (default), warning or error; logs go to stderr"),
-                .option("--allow-uid", "UID", "also serve this user id (repeatable); by default only the daemon's user and root", repeatable: true),
-                .option("--max-frame", "BYTES", "the largest request accepted (default and minimum: what the largest value needs, 8388608)"),
-                .option("--idle-timeout", "SECONDS", "close a client idle this long; watchers and replicas stay (default 300, 0: never)"),
-                .option("--peer", "SOCKET", "sync with the daemon at this socket (repeatable; reconnects with backoff)", repeatable: true),
+                .option(
+                    "--allow-uid", "UID",
+                    "also serve this user id (repeatable); by default only the daemon's user and root",
+                    repeatable: true),
+                .option(
+                    "--max-frame", "BYTES",
+                    "the largest request accepted (default and minimum: what the largest value needs, 8388608)"
+                ),
+                .option(
+                    "--idle-timeout", "SECONDS",
+                    "close a client idle this long; watchers and replicas stay (default 300, 0: never)"),
+                .option(
+                    "--peer", "SOCKET",
+                    "sync with the daemon at this socket (repeatable; reconnects with backoff)",
+                    repeatable: true),
             ], run: { try RunCommand($0).run() }),
         CommandSpec(
             name: "get",
@@ -34,10 +51,18 @@ enum Commands {
         CommandSpec(
             name: "set", overview: "Store a value.",
             usage: "settingsd set KEY VALUE [--type TYPE] | settingsd set KEY --json VALUE",
-            arguments: [("KEY", "the key"), ("VALUE", "the value; a string unless --type or --json says otherwise")],
+            arguments: [
+                ("KEY", "the key"), ("VALUE", "the value; a string unless --type or --json says otherwise"),
+            ],
             options: [
-                .option("--type", "TYPE", "bool, int, double, string, json, data (base64) or date (ISO 8601 or seconds since 1970)", conflicts: ["--json"]),
-                .flag("--json", "VALUE is JSON: objects, arrays and numbers keep their types (same as --type json)", conflicts: ["--type"]),
+                .option(
+                    "--type", "TYPE",
+                    "bool, int, double, string, json, data (base64) or date (ISO 8601 or seconds since 1970)",
+                    conflicts: ["--json"]),
+                .flag(
+                    "--json",
+                    "VALUE is JSON: objects, arrays and numbers keep their types (same as --type json)",
+                    conflicts: ["--type"]),
             ] + connection, run: ClientCommands.set),
         CommandSpec(
             name: "delete", overview: "Remove a key, so readers get its default again.",
@@ -54,7 +79,9 @@ enum Commands {
         CommandSpec(
             name: "watch", overview: "Print one line per change until interrupted.",
             usage: "settingsd watch [KEY | PREFIX. | PREFIX*]... [--json]",
-            arguments: [("KEY", "an exact key; an argument ending in '.' or '*' is a prefix; none watches everything")],
+            arguments: [
+                ("KEY", "an exact key; an argument ending in '.' or '*' is a prefix; none watches everything")
+            ],
             options: [.flag("--json", "print each change event as one JSON line"), socket],
             run: ClientCommands.watch),
         CommandSpec(
@@ -65,7 +92,8 @@ enum Commands {
         CommandSpec(
             name: "import",
             overview: "Restore an exported document in one transaction; checked before anything is written.",
-            usage: "settingsd import FILE [--replace]", arguments: [("FILE", "the document; '-' reads stdin")],
+            usage: "settingsd import FILE [--replace]",
+            arguments: [("FILE", "the document; '-' reads stdin")],
             options: [.flag("--replace", "also delete keys that are not in the document")] + connection,
             run: ClientCommands.importDocument),
         CommandSpec(
@@ -77,7 +105,8 @@ enum Commands {
                 socket,
             ], run: ClientCommands.sync),
         CommandSpec(
-            name: "status", overview: "Show the daemon's replica id, key count, size, clients, digest and peers.",
+            name: "status",
+            overview: "Show the daemon's replica id, key count, size, clients, digest and peers.",
             usage: "settingsd status [--json]", options: [json] + connection, run: ClientCommands.status),
         CommandSpec(
             name: "help", overview: "Show help for settingsd or one of its commands.",

@@ -29,7 +29,8 @@ enum ISO8601 {
     /// `±HH:MM` (a space may stand for `T`); nil for anything else.
     static func parse(_ text: String) -> Double? {
         var scanner = Scanner(Array(text.utf8))
-        guard let year = scanner.digits(4), scanner.take("-"), let month = scanner.digits(2), scanner.take("-"),
+        guard let year = scanner.digits(4), scanner.take("-"), let month = scanner.digits(2),
+            scanner.take("-"),
             let day = scanner.digits(2), (1...12).contains(month), (1...daysIn(month, year)).contains(day)
         else { return nil }
         let days = Double(daysFromCivil(year, month, day))

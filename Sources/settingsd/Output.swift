@@ -33,7 +33,9 @@ enum Output {
     /// How `list` and `watch` show a value: on one line, a string quoted and escaped like JSON
     /// (so `"1"` is not `1`), a date in ISO 8601 (what `set --type date` reads), the rest as JSON.
     static func listed(_ value: SettingValue) -> String {
-        if case .date(let date) = value { return ISO8601.format(secondsSince1970: date.timeIntervalSince1970) }
+        if case .date(let date) = value {
+            return ISO8601.format(secondsSince1970: date.timeIntervalSince1970)
+        }
         return value.json.serialized()
     }
 

@@ -3,13 +3,16 @@ import SettingsStore
 /// Where the CLI's requests go: a running daemon, or a database opened directly (`--db`).
 protocol RequestTarget {
     func request(_ request: WireRequest) throws(SettingsError) -> [String: JSONValue]
-    func importDocument(_ document: ExportDocument, replace: Bool) throws(SettingsError) -> [String: JSONValue]
+    func importDocument(_ document: ExportDocument, replace: Bool) throws(SettingsError) -> [String:
+        JSONValue]
 }
 
 extension BlockingClient: RequestTarget {}
 
 extension DirectClient: RequestTarget {
-    func importDocument(_ document: ExportDocument, replace: Bool) throws(SettingsError) -> [String: JSONValue] {
+    func importDocument(_ document: ExportDocument, replace: Bool) throws(SettingsError) -> [String:
+        JSONValue]
+    {
         try request(.import(document: document, replace: replace))
     }
 }
@@ -27,7 +30,7 @@ extension ParsedArguments {
             // The variable names the daemon's database too: while a daemon holds it, use the daemon.
             do throws(SettingsError) {
                 return try direct(database, forWriting: forWriting)
-            } catch where error.code == .databaseInUse {
+            } catch  where error.code == .databaseInUse {
                 return try daemon(socket: socket)
             }
         }
@@ -39,7 +42,7 @@ extension ParsedArguments {
         configuration.isReadOnly = !forWriting
         do throws(SettingsError) {
             return DirectClient(settings: try Settings(path: database, configuration: configuration))
-        } catch where error.code == .databaseInUse {
+        } catch  where error.code == .databaseInUse {
             throw SettingsError(
                 .databaseInUse, "\(error.message); while a daemon holds it, use its socket (without --db)",
                 path: database)
@@ -52,7 +55,7 @@ extension ParsedArguments {
         let socket = socket ?? value("--socket") ?? SettingsPaths.socket
         do throws(SettingsError) {
             return try BlockingClient(socketPath: socket, timeout: timeout)
-        } catch where error.code == .daemonNotRunning {
+        } catch  where error.code == .daemonNotRunning {
             throw SettingsError(
                 .daemonNotRunning,
                 "no settingsd daemon is listening on '\(socket)'; start one with 'settingsd run' (or use --db PATH to work on a database file directly)",

@@ -48,7 +48,8 @@ struct RunCommand {
         var idleTimeout = 300.0
         if let text = arguments.value("--idle-timeout") {
             guard let seconds = Double(text), seconds >= 0, seconds.isFinite else {
-                throw UsageError("--idle-timeout needs a number of seconds (0: never), not '\(text)'", command: "run")
+                throw UsageError(
+                    "--idle-timeout needs a number of seconds (0: never), not '\(text)'", command: "run")
             }
             idleTimeout = seconds
         }

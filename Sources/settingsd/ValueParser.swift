@@ -46,7 +46,9 @@ enum ValueParser {
             }
             return .data(data)
         case "date":
-            if let seconds = Double(text), seconds.isFinite { return .date(Date(timeIntervalSince1970: seconds)) }
+            if let seconds = Double(text), seconds.isFinite {
+                return .date(Date(timeIntervalSince1970: seconds))
+            }
             if let seconds = ISO8601.parse(text) { return .date(Date(timeIntervalSince1970: seconds)) }
             throw UsageError(
                 "'\(text)' is not a date (ISO 8601 like 2026-11-29T13:40:00Z, or seconds since 1970)",

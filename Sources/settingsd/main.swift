@@ -7,8 +7,10 @@
 private func arguments() -> [String]? {
     var result: [String] = []
     for index in 1..<max(1, Int(CommandLine.argc)) {
-        guard let pointer = CommandLine.unsafeArgv[index], let text = String(validatingCString: pointer) else {
-            Output.error("argument \(index) is not valid UTF-8; settingsd takes keys and values as UTF-8 text")
+        guard let pointer = CommandLine.unsafeArgv[index], let text = String(validatingCString: pointer)
+        else {
+            Output.error(
+                "argument \(index) is not valid UTF-8; settingsd takes keys and values as UTF-8 text")
             return nil
         }
         result.append(text)

@@ -84,7 +84,8 @@ extension ReplicaCache {
                 KeyIdentity.isNormalized(received.key)
                 ? received
                 : SettingEntry(
-                    key: KeyIdentity.normalize(received.key), value: received.value, version: received.version,
+                    key: KeyIdentity.normalize(received.key), value: received.value,
+                    version: received.version,
                     sequence: received.sequence)
             let current = winners[entry.key] ?? entries[entry.key]
             guard current.map({ entry.version > $0.version }) ?? true else { continue }

@@ -221,7 +221,8 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
                 id: id,
                 SettingsError(
                     .limitExceeded,
-                    "an import may stage at most \(Self.stagedImportLimit) bytes; the staged parts were dropped"))
+                    "an import may stage at most \(Self.stagedImportLimit) bytes; the staged parts were dropped"
+                ))
         }
         stagedImport.merge(document.values) { $1 }
         return WireMessage.success(id: id, ["staged": .integer(Int64(stagedImport.count))])
@@ -337,7 +338,9 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
     private func discardInput() {
         var sink = [UInt8](repeating: 0, count: 16 * 1024)
         while true {
-            let count = sink.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            let count = sink.withUnsafeMutableBytes {
+                recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT))
+            }
             if count > 0 { continue }
             if count == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
                 return close(failure?.error)

@@ -26,7 +26,7 @@ final class SQLiteBackend: SettingsBackend {
         var connection = try SQLiteConnection(path: path, access: .readOnly)
         do throws(SettingsError) {
             try Schema.migrator.check(connection, requireCurrent: true)
-        } catch where error.code == .readOnly || error.code == .io {
+        } catch  where error.code == .readOnly || error.code == .io {
             connection = try SQLiteConnection(path: path, access: .immutable)
             try Schema.migrator.check(connection, requireCurrent: true)
         }

@@ -56,7 +56,8 @@ struct ReplicaCache {
 
     /// The live keys starting with `prefix`, sorted.
     func keys(withPrefix prefix: String) -> [String] {
-        entries.values.lazy.filter { $0.value != nil && KeyIdentity.hasPrefix($0.key, prefix) }.map(\.key).sorted()
+        entries.values.lazy.filter { $0.value != nil && KeyIdentity.hasPrefix($0.key, prefix) }.map(\.key)
+            .sorted()
     }
 
     /// The highest sequence number and timestamp present.

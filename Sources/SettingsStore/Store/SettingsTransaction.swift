@@ -65,7 +65,8 @@ public final class SettingsTransaction {
 
     /// Writes `values`, in key order; with `replacingExisting`, removes the stored keys not in
     /// `values`. Values identical to the stored ones change nothing.
-    public func importValues(_ values: [String: SettingValue], replacingExisting: Bool) throws(SettingsError) {
+    public func importValues(_ values: [String: SettingValue], replacingExisting: Bool) throws(SettingsError)
+    {
         if replacingExisting {
             for key in settings.keys() where values[key] == nil { try removeValue(forKey: key) }
         }

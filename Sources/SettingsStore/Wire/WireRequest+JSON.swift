@@ -9,7 +9,11 @@ extension WireRequest {
         case .integer(let value)?: id = value
         case let other?:
             // Nothing runs under an id the client could not match its answer to.
-            return (nil, .failure(SettingsError(.protocolError, "field 'id' must be an integer, not \(other.typeName)")))
+            return (
+                nil,
+                .failure(
+                    SettingsError(.protocolError, "field 'id' must be an integer, not \(other.typeName)"))
+            )
         }
         do throws(SettingsError) {
             return (id, .success(try decodeRequest(json)))

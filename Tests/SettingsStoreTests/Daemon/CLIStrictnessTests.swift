@@ -45,7 +45,10 @@ extension Reliability {
             // Bytes that are not UTF-8 are refused, not turned into U+FFFD.
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
-            process.arguments = ["-c", "\"$0\" set bad \"$(printf 'a\\377b')\" --socket \"$1\"", SettingsdBinary.path, daemon.socket]
+            process.arguments = [
+                "-c", "\"$0\" set bad \"$(printf 'a\\377b')\" --socket \"$1\"", SettingsdBinary.path,
+                daemon.socket,
+            ]
             process.standardError = FileHandle.nullDevice
             try process.run()
             process.waitUntilExit()
@@ -62,11 +65,13 @@ extension Reliability {
             #expect(daemon.cli("set", "a.when", "2026-11-29T13:40:00.25Z", "--type", "date").status == 0)
             #expect(
                 daemon.cli("list", "a.").output
-                    == "a.number = 1\na.string = \"1\"\na.text = \"two\\nlines\"\na.when = 2026-11-29T13:40:00.25Z\n")
+                    == "a.number = 1\na.string = \"1\"\na.text = \"two\\nlines\"\na.when = 2026-11-29T13:40:00.25Z\n"
+            )
             #expect(daemon.cli("get", "a.when").output == "2026-11-29T13:40:00.25Z\n")
             // What it prints, it reads.
             #expect(daemon.cli("set", "b.when", "2026-11-29T13:40:00.25Z", "--type", "date").status == 0)
-            #expect(daemon.cli("get", "b.when", "--json").output == daemon.cli("get", "a.when", "--json").output)
+            #expect(
+                daemon.cli("get", "b.when", "--json").output == daemon.cli("get", "a.when", "--json").output)
             #expect(daemon.cli("list", "a.", "--json").output.split(separator: "\n").count == 1)
             #expect(daemon.cli("list", "a.", "--json", "--pretty").output.split(separator: "\n").count > 1)
             let status = daemon.cli("status").output

@@ -55,7 +55,8 @@ extension Reliability {
             #expect(result.error.split(separator: "\n").count == 1)
         }
 
-        @Test("--db works on a file directly; while a daemon holds it, reads still work and writes are refused")
+        @Test(
+            "--db works on a file directly; while a daemon holds it, reads still work and writes are refused")
         func directDatabase() throws {
             let database = directory.file("direct.sqlite")
             #expect(DaemonProcess.run(["set", "a", "1", "--type", "int", "--db", database]).status == 0)

@@ -50,7 +50,9 @@ extension Reliability {
             #expect(try DaemonStatus(fields: client.request(.status)).keys == 1)
         }
 
-        @Test("an oversized frame gets frameTooLarge (not a reset) and its connection is closed; others are unaffected")
+        @Test(
+            "an oversized frame gets frameTooLarge (not a reset) and its connection is closed; others are unaffected"
+        )
         func oversizedFrame() throws {
             let daemon = try DaemonProcess(directory)
             let bystander = try daemon.client()
@@ -120,7 +122,9 @@ extension Reliability {
             }
             try await waitUntil { try DaemonStatus(fields: writer.request(.status)).watches == 0 }
             // It gets a few seconds to read its last frames and the explanation, then it is gone.
-            try await waitUntil(timeout: 15) { try DaemonStatus(fields: writer.request(.status)).clients == 1 }
+            try await waitUntil(timeout: 15) {
+                try DaemonStatus(fields: writer.request(.status)).clients == 1
+            }
         }
 
         @Test("a client running as another user is refused (SO_PEERCRED)", .enabled(if: getuid() == 0))

@@ -54,7 +54,9 @@ extension Reliability {
         func largeImportThroughDaemon() throws {
             let daemon = try DaemonProcess(directory)
             var values: [String: SettingValue] = [:]
-            for index in 0..<20_000 { values["bulk.key.\(index)"] = .string("value number \(index) of many, many more") }
+            for index in 0..<20_000 {
+                values["bulk.key.\(index)"] = .string("value number \(index) of many, many more")
+            }
             let file = directory.file("big.json")
             try ExportDocument(values: values).json.serialized(pretty: true).write(
                 toFile: file, atomically: true, encoding: .utf8)
@@ -122,7 +124,9 @@ extension Reliability {
             chmod(folder, 0o755)
             chmod(database, 0o644)
             chmod(binary, 0o755)
-            let asNobody = ["/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", binary]
+            let asNobody = [
+                "/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", binary,
+            ]
             for (command, expected) in [(["get", "k"], "v\n"), (["list"], "k = \"v\"\n")] {
                 let result = DaemonProcess.run(
                     Array(asNobody.dropFirst()) + command + ["--db", database], through: asNobody[0])
@@ -143,7 +147,9 @@ extension Reliability {
             let socket = "/tmp/sdt-\(UUID().uuidString.prefix(12)).sock"
             let process = Process()
             process.executableURL = URL(fileURLWithPath: SettingsdBinary.path)
-            process.arguments = ["run", "--db", directory.file("p.sqlite"), "--socket", socket, "--log-level", "debug"]
+            process.arguments = [
+                "run", "--db", directory.file("p.sqlite"), "--socket", socket, "--log-level", "debug",
+            ]
             let output = Pipe()
             let errors = Pipe()
             process.standardOutput = output
@@ -225,13 +231,16 @@ extension Reliability {
             let daemon = try DaemonProcess(directory)
             let raw = try PlainSocket(path: daemon.socket)
             let frames = [
-                #"{"id":"abc","op":"set","key":"a","value":1}"#, #"{"id":1.5,"op":"set","key":"b","value":1}"#,
+                #"{"id":"abc","op":"set","key":"a","value":1}"#,
+                #"{"id":1.5,"op":"set","key":"b","value":1}"#,
                 #"{"id":3,"op":"get","op":"set","key":"c","value":1}"#,
             ]
             raw.send(frame: frames.joined(separator: "\n"))
             let client = try daemon.client()
             try client.request(.status)
-            for key in ["a", "b", "c"] { #expect(try client.request(.get(key: key))["found"] == .bool(false)) }
+            for key in ["a", "b", "c"] {
+                #expect(try client.request(.get(key: key))["found"] == .bool(false))
+            }
             let answers = try raw.readLines(count: 3).map { try JSONValue.parse($0) }
             #expect(answers.allSatisfy { $0["error"]?["code"] == "protocolError" })
         }

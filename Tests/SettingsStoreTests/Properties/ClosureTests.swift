@@ -8,7 +8,9 @@ extension Reliability {
     struct ClosureTests {
         let directory = TemporaryDirectory()
 
-        @Test("get --json, list --json, watch --json, export then import, and sync carry every value bit for bit")
+        @Test(
+            "get --json, list --json, watch --json, export then import, and sync carry every value bit for bit"
+        )
         func everyPathCarriesEveryValue() async throws {
             let replica = try DaemonProcess(directory, database: directory.file("b.sqlite"))
             let daemon = try DaemonProcess(
@@ -24,11 +26,14 @@ extension Reliability {
             try await waitUntil { try DaemonStatus(fields: client.request(.status)).watches == 1 }
 
             let values = SettingsCorpus.values
-            let keyOf = { (index: Int) in "closure.\(index).\(index.isMultiple(of: 2) ? "caf\u{E9}" : "\u{1F600}")" }
+            let keyOf = { (index: Int) in
+                "closure.\(index).\(index.isMultiple(of: 2) ? "caf\u{E9}" : "\u{1F600}")"
+            }
             for (index, value) in values.enumerated() {
                 try client.request(.set(key: keyOf(index), value: value))
                 let got = daemon.cli("get", keyOf(index), "--json")
-                #expect(try SettingValue(jsonText: got.output).isIdentical(to: value), "get --json of \(index)")
+                #expect(
+                    try SettingValue(jsonText: got.output).isIdentical(to: value), "get --json of \(index)")
             }
             func check(_ members: [String: JSONValue], _ path: String) throws {
                 #expect(members.count == values.count, "\(path): \(members.count) keys")
@@ -38,7 +43,9 @@ extension Reliability {
                 }
             }
             func listed(_ process: DaemonProcess) throws -> [String: JSONValue] {
-                guard case .object(let members) = try JSONValue.parse(process.cli("list", "closure.", "--json").output)
+                guard
+                    case .object(let members) = try JSONValue.parse(
+                        process.cli("list", "closure.", "--json").output)
                 else { return [:] }
                 return members
             }
@@ -57,7 +64,8 @@ extension Reliability {
             }
             var watched: [String: JSONValue] = [:]
             for line in lines {
-                guard case .event(_, let change) = try WireMessage.decode(JSONValue.parse(String(line))) else { continue }
+                guard case .event(_, let change) = try WireMessage.decode(JSONValue.parse(String(line)))
+                else { continue }
                 for keyChange in change.changes { watched[keyChange.key] = keyChange.value?.json }
             }
             try check(watched, "watch --json")

@@ -28,12 +28,16 @@ private struct StoreModel {
             }
             seen.insert(bytes)
             guard let expected = values[bytes], expected.isIdentical(to: value) else {
-                problems.append("step \(step), seed \(seed): \(key.debugDescription) holds \(value.description.prefix(80))")
+                problems.append(
+                    "step \(step), seed \(seed): \(key.debugDescription) holds \(value.description.prefix(80))"
+                )
                 continue
             }
         }
         for key in values.keys where !seen.contains(key) {
-            problems.append("step \(step), seed \(seed): \(String(decoding: key, as: UTF8.self).debugDescription) is missing")
+            problems.append(
+                "step \(step), seed \(seed): \(String(decoding: key, as: UTF8.self).debugDescription) is missing"
+            )
         }
         return problems
     }
@@ -67,7 +71,11 @@ extension Reliability {
                     }
                     try settings.transaction { transaction in
                         for (key, value) in writes {
-                            if let value { try transaction.set(value, forKey: key) } else { try transaction.removeValue(forKey: key) }
+                            if let value {
+                                try transaction.set(value, forKey: key)
+                            } else {
+                                try transaction.removeValue(forKey: key)
+                            }
                         }
                     }
                     for (key, value) in writes {
@@ -82,7 +90,9 @@ extension Reliability {
                     #expect(settings.sequence == sequence, "seed \(seed): re-importing changed the store")
                 case 85..<92:
                     var document: [String: SettingValue] = [:]
-                    for _ in 0..<Int.random(in: 0...5, using: &corpus.generator) { document[corpus.key()] = corpus.value() }
+                    for _ in 0..<Int.random(in: 0...5, using: &corpus.generator) {
+                        document[corpus.key()] = corpus.value()
+                    }
                     let replacing = corpus.chance(30)
                     try settings.importValues(document, replacingExisting: replacing)
                     model.importValues(document, replacing: replacing)
@@ -116,11 +126,16 @@ extension Reliability {
                 case 60..<75:
                     var writes: [WireRequest.KeyWrite] = []
                     for _ in 0..<Int.random(in: 1...6, using: &corpus.generator) {
-                        writes.append(.init(key: corpus.key(), value: corpus.chance(70) ? corpus.value() : nil))
+                        writes.append(
+                            .init(key: corpus.key(), value: corpus.chance(70) ? corpus.value() : nil))
                     }
                     try client.request(.setMany(changes: writes))
                     for write in writes {
-                        if let value = write.value { model.set(write.key, value) } else { model.remove(write.key) }
+                        if let value = write.value {
+                            model.set(write.key, value)
+                        } else {
+                            model.remove(write.key)
+                        }
                     }
                 case 75..<85:
                     guard case let document? = try client.request(.export)["document"] else { continue }
@@ -129,7 +144,9 @@ extension Reliability {
                     #expect(try DaemonStatus(fields: client.request(.status)).sequence == sequence)
                 case 85..<92:
                     var values: [String: SettingValue] = [:]
-                    for _ in 0..<Int.random(in: 0...5, using: &corpus.generator) { values[corpus.key()] = corpus.value() }
+                    for _ in 0..<Int.random(in: 0...5, using: &corpus.generator) {
+                        values[corpus.key()] = corpus.value()
+                    }
                     let replacing = corpus.chance(30)
                     try client.importDocument(ExportDocument(values: values), replace: replacing)
                     model.importValues(values, replacing: replacing)
@@ -139,7 +156,9 @@ extension Reliability {
                     client = try daemon.client()
                 }
                 var actual: [String: SettingValue] = [:]
-                if case .object(let members)? = try client.request(.list(prefix: "", includeValues: true))["values"] {
+                if case .object(let members)? = try client.request(.list(prefix: "", includeValues: true))[
+                    "values"]
+                {
                     for (key, json) in members { actual[key] = try SettingValue(json: json) }
                 }
                 let problems = model.differences(from: actual, step: step, seed: seed)

@@ -18,7 +18,8 @@ struct SettingsCorpus {
     static let values: [SettingValue] = {
         var deepest = SettingValue.data(Data([0, 255]))
         for level in 0..<SettingValue.maximumNestingDepth {
-            deepest = level.isMultiple(of: 2) ? .dictionary(["$t": deepest]) : .array([deepest, .bool(false)])
+            deepest =
+                level.isMultiple(of: 2) ? .dictionary(["$t": deepest]) : .array([deepest, .bool(false)])
         }
         return [
             .bool(true), .bool(false), .integer(.min), .integer(.max), .integer(0), .integer(-1),
@@ -29,7 +30,8 @@ struct SettingsCorpus {
             .data(Data()), .data(Data((0...255).map(UInt8.init))),
             .date(Date(timeIntervalSince1970: 0)), .date(Date(timeIntervalSince1970: -1e10)),
             .date(Date(timeIntervalSince1970: 1_764_420_000.123_456)),
-            .array([]), .dictionary([:]), .dictionary(["$data": "not data"]), .dictionary(["$dict": .dictionary([:])]),
+            .array([]), .dictionary([:]), .dictionary(["$data": "not data"]),
+            .dictionary(["$dict": .dictionary([:])]),
             .dictionary(["caf\u{E9}": 1, "x": ["nested": [1, 2.5, "three"]]]), deepest,
             .string(String(repeating: "x", count: (1 << 20) - 8)),
         ]

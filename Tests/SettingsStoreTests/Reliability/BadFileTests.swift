@@ -52,7 +52,8 @@ extension Reliability {
             ])
             #expect(result.status == 1)
             #expect(
-                result.error.hasPrefix("Error: '\(directory.database)' is not a SQLite database, so not a settings store"))
+                result.error.hasPrefix(
+                    "Error: '\(directory.database)' is not a SQLite database, so not a settings store"))
         }
 
         @Test("a read-only folder gives a readOnly error naming the path", .enabled(if: getuid() == 0))

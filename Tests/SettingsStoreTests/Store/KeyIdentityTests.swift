@@ -61,7 +61,9 @@ struct KeyIdentityTests {
     }
 
     private func rows(in database: String) throws -> Int {
-        Int(try sqlite(database, "SELECT count(*) FROM entries").trimmingCharacters(in: .whitespacesAndNewlines))
+        Int(
+            try sqlite(database, "SELECT count(*) FROM entries").trimmingCharacters(
+                in: .whitespacesAndNewlines))
             ?? -1
     }
 

@@ -38,7 +38,9 @@ struct WriteRulesTests {
         let limit = SettingValue.maximumNestingDepth
         try settings.set(nested(limit), forKey: "deep")
         #expect(settings.value(forKey: "deep")?.nestingDepth == limit)
-        let error = #expect(throws: SettingsError.self) { try settings.set(nested(limit + 1), forKey: "deeper") }
+        let error = #expect(throws: SettingsError.self) {
+            try settings.set(nested(limit + 1), forKey: "deeper")
+        }
         #expect(error?.code == .limitExceeded)
         #expect(error?.message.contains("nests \(limit + 1) levels deep") == true)
         #expect(throws: SettingsError.self) { try settings.importValues(["deeper": nested(limit + 1)]) }
@@ -48,7 +50,8 @@ struct WriteRulesTests {
         let peer = ReplicaID.random()
         let version = SettingVersion(timestamp: HybridTimestamp(milliseconds: 1, counter: 0), replica: peer)
         let applied = try settings.applyRemote(
-            [SettingEntry(key: "deeper", value: nested(limit + 1), version: version, sequence: 1)], from: peer,
+            [SettingEntry(key: "deeper", value: nested(limit + 1), version: version, sequence: 1)],
+            from: peer,
             through: 1, reason: .replica)
         #expect(applied == 0)
         #expect(settings.value(forKey: "deeper") == nil)
@@ -63,7 +66,9 @@ struct WriteRulesTests {
         try settings.set(value, forKey: "k")
         let change = SettingsChange(
             reason: .replica, origin: settings.replicaID,
-            changes: [.init(key: "k", value: value, version: try #require(settings.entry(forKey: "k")).version)])
+            changes: [
+                .init(key: "k", value: value, version: try #require(settings.entry(forKey: "k")).version)
+            ])
         let frames: [JSONValue] = [
             WireMessage.event(watch: 1, change),
             WireMessage.success(id: 1, ["values": .object(["k": value.json])]),
