@@ -9,19 +9,7 @@ final class RawSocket: Sendable {
     private let closedByPeer = Atomic<Bool>(false)
 
     init(path: String) throws {
-        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: path.utf8.prefix(107)) }
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        guard result == 0 else {
-            close(fd)
-            throw SettingsErrorForTests.cannotConnect(path)
-        }
+        fd = try connectedSocket(path: path)
         Thread.detachNewThread { [self] in
             var buffer = [UInt8](repeating: 0, count: 64 * 1024)
             while true {
