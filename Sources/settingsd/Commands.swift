@@ -44,7 +44,8 @@ enum Commands {
             ], run: { try RunCommand($0).run() }),
         CommandSpec(
             name: "get",
-            overview: "Print a key's value: strings as they are, other values as JSON. Exit 1 if unset.",
+            overview:
+                "Print a key's value: strings as they are, dates in ISO 8601, the rest as JSON. Exit 1 if unset.",
             usage: "settingsd get KEY [--json]", arguments: [("KEY", "the key")],
             options: [.flag("--json", "print the value as JSON even when it is a string")] + connection,
             run: ClientCommands.get),
