@@ -40,9 +40,8 @@ struct SQLiteMigrator {
         }
     }
 
-    /// Applies the migrations the database lacks, after `check(_:)`.
+    /// Applies the migrations the database lacks; call `check(_:)` first.
     func migrate(_ connection: SQLiteConnection) throws(SettingsError) {
-        try check(connection)
         let current = try connection.scalar("PRAGMA user_version") ?? 0
         for migration in migrations where migration.version > current {
             try connection.transaction { () throws(SettingsError) in

@@ -84,9 +84,7 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
         Glibc.close(fd)
         syncSession?.close()
         syncSession = nil
-        for token in watches.values { token.cancel() }
-        context.watches.subtract(watches.count, ordering: .relaxed)
-        watches = [:]
+        dropWatches()
         outbound.discard()
         if let error {
             context.logger.log(.warning, "client \(id) (pid \(peer.pid)) closed: \(error.message)")
@@ -315,7 +313,6 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
         if failure != nil, outbound.isEmpty, !isClosed {
             // Everything, the explanation included, is out: say so, then drain until the peer closes.
             shutdown(fd, Int32(SHUT_WR))
-            isReading = true
         }
     }
 
@@ -328,11 +325,15 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
         inboxStart = 0
         syncSession?.close()
         syncSession = nil
+        dropWatches()
+        outbound.endWith(error)
+        flush()
+    }
+
+    private func dropWatches() {
         for token in watches.values { token.cancel() }
         context.watches.subtract(watches.count, ordering: .relaxed)
         watches = [:]
-        outbound.endWith(error)
-        flush()
     }
 
     private func discardInput() {

@@ -213,22 +213,11 @@ public final class SettingsServer: Sendable {
         }
     }
 
-    /// Removes a socket file nobody answers on; refuses when a daemon answers, or when the path
-    /// holds something other than a socket.
+    /// Removes a socket file nobody answers on; refuses, like `checkAvailable`, when a daemon
+    /// answers, or when the path holds something other than a socket.
     private static func removeStaleSocket(at path: String) throws(SettingsError) {
-        var info = stat()
-        guard lstat(path, &info) == 0 else { return }
-        guard info.st_mode & S_IFMT == S_IFSOCK else {
-            throw SettingsError(.io, "'\(path)' exists and is not a socket; not replacing it", path: path)
-        }
-        do throws(SettingsError) {
-            let fd = try UnixSocket.connect(path: path)
-            close(fd)
-            throw SettingsError(
-                .databaseInUse, "another settingsd is already listening on '\(path)'", path: path)
-        } catch  where error.code == .daemonNotRunning {
-            unlink(path)
-        }
+        try checkAvailable(socketPath: path)
+        unlink(path)
     }
 }
 
