@@ -23,7 +23,7 @@ struct RunCommand {
             throw UsageError("--durability must be normal or full, not '\(durabilityName)'", command: "run")
         }
         let levelName = arguments.value("--log-level") ?? "info"
-        guard let level = Logger.Level(name: levelName) else {
+        guard let level = SettingsLogger.Level(name: levelName) else {
             throw UsageError(
                 "--log-level must be debug, info, warning or error, not '\(levelName)'", command: "run")
         }
@@ -55,7 +55,7 @@ struct RunCommand {
         }
         // A closed stderr pipe (`settingsd run 2>&1 | head`) must fail a write, not kill the daemon.
         signal(SIGPIPE, SIG_IGN)
-        let logger = Logger(minimumLevel: level)
+        let logger = SettingsLogger(minimumLevel: level)
         try SettingsServer.checkAvailable(socketPath: socket)
         var configuration = ServerConfiguration(
             socketPath: socket, maximumFrameBytes: maximumFrame, allowedUIDs: allowed, logger: logger)

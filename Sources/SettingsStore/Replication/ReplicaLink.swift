@@ -28,11 +28,11 @@ public final class ReplicaLink: Sendable {
     /// The socket this link dials.
     public let socketPath: String
     private let settings: Settings
-    private let logger: Logger?
+    private let logger: SettingsLogger?
     private let state = Mutex(State())
     private let queue = DispatchQueue(label: "settingsd.replica-link")
 
-    init(settings: Settings, socketPath: String, logger: Logger?) {
+    init(settings: Settings, socketPath: String, logger: SettingsLogger?) {
         self.settings = settings
         self.socketPath = socketPath
         self.logger = logger
@@ -138,7 +138,7 @@ extension Settings {
     /// its own file meanwhile; changes converge when the connection is up.
     ///
     /// - Returns: The link; it runs until `stop()` or until it is released.
-    public func sync(with socketPath: String, logger: Logger? = nil) -> ReplicaLink {
+    public func sync(with socketPath: String, logger: SettingsLogger? = nil) -> ReplicaLink {
         let link = ReplicaLink(settings: self, socketPath: socketPath, logger: logger)
         link.start()
         return link

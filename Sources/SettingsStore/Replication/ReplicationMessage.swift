@@ -63,10 +63,3 @@ enum ReplicationMessage {
         }
     }
 }
-
-extension JSONValue: ExpressibleByStringLiteral {
-    /// A `.string`.
-    public init(stringLiteral value: String) {
-        self = .string(value)
-    }
-}

@@ -12,7 +12,7 @@ public struct ServerConfiguration: Sendable {
     /// The most watches one connection may hold.
     public var maximumWatchesPerConnection: Int
     /// Where the server logs.
-    public var logger: Logger
+    public var logger: SettingsLogger
     /// Seconds after which a client that holds no watch, is no replica and has nothing in flight
     /// is closed (with a `timeout` error frame); 0 keeps idle clients forever. Defaults to 300.
     public var idleTimeout: Double = 300
@@ -20,7 +20,8 @@ public struct ServerConfiguration: Sendable {
     /// Creates a configuration; every limit has a sensible default.
     public init(
         socketPath: String, maximumFrameBytes: Int = 8 << 20, outboundLimitBytes: Int = 16 << 20,
-        allowedUIDs: Set<UInt32> = [], maximumWatchesPerConnection: Int = 1024, logger: Logger = Logger()
+        allowedUIDs: Set<UInt32> = [], maximumWatchesPerConnection: Int = 1024,
+        logger: SettingsLogger = SettingsLogger()
     ) {
         self.socketPath = socketPath
         self.maximumFrameBytes = maximumFrameBytes

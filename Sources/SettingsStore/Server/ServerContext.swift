@@ -18,7 +18,7 @@ final class ServerContext: Sendable {
         self.configuration = configuration
     }
 
-    var logger: Logger { configuration.logger }
+    var logger: SettingsLogger { configuration.logger }
 
     /// The `status` result.
     func status() -> [String: JSONValue] {
@@ -48,12 +48,4 @@ final class ServerContext: Sendable {
             "receivedThrough": .integer(peer.receivedThrough),
         ])
     }
-}
-
-/// The version of this library and daemon.
-public enum SettingsdVersion {
-    /// The release version, printed by `settingsd --version` and sent in `hello`.
-    public static let current = "0.1.0"
-    /// The wire protocol version this build speaks.
-    public static let protocolVersion: Int64 = 1
 }

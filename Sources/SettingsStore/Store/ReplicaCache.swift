@@ -3,10 +3,8 @@
 struct ReplicaCache {
     private(set) var entries: [String: SettingEntry] = [:]
     var defaults: [String: SettingValue] = [:]
-    /// Keys that hold a value (not tombstones).
-    private(set) var liveCount = 0
-    /// Bytes of all live keys and their stored values, as counted by `maximumTotalBytes`.
-    private(set) var totalBytes = 0
+    /// The keys that hold a value (not tombstones) and their bytes, as the limits count them.
+    private(set) var totals = StoreTotals(keys: 0, bytes: 0)
     /// Every applied entry's sequence number and key, in sequence order; an element is current
     /// while its key's entry still has that sequence number (older ones are skipped, and pruned
     /// once they are most of the log). Catch-up reads it with a binary search.
@@ -39,19 +37,7 @@ struct ReplicaCache {
         if sequenceLog.count > 2 * entries.count + 1024 {
             sequenceLog.removeAll { self.entries[$0.key]?.sequence != $0.sequence }
         }
-        if let old = previous?.value {
-            liveCount -= 1
-            totalBytes -= Self.footprint(key: entry.key, value: old)
-        }
-        if let new = entry.value {
-            liveCount += 1
-            totalBytes += Self.footprint(key: entry.key, value: new)
-        }
-    }
-
-    /// What a live key counts against `maximumTotalBytes`.
-    static func footprint(key: String, value: SettingValue) -> Int {
-        key.utf8.count + value.storageSize
+        totals = totals.replacing(key: entry.key, old: previous?.value, with: entry.value)
     }
 
     /// The live keys starting with `prefix`, sorted.

@@ -28,12 +28,8 @@ extension Settings {
                 try $0.stage(transaction.latestWrites(), limits: configuration.limits)
             }
             guard !writes.isEmpty else { return result }
-            let records = try writer.commit(writes, replica: replicaID, path: displayPath)
-            cache.withLock { cache in cache.apply(records) }
-            let changes = records.map {
-                SettingsChange.KeyChange(key: $0.key, value: $0.value, version: $0.version)
-            }
-            observers.enqueue(SettingsChange(reason: reason, origin: replicaID, changes: changes))
+            let entries = writer.stamp(writes, replica: replicaID)
+            _ = try commit(Commit(entries: entries, reason: reason, origin: replicaID), writer: &writer)
             return result
         }
         observers.deliverPending()
@@ -49,57 +45,5 @@ extension Settings {
         } catch {
             throw SettingsError(.sqlite, "unexpected failure on '\(displayPath)': \(error)", path: path)
         }
-    }
-}
-
-extension ReplicaCache {
-    /// The writes that change something (removing an unset key, or writing the value a key
-    /// already holds, does not); throws `limitExceeded` if applying them would break one of
-    /// `limits` or nest a value deeper than `SettingValue.maximumNestingDepth`.
-    func stage(_ writes: [(key: String, value: SettingValue?)], limits: SettingsLimits) throws(SettingsError)
-        -> [StagedWrite]
-    {
-        var staged: [StagedWrite] = []
-        staged.reserveCapacity(writes.count)
-        var count = liveCount
-        var bytes = totalBytes
-        for (key, value) in writes {
-            let existing = entries[key]
-            if let old = existing?.value {
-                // Writing what a key already holds changes nothing: no version, no event, no sync.
-                if let value, value.isIdentical(to: old) { continue }
-                count -= 1
-                bytes -= Self.footprint(key: key, value: old)
-            } else if value == nil {
-                continue
-            }
-            staged.append(StagedWrite(key: key, value: value))
-            guard let value else { continue }
-            try value.checkNesting(key: key)
-            let size = value.storageSize
-            if size > limits.maximumValueBytes {
-                throw SettingsError(
-                    .limitExceeded,
-                    "value for '\(key)' is \(size) bytes, over the limit of \(limits.maximumValueBytes) (maximumValueBytes)",
-                    key: key)
-            }
-            count += 1
-            bytes += key.utf8.count + size
-        }
-        if let maximum = limits.maximumKeyCount, count > maximum, count > liveCount {
-            let key = writes.last { $0.value != nil }?.key ?? ""
-            throw SettingsError(
-                .limitExceeded,
-                "writing '\(key)' would make \(count) keys, over the limit of \(maximum) (maximumKeyCount)",
-                key: key)
-        }
-        if let maximum = limits.maximumTotalBytes, bytes > maximum, bytes > totalBytes {
-            let key = writes.last { $0.value != nil }?.key ?? ""
-            throw SettingsError(
-                .limitExceeded,
-                "writing '\(key)' would make \(bytes) bytes in all, over the limit of \(maximum) (maximumTotalBytes)",
-                key: key)
-        }
-        return staged
     }
 }

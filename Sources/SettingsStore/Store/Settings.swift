@@ -130,7 +130,7 @@ public final class Settings: Sendable {
     public func snapshot() -> [String: SettingValue] {
         cache.withLock { cache in
             var values: [String: SettingValue] = [:]
-            values.reserveCapacity(cache.liveCount)
+            values.reserveCapacity(cache.totals.keys)
             for (key, entry) in cache.entries {
                 if let value = entry.value { values[key] = value }
             }
@@ -139,8 +139,8 @@ public final class Settings: Sendable {
     }
 
     /// How many keys hold values, and the bytes they take against `maximumTotalBytes`.
-    public var usage: (keys: Int, bytes: Int) {
-        cache.withLock { ($0.liveCount, $0.totalBytes) }
+    public var usage: StoreTotals {
+        cache.withLock { $0.totals }
     }
 
     /// The highest local sequence number applied so far.

@@ -10,21 +10,28 @@ struct SettingsWriter {
     /// Per peer, the last of its sequence numbers applied here (absent: never synced).
     var peerCursors: [ReplicaID: Int64]
 
-    /// Stamps `writes` with fresh versions and sequence numbers, persists them and returns them.
-    /// Nothing is consumed (clock readings aside) when the backend fails.
-    mutating func commit(_ writes: [StagedWrite], replica: ReplicaID, path: String) throws(SettingsError)
+    /// Versions local writes: one transaction is one instant, and each key appears once in it,
+    /// so one fresh stamp orders them all.
+    mutating func stamp(_ writes: [StagedWrite], replica: ReplicaID) -> [SettingEntry] {
+        let version = SettingVersion(timestamp: clock.tick(), replica: replica)
+        return writes.map { SettingEntry(key: $0.key, value: $0.value, version: version, sequence: 0) }
+    }
+
+    /// Gives versioned `entries` the next sequence numbers and persists them with `cursor`
+    /// atomically; returns them as stored. Nothing is consumed when the backend fails.
+    mutating func persist(_ entries: [SettingEntry], cursor: PeerCursor?, path: String) throws(SettingsError)
         -> [SettingEntry]
     {
         guard let backend else { throw .closed(path: path) }
         var sequence = lastSequence
-        // One transaction is one instant: each key appears once in it, so one stamp orders them all.
-        let version = SettingVersion(timestamp: clock.tick(), replica: replica)
-        let records = writes.map { write in
+        let records = entries.map { entry in
             sequence += 1
-            return SettingEntry(key: write.key, value: write.value, version: version, sequence: sequence)
+            return SettingEntry(
+                key: entry.key, value: entry.value, version: entry.version, sequence: sequence)
         }
-        try backend.write(records, cursor: nil)
+        try backend.write(records, cursor: cursor)
         lastSequence = sequence
+        if let cursor { peerCursors[cursor.peer] = cursor.receivedSequence }
         return records
     }
 }

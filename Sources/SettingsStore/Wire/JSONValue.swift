@@ -37,3 +37,10 @@ public enum JSONValue: Sendable, Hashable {
         }
     }
 }
+
+extension JSONValue: ExpressibleByStringLiteral {
+    /// A `.string`.
+    public init(stringLiteral value: String) {
+        self = .string(value)
+    }
+}

@@ -6,7 +6,7 @@
 
 /// A small stderr logger: `level: message` lines, or syslog `<N>` prefixes under journald, and
 /// never colour codes.
-public struct Logger: Sendable {
+public struct SettingsLogger: Sendable {
     /// How important a message is.
     public enum Level: Int, Sendable, Comparable, CaseIterable {
         /// Detail for debugging: every connection and request.

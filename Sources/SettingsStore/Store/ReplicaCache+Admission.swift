@@ -1,0 +1,73 @@
+/// Which writes a replica lets in: the same limits for every source, applied to a whole local
+/// transaction at once, and entry by entry to what a replica sends.
+extension ReplicaCache {
+    /// The writes that change something (removing an unset key, or writing the value a key
+    /// already holds, does not); throws `limitExceeded` if applying them all would break one of
+    /// `limits`, so a transaction is taken whole or not at all.
+    func stage(_ writes: [(key: String, value: SettingValue?)], limits: SettingsLimits) throws(SettingsError)
+        -> [StagedWrite]
+    {
+        var staged: [StagedWrite] = []
+        staged.reserveCapacity(writes.count)
+        var after = totals
+        for (key, value) in writes {
+            let old = entries[key]?.value
+            switch (old, value) {
+            case (nil, nil): continue
+            // Writing what a key already holds changes nothing: no version, no event, no sync.
+            case (let old?, let value?) where value.isIdentical(to: old): continue
+            default: break
+            }
+            if let value { try limits.check(value, forKey: key) }
+            staged.append(StagedWrite(key: key, value: value))
+            after = after.replacing(key: key, old: old, with: value)
+        }
+        let lastKey = writes.last { $0.value != nil }?.key ?? ""
+        try limits.checkTotals(after, before: totals, key: lastKey)
+        return staged
+    }
+
+    /// Splits entries from a replica into those that win over the local state (the highest
+    /// version per key) and fit the limits, and the refused ones, described by the key's
+    /// unchanged local state. Removals always fit.
+    func merge(_ incoming: [SettingEntry], limits: SettingsLimits)
+        -> (accepted: [SettingEntry], refused: [SettingsChange.KeyChange])
+    {
+        var winners: [String: SettingEntry] = [:]
+        var order: [String] = []
+        for received in incoming {
+            // A replica of another build may send a key in another normal form: it is the same key.
+            let entry =
+                KeyIdentity.isNormalized(received.key)
+                ? received
+                : SettingEntry(
+                    key: KeyIdentity.normalize(received.key), value: received.value,
+                    version: received.version, sequence: received.sequence)
+            let current = winners[entry.key] ?? entries[entry.key]
+            guard current.map({ entry.version > $0.version }) ?? true else { continue }
+            if winners.updateValue(entry, forKey: entry.key) == nil { order.append(entry.key) }
+        }
+        var accepted: [SettingEntry] = []
+        var refused: [SettingsChange.KeyChange] = []
+        var running = totals
+        for key in order {
+            guard let entry = winners[key] else { continue }
+            let after = running.replacing(key: key, old: entries[key]?.value, with: entry.value)
+            do throws(SettingsError) {
+                if let value = entry.value {
+                    try KeyValidation.validate(key, maximumBytes: limits.maximumKeyBytes)
+                    try limits.check(value, forKey: key)
+                    try limits.checkTotals(after, before: running, key: key)
+                }
+                accepted.append(entry)
+                running = after
+            } catch {
+                let local = entries[key]
+                refused.append(
+                    SettingsChange.KeyChange(
+                        key: key, value: local?.value, version: local?.version ?? entry.version))
+            }
+        }
+        return (accepted, refused)
+    }
+}
