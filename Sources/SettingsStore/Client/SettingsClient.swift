@@ -27,8 +27,7 @@ public final class SettingsClient: Sendable {
     {
         let fd = try UnixSocket.connect(path: socketPath)
         let client = SettingsClient(connection: ClientConnection(fd: fd, socketPath: socketPath))
-        _ = try await client.send(
-            .hello(version: SettingsdVersion.protocolVersion, role: "client", name: nil))
+        _ = try await client.send(.hello(WireRequest.Hello()))
         return client
     }
 

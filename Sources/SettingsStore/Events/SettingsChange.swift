@@ -18,6 +18,11 @@ public struct SettingsChange: Sendable, Equatable {
             self.value = value
             self.version = version
         }
+
+        /// The state of `entry`, without its local sequence number.
+        init(_ entry: SettingEntry) {
+            self.init(key: entry.key, value: entry.value, version: entry.version)
+        }
     }
 
     /// Why the keys changed.

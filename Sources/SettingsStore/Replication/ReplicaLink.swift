@@ -84,7 +84,7 @@ public final class ReplicaLink: Sendable {
                     try session.receive(json)
                 } else {
                     saidHello = true
-                    try session.accept(response: json)
+                    try session.accept(response: WireMessage.decode(json))
                     state.withLock { state in
                         state.backoff = Self.minimumBackoff
                         state.isSynced = true

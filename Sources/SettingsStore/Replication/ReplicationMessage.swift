@@ -11,15 +11,8 @@ enum ReplicationMessage {
         switch self {
         case .replicate(let entries, let through, let sequence):
             let encoded: [JSONValue] = entries.map { entry in
-                var members: [String: JSONValue] = [
-                    "key": .string(entry.key), "version": .string(entry.version.description),
-                    "seq": .integer(entry.sequence),
-                ]
-                if let value = entry.value {
-                    members["value"] = value.json
-                } else {
-                    members["deleted"] = .bool(true)
-                }
+                var members = SettingsChange.KeyChange(entry).jsonMembers
+                members["seq"] = .integer(entry.sequence)
                 return .object(members)
             }
             return .object([
@@ -39,16 +32,12 @@ enum ReplicationMessage {
         case "replicate":
             var entries: [SettingEntry] = []
             for element in try fields.array("entries", limit: .max) {
-                let entry = try JSONFields(element, what: "a replicated entry")
-                guard let version = SettingVersion(try entry.string("version")) else {
-                    throw SettingsError(
-                        .protocolError, "field 'version' must read 'milliseconds.counter@replica'")
-                }
-                let value = try entry.bool("deleted", default: false) ? nil : try entry.value("value")
+                let fields = try JSONFields(element, what: "a replicated entry")
+                let state = try SettingsChange.KeyChange(fields: fields)
                 entries.append(
                     SettingEntry(
-                        key: try entry.string("key"), value: value, version: version,
-                        sequence: try entry.integer("seq")))
+                        key: state.key, value: state.value, version: state.version,
+                        sequence: try fields.integer("seq")))
             }
             self = .replicate(
                 entries: entries, through: try fields.integer("through"),

@@ -45,21 +45,17 @@ final class SyncSession: @unchecked Sendable {  // state on its executor only
 
     /// The connecting side's first frame.
     func hello() -> JSONValue {
-        .object([
-            "id": .integer(0), "op": "hello", "version": .integer(SettingsdVersion.protocolVersion),
-            "role": "replica",
-            "replica": .string(settings.replicaID.description), "sequence": .integer(settings.sequence),
-        ])
+        WireRequest.hello(WireRequest.Hello(replica: settings.replicaID, sequence: settings.sequence)).json(
+            id: 0)
     }
 
-    /// The accepting side: reads the peer's hello and returns the response fields.
-    func accept(hello: JSONValue) throws(SettingsError) -> [String: JSONValue] {
-        let fields = try JSONFields(hello, what: "a replica hello")
-        guard try fields.integer("version") == SettingsdVersion.protocolVersion else {
-            throw SettingsError(
-                .unsupportedVersion, "replica protocol version is not \(SettingsdVersion.protocolVersion)")
+    /// The accepting side: meets the peer that said `hello` and returns the answer's fields.
+    func accept(hello: WireRequest.Hello) throws(SettingsError) -> [String: JSONValue] {
+        try hello.checkVersion()
+        guard hello.role == .replica, let replica = hello.replicaID else {
+            throw SettingsError(.protocolError, "a sync session starts with a replica's hello")
         }
-        let peer = try meet(fields)
+        let peer = try meet(replica, sequence: hello.replicaSequence)
         return [
             "version": .integer(SettingsdVersion.protocolVersion),
             "replica": .string(settings.replicaID.description),
@@ -68,15 +64,17 @@ final class SyncSession: @unchecked Sendable {  // state on its executor only
         ]
     }
 
-    /// The connecting side: reads the daemon's answer, tells it where to start, starts sending.
-    func accept(response: JSONValue) throws(SettingsError) {
-        let fields = try JSONFields(response, what: "a replica hello answer")
-        guard try fields.bool("ok", default: false) else {
-            let error = try JSONFields(fields.members["error"] ?? .null, what: "field 'error'")
-            let code = SettingsError.Code(rawValue: try error.string("code")) ?? .protocolError
-            throw SettingsError(code, try error.string("message"))
+    /// The connecting side: reads the answer to its hello, tells the peer where to start, and
+    /// starts sending.
+    func accept(response: WireMessage.Incoming) throws(SettingsError) {
+        guard case .response(_, let result) = response else {
+            throw SettingsError(.protocolError, "expected the answer to a replica's hello, got an event")
         }
-        let peer = try meet(fields)
+        let fields = try JSONFields(.object(try result.get()), what: "a replica hello answer")
+        guard let replica = ReplicaID(try fields.string("replica")) else {
+            throw SettingsError(.protocolError, "field 'replica' must be a replica id")
+        }
+        let peer = try meet(replica, sequence: try fields.integer("sequence"))
         send(ReplicationMessage.start(cursor: settings.receivedSequence(from: peer) ?? 0).json)
         startSending(after: try fields.integer("cursor"))
     }
@@ -119,15 +117,11 @@ final class SyncSession: @unchecked Sendable {  // state on its executor only
         if let peer { settings.peerRegistry.update(peer, address: address) { $0.isConnected = false } }
     }
 
-    private func meet(_ fields: JSONFields) throws(SettingsError) -> ReplicaID {
-        guard let peer = ReplicaID(try fields.string("replica")) else {
-            throw SettingsError(.protocolError, "field 'replica' must be a replica id")
-        }
+    private func meet(_ peer: ReplicaID, sequence peerSequence: Int64) throws(SettingsError) -> ReplicaID {
         guard peer != settings.replicaID else {
             throw SettingsError(.protocolError, "a replica cannot sync with itself (replica \(peer))")
         }
         self.peer = peer
-        let peerSequence = try fields.integer("sequence")
         if settings.receivedSequence(from: peer) == nil, peerSequence > 0 { initialSyncTarget = peerSequence }
         note(peer) {
             $0.isConnected = true

@@ -14,21 +14,18 @@ struct RequestHandler {
     func handle(_ request: WireRequest) -> Outcome {
         let settings = context.settings
         switch request {
-        case .hello(let version, let role, _):
-            guard version == SettingsdVersion.protocolVersion else {
-                return .answer(
-                    .failure(
-                        SettingsError(
-                            .unsupportedVersion,
-                            "protocol version \(version) is not supported; this daemon speaks \(SettingsdVersion.protocolVersion)"
-                        )))
+        case .hello(let hello):
+            do throws(SettingsError) {
+                try hello.checkVersion()
+            } catch {
+                return .answer(.failure(error))
             }
-            guard role == "client" else {
+            guard hello.role == .client else {
                 return .answer(
                     .failure(
                         SettingsError(
-                            .protocolError,
-                            "role '\(role.debugDescriptionTruncated)' is not served by this daemon")))
+                            .protocolError, "a replica's hello must be the first frame of its connection")
+                    ))
             }
             return .answer(
                 .success([
@@ -36,7 +33,7 @@ struct RequestHandler {
                     "server": .string("settingsd \(SettingsdVersion.current)"),
                     "replica": .string(settings.replicaID.description),
                     "maxFrame": .integer(Int64(context.configuration.maximumFrameBytes)),
-                    "roles": .array([.string("client")]),
+                    "roles": .array([.string("client"), .string("replica")]),
                 ]))
         case .get(let key):
             guard let value = settings[key] else { return .answer(.success(["found": .bool(false)])) }

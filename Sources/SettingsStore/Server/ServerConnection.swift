@@ -138,11 +138,14 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
             }
             return
         }
-        if json["op"] == "hello", json["role"] == "replica", inboxStart == inbox.count {
-            startReplication(hello: json)
+        let decoded = WireRequest.decode(json)
+        if case .success(.hello(let hello)) = decoded.request, hello.role == .replica,
+            inboxStart == inbox.count
+        {
+            startReplication(hello, id: decoded.id)
             return
         }
-        inbox.append(WireRequest.decode(json))
+        inbox.append(decoded)
         if inbox.count - inboxStart > Self.inboxHighWater {
             isReading = false
             updateInterest()
@@ -150,7 +153,7 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
     }
 
     /// Turns this connection into a replica sync session (see `docs/SYNC.md`).
-    private func startReplication(hello: JSONValue) {
+    private func startReplication(_ hello: WireRequest.Hello, id: Int64?) {
         let session = SyncSession(
             settings: context.settings, address: "incoming",
             send: { [unowned self] message in
@@ -158,7 +161,6 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
                 flush()
             },
             execute: { [loop] task in loop.execute(task) })
-        let id: Int64? = if case .integer(let id) = hello["id"] { id } else { nil }
         do throws(SettingsError) {
             let fields = try session.accept(hello: hello)
             framer.maximumFrameBytes = max(framer.maximumFrameBytes, SyncSession.maximumFrameBytes)

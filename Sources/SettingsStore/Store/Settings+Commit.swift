@@ -22,9 +22,7 @@ extension Settings {
         let records = try writer.persist(commit.entries, cursor: commit.cursor, path: displayPath)
         cache.withLock { $0.apply(records) }
         if !records.isEmpty {
-            let changes = records.map {
-                SettingsChange.KeyChange(key: $0.key, value: $0.value, version: $0.version)
-            }
+            let changes = records.map(SettingsChange.KeyChange.init)
             observers.enqueue(SettingsChange(reason: commit.reason, origin: commit.origin, changes: changes))
         }
         if !commit.refused.isEmpty {

@@ -18,17 +18,7 @@ public enum WireMessage {
 
     /// A change event for watch `watch`.
     public static func event(watch: Int64, _ change: SettingsChange) -> JSONValue {
-        let changes: [JSONValue] = change.changes.map { keyChange in
-            var members: [String: JSONValue] = [
-                "key": .string(keyChange.key), "version": .string(keyChange.version.description),
-            ]
-            if let value = keyChange.value {
-                members["value"] = value.json
-            } else {
-                members["deleted"] = .bool(true)
-            }
-            return .object(members)
-        }
+        let changes: [JSONValue] = change.changes.map { .object($0.jsonMembers) }
         return .object([
             "event": .string("change"), "watch": .integer(watch), "reason": .string(change.reason.rawValue),
             "origin": .string(change.origin.description), "changes": .array(changes),
@@ -51,9 +41,7 @@ public enum WireMessage {
         }
         let id = try fields.optionalInteger("id")
         guard try fields.bool("ok", default: false) else {
-            let error = try JSONFields(fields.members["error"] ?? .null, what: "field 'error'")
-            let code = SettingsError.Code(rawValue: try error.string("code")) ?? .protocolError
-            return .response(id: id, .failure(SettingsError(code, try error.string("message"))))
+            return .response(id: id, .failure(try SettingsError(wireError: fields.members["error"])))
         }
         return .response(id: id, .success(fields.members))
     }
@@ -68,14 +56,8 @@ public enum WireMessage {
         }
         var changes: [SettingsChange.KeyChange] = []
         for element in try fields.array("changes", limit: .max) {
-            let change = try JSONFields(element, what: "each of 'changes'")
-            let value = try change.bool("deleted", default: false) ? nil : try change.value("value")
-            guard let version = SettingVersion(try change.string("version")) else {
-                throw SettingsError(
-                    .protocolError, "field 'version' must read 'milliseconds.counter@replica'")
-            }
             changes.append(
-                SettingsChange.KeyChange(key: try change.string("key"), value: value, version: version))
+                try SettingsChange.KeyChange(fields: JSONFields(element, what: "each of 'changes'")))
         }
         return SettingsChange(reason: reason, origin: origin, changes: changes)
     }

@@ -27,9 +27,7 @@ extension WireRequest {
         let operation = try fields.string("op")
         switch operation {
         case "hello":
-            return .hello(
-                version: try fields.integer("version"), role: try fields.optionalString("role") ?? "client",
-                name: try fields.optionalString("name"))
+            return .hello(try Hello(fields: fields))
         case "get": return .get(key: try fields.string("key"))
         case "getMany": return .getMany(keys: try fields.strings("keys", limit: maximumItems) ?? [])
         case "set": return .set(key: try fields.string("key"), value: try fields.value("value"))
@@ -85,10 +83,8 @@ extension WireRequest {
     public func json(id: Int64) -> JSONValue {
         var members: [String: JSONValue] = ["id": .integer(id), "op": .string(operation)]
         switch self {
-        case .hello(let version, let role, let name):
-            members["version"] = .integer(version)
-            members["role"] = .string(role)
-            if let name { members["name"] = .string(name) }
+        case .hello(let hello):
+            hello.write(to: &members)
         case .get(let key), .delete(let key):
             members["key"] = .string(key)
         case .getMany(let keys):

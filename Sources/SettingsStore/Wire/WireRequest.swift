@@ -1,7 +1,7 @@
 /// A request of the wire protocol (see `docs/PROTOCOL.md`).
 public enum WireRequest: Sendable, Equatable {
     /// Opens a session: protocol version, role, and an optional client name.
-    case hello(version: Int64, role: String, name: String?)
+    case hello(Hello)
     /// Reads one key.
     case get(key: String)
     /// Reads several keys.

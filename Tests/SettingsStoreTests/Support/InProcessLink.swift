@@ -29,8 +29,11 @@ final class InProcessLink: Sendable {
             let hello = Self.roundTrip(sessionA.hello())
             queueB.async { [self] in
                 do {
-                    let fields = try sessionB.accept(hello: hello)
-                    let response = Self.roundTrip(WireMessage.success(id: 0, fields))
+                    guard case .success(.hello(let request)) = WireRequest.decode(hello).request else {
+                        throw SettingsError(.protocolError, "not a hello: \(hello)")
+                    }
+                    let fields = try sessionB.accept(hello: request)
+                    let response = try WireMessage.decode(Self.roundTrip(WireMessage.success(id: 0, fields)))
                     // A failure here shows as replicas that never converge.
                     queueA.async { try? sessionA.accept(response: response) }
                 } catch {

@@ -5,7 +5,9 @@ import Testing
 @Suite("Wire requests")
 struct WireRequestTests {
     static let requests: [WireRequest] = [
-        .hello(version: 1, role: "client", name: "tests"), .get(key: "a"), .getMany(keys: ["a", "b"]),
+        .hello(WireRequest.Hello(name: "tests")),
+        .hello(WireRequest.Hello(replica: ReplicaID.random(), sequence: 42)), .get(key: "a"),
+        .getMany(keys: ["a", "b"]),
         .set(key: "a", value: ["x": [1, 2.5]]),
         .setMany(changes: [.init(key: "a", value: 1), .init(key: "b", value: nil)]), .delete(key: "a"),
         .list(prefix: "ui.", includeValues: true), .watch(filter: .all), .watch(filter: .keys(["a"])),

@@ -1,0 +1,76 @@
+extension WireRequest {
+    /// The first frame of a session: who is speaking, and which protocol.
+    public struct Hello: Sendable, Equatable {
+        /// What the connecting side wants to be.
+        public enum Role: String, Sendable {
+            /// An app or tool making requests (the default).
+            case client
+            /// Another replica, turning the connection into a sync session (see `docs/SYNC.md`).
+            case replica
+        }
+
+        /// The protocol version the sender speaks.
+        public var version: Int64
+        /// Client or replica.
+        public var role: Role
+        /// A name for logs, optional.
+        public var name: String?
+        /// For a replica: its id.
+        public var replicaID: ReplicaID?
+        /// For a replica: its current sequence number.
+        public var replicaSequence: Int64 = 0
+
+        /// A client's hello in this build's protocol version.
+        public init(version: Int64 = SettingsdVersion.protocolVersion, name: String? = nil) {
+            self.version = version
+            self.role = .client
+            self.name = name
+        }
+
+        /// A replica's hello in this build's protocol version.
+        init(replica: ReplicaID, sequence: Int64) {
+            self.version = SettingsdVersion.protocolVersion
+            self.role = .replica
+            self.replicaID = replica
+            self.replicaSequence = sequence
+        }
+
+        /// Throws `unsupportedVersion` unless the sender speaks this build's protocol.
+        func checkVersion() throws(SettingsError) {
+            guard version == SettingsdVersion.protocolVersion else {
+                throw SettingsError(
+                    .unsupportedVersion,
+                    "protocol version \(version) is not supported; this build speaks \(SettingsdVersion.protocolVersion)"
+                )
+            }
+        }
+
+        init(fields: JSONFields) throws(SettingsError) {
+            version = try fields.integer("version")
+            name = try fields.optionalString("name")
+            let roleName = try fields.optionalString("role") ?? Role.client.rawValue
+            guard let role = Role(rawValue: roleName) else {
+                throw SettingsError(
+                    .protocolError,
+                    "role '\(roleName.debugDescriptionTruncated)' is not served by this daemon")
+            }
+            self.role = role
+            guard role == .replica else { return }
+            guard let replica = ReplicaID(try fields.string("replica")) else {
+                throw SettingsError(.protocolError, "field 'replica' must be a replica id")
+            }
+            replicaID = replica
+            replicaSequence = try fields.integer("sequence")
+        }
+
+        func write(to members: inout [String: JSONValue]) {
+            members["version"] = .integer(version)
+            members["role"] = .string(role.rawValue)
+            if let name { members["name"] = .string(name) }
+            if let replicaID {
+                members["replica"] = .string(replicaID.description)
+                members["sequence"] = .integer(replicaSequence)
+            }
+        }
+    }
+}
