@@ -1,12 +1,17 @@
 // swift-tools-version: 6.0
 import PackageDescription
 
+/// Upcoming language features every target adopts, as swift-sharing does.
+let upcomingFeatures: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
 let package = Package(
     name: "settingsd",
     products: [
         .library(name: "SettingsStore", targets: ["SettingsStore"]),
         .executable(name: "settingsd", targets: ["settingsd"]),
-        .executable(name: "settings-bench", targets: ["settings-bench"]),
     ],
     targets: [
         .systemLibrary(
@@ -16,26 +21,31 @@ let package = Package(
         ),
         .target(
             name: "SettingsStore",
-            dependencies: ["CSQLite"]
+            dependencies: ["CSQLite"],
+            swiftSettings: upcomingFeatures
         ),
         .executableTarget(
             name: "settingsd",
-            dependencies: ["SettingsStore"]
+            dependencies: ["SettingsStore"],
+            swiftSettings: upcomingFeatures
         ),
         .executableTarget(
             name: "settings-bench",
             // The bench measures the raw libsqlite3 floor, so it talks to the C API directly.
-            dependencies: ["SettingsStore", "CSQLite"]
+            dependencies: ["SettingsStore", "CSQLite"],
+            swiftSettings: upcomingFeatures
         ),
         .executableTarget(
             name: "settings-example",
             dependencies: ["SettingsStore"],
-            path: "Examples/PlayerSettings"
+            path: "Examples/PlayerSettings",
+            swiftSettings: upcomingFeatures
         ),
         .testTarget(
             name: "SettingsStoreTests",
             // settingsd is listed so `swift test` builds the binary the daemon tests start.
-            dependencies: ["SettingsStore", "settingsd"]
+            dependencies: ["SettingsStore", "settingsd"],
+            swiftSettings: upcomingFeatures
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -171,7 +171,7 @@ struct DaemonBenchmark {
         for _ in 0..<count {
             let sent = Self.monotonicNanoseconds()
             try setter.request(.set(key: "bench.latency", value: .integer(sent)))
-            let (_, change) = try watcher.nextEvent()
+            let change = try watcher.nextEvent().change
             guard case .integer(let stamp)? = change.changes.first?.value else { continue }
             latencies.append(Double(Self.monotonicNanoseconds() - stamp) / 1e9)
         }

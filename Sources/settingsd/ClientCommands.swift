@@ -74,7 +74,7 @@ enum ClientCommands {
         let client = try arguments.daemon(timeout: 0)
         try client.request(.watch(filter: filter))
         while true {
-            let (_, change) = try client.nextEvent()
+            let change = try client.nextEvent().change
             if arguments.flag("--json") {
                 Output.line(WireMessage.event(watch: 0, change).serialized())
                 continue
@@ -123,12 +123,9 @@ enum ClientCommands {
         let deadline = SettingsConfiguration.systemClock() + UInt64(timeout * 1000)
         let terminal = isatty(STDERR_FILENO) != 0
         while true {
-            let status = try client.request(.status)
-            guard case .array(let peers)? = status["peers"] else { return 0 }
-            let connected = peers.filter { $0["connected"] == .bool(true) }
-            let pending = connected.reduce(Int64(0)) { total, peer in
-                if case .integer(let count)? = peer["pendingOut"] { total + count } else { total }
-            }
+            let status = try DaemonStatus(fields: client.request(.status))
+            let connected = status.peers.filter(\.isConnected)
+            let pending = connected.reduce(0) { $0 + $1.pendingOutgoing }
             if connected.isEmpty {
                 Output.standardError("no peer is connected: nothing to wait for\n")
                 return 0

@@ -47,15 +47,21 @@ struct ParsedArguments {
                 flags.insert(name)
                 continue
             }
+            let value: String
             if parts.count == 2 {
-                values[name, default: []].append(String(parts[1]))
+                value = String(parts[1])
             } else {
                 guard index < arguments.count else {
                     throw UsageError("\(name) needs a value", command: command)
                 }
-                values[name, default: []].append(arguments[index])
+                value = arguments[index]
                 index += 1
             }
+            // No option means anything when empty (a path, a type, a number): say so now.
+            guard !value.isEmpty else {
+                throw UsageError("\(name) needs a value, not an empty string", command: command)
+            }
+            values[name, default: []].append(value)
         }
     }
 

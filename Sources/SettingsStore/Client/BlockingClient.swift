@@ -17,7 +17,7 @@ public final class BlockingClient {
     public let socketPath: String
     private var framer = LineFramer(maximumFrameBytes: 64 << 20)
     private var nextID: Int64 = 1
-    private var pendingEvents: [(watch: Int64, change: SettingsChange)] = []
+    private var pendingEvents: [WatchEvent] = []
     private let readBuffer = ReadBuffer()
 
     /// Connects to the daemon at `socketPath`; replies slower than `timeout` seconds fail with
@@ -48,7 +48,7 @@ public final class BlockingClient {
         while true {
             switch try receive() {
             case .event(let watch, let change):
-                pendingEvents.append((watch, change))
+                pendingEvents.append(WatchEvent(watch: watch, change: change))
             case .response(let responseID, let result):
                 guard responseID == id else {
                     if responseID == nil, case .failure(let error) = result { throw error }
@@ -92,7 +92,7 @@ public final class BlockingClient {
         results.reserveCapacity(requests.count)
         while results.count < requests.count {
             switch try receive() {
-            case .event(let watch, let change): pendingEvents.append((watch, change))
+            case .event(let watch, let change): pendingEvents.append(WatchEvent(watch: watch, change: change))
             case .response(let id, let result):
                 if id == nil, case .failure(let error) = result { throw error }
                 if let id, id >= firstID { results.append(result) }
@@ -102,11 +102,11 @@ public final class BlockingClient {
     }
 
     /// Waits for the next change event of this connection's watches.
-    public func nextEvent() throws(SettingsError) -> (watch: Int64, change: SettingsChange) {
+    public func nextEvent() throws(SettingsError) -> WatchEvent {
         if !pendingEvents.isEmpty { return pendingEvents.removeFirst() }
         while true {
             switch try receive() {
-            case .event(let watch, let change): return (watch, change)
+            case .event(let watch, let change): return WatchEvent(watch: watch, change: change)
             case .response(nil, .failure(let error)): throw error
             case .response: continue
             }
@@ -114,7 +114,7 @@ public final class BlockingClient {
     }
 
     /// Sends raw bytes, as is (for tests of malformed input).
-    public func write(_ bytes: [UInt8]) throws(SettingsError) {
+    package func write(_ bytes: [UInt8]) throws(SettingsError) {
         var offset = 0
         while offset < bytes.count {
             let written = bytes.withUnsafeBytes { buffer in
@@ -133,7 +133,7 @@ public final class BlockingClient {
     }
 
     /// Reads the next frame the daemon sent.
-    public func receive() throws(SettingsError) -> WireMessage.Incoming {
+    package func receive() throws(SettingsError) -> WireMessage.Incoming {
         while true {
             if let frame = framer.nextFrame() {
                 return try WireMessage.decode(JSONValue.parse(frame))
@@ -160,4 +160,12 @@ public final class BlockingClient {
         bytes.append(UInt8(ascii: "\n"))
         try write(bytes)
     }
+}
+
+/// A change delivered to one of a connection's watches.
+public struct WatchEvent: Sendable, Equatable {
+    /// The watch's number, as `watch` answered it.
+    public let watch: Int64
+    /// The change, restricted to the keys the watch selects.
+    public let change: SettingsChange
 }

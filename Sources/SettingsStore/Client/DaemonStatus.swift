@@ -1,6 +1,22 @@
-/// What a daemon reports about itself (`status`).
-public struct DaemonStatus: Sendable {
-    /// The daemon's replica id.
+/// What a replica reports about itself (`status`): a daemon, or a database opened in process.
+public struct DaemonStatus: Sendable, Equatable {
+    /// One peer of the replica, as it reports it.
+    public struct Peer: Sendable, Equatable {
+        /// The peer's replica id.
+        public let replica: ReplicaID
+        /// The socket dialled for it, or `incoming`.
+        public let address: String
+        /// Whether a sync connection is open now.
+        public let isConnected: Bool
+        /// Local changes the peer has not acknowledged yet.
+        public let pendingOutgoing: Int64
+        /// The peer's changes not applied here yet.
+        public let pendingIncoming: Int64
+        /// When the peer last said anything, in milliseconds since 1970 (0: never).
+        public let lastContactMilliseconds: Int64
+    }
+
+    /// The replica id.
     public let replica: ReplicaID
     /// Keys holding values.
     public let keys: Int
@@ -8,50 +24,50 @@ public struct DaemonStatus: Sendable {
     public let bytes: Int
     /// The replica's sequence number.
     public let sequence: Int64
-    /// Connected clients.
+    /// Connected clients (0 in process).
     public let clients: Int
-    /// Active watches across clients.
+    /// Active watches across clients (0 in process).
     public let watches: Int
-    /// The database file.
+    /// The database file (nil for a store in memory).
     public let database: String?
-    /// The daemon's pid.
-    public let pid: Int32
-    /// Seconds since the daemon started.
-    public let uptimeSeconds: Double
-    /// The daemon's version.
+    /// The socket the daemon listens on (nil in process).
+    public let socket: String?
+    /// The daemon's pid (nil in process).
+    public let pid: Int32?
+    /// Seconds since the daemon started (nil in process).
+    public let uptimeSeconds: Double?
+    /// The release version of the replica's build.
     public let version: String
     /// The fingerprint of the replica's content (equal on converged replicas).
     public let digest: String?
-    /// The peers' ids, with whether each is connected now.
-    public let peers: [(replica: ReplicaID, isConnected: Bool)]
+    /// The peers this replica syncs or synced with during this run.
+    public let peers: [Peer]
 
     /// Reads a `status` result.
     public init(fields: [String: JSONValue]) throws(SettingsError) {
         let fields = try JSONFields(.object(fields), what: "a status result")
-        guard let replica = ReplicaID(try fields.string("replica")) else {
-            throw SettingsError(.protocolError, "field 'replica' must be a replica id")
-        }
-        self.replica = replica
+        replica = try fields.replicaID("replica")
         keys = Int(try fields.integer("keys"))
         bytes = Int(try fields.integer("bytes"))
         sequence = try fields.integer("sequence")
-        clients = Int(try fields.integer("clients"))
-        watches = Int(try fields.integer("watches"))
+        clients = Int(try fields.optionalInteger("clients") ?? 0)
+        watches = Int(try fields.optionalInteger("watches") ?? 0)
         database = try fields.optionalString("database")
-        pid = Int32(truncatingIfNeeded: try fields.integer("pid"))
-        switch fields.members["uptimeSeconds"] {
-        case .double(let seconds)?: uptimeSeconds = seconds
-        case .integer(let seconds)?: uptimeSeconds = Double(seconds)
-        default: uptimeSeconds = 0
-        }
+        socket = try fields.optionalString("socket")
+        pid = try fields.optionalInteger("pid").map { Int32(truncatingIfNeeded: $0) }
+        uptimeSeconds = try fields.optionalNumber("uptimeSeconds")
         version = try fields.string("version")
         digest = try fields.optionalString("digest")
-        var peers: [(replica: ReplicaID, isConnected: Bool)] = []
-        if case .array(let entries)? = fields.members["peers"] {
-            for entry in entries {
-                guard case .string(let id)? = entry["replica"], let replica = ReplicaID(id) else { continue }
-                peers.append((replica, entry["connected"] == .bool(true)))
-            }
+        var peers: [Peer] = []
+        for element in try fields.optionalArray("peers") ?? [] {
+            let peer = try JSONFields(element, what: "each of 'peers'")
+            peers.append(
+                Peer(
+                    replica: try peer.replicaID("replica"), address: try peer.optionalString("address") ?? "",
+                    isConnected: try peer.bool("connected", default: false),
+                    pendingOutgoing: try peer.optionalInteger("pendingOut") ?? 0,
+                    pendingIncoming: try peer.optionalInteger("pendingIn") ?? 0,
+                    lastContactMilliseconds: try peer.optionalInteger("lastContactMs") ?? 0))
         }
         self.peers = peers
     }

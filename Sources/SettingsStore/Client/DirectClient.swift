@@ -8,9 +8,7 @@ public final class DirectClient: Sendable {
     /// Serves requests from `settings`.
     public init(settings: Settings) {
         self.settings = settings
-        let configuration = ServerConfiguration(socketPath: settings.path ?? "<memory>")
-        self.handler = RequestHandler(
-            context: ServerContext(settings: settings, configuration: configuration))
+        self.handler = RequestHandler(settings: settings, server: nil)
     }
 
     /// Runs `request` and returns the response's fields; writes commit before it returns.

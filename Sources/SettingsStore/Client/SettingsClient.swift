@@ -36,8 +36,8 @@ public final class SettingsClient: Sendable {
         connection.close()
     }
 
-    /// Sends any request and returns the response's fields.
-    public func send(_ request: WireRequest) async throws(SettingsError) -> [String: JSONValue] {
+    /// Sends any request and returns the response's fields (the typed methods wrap it).
+    package func send(_ request: WireRequest) async throws(SettingsError) -> [String: JSONValue] {
         try await connection.send(request)
     }
 
@@ -46,6 +46,15 @@ public final class SettingsClient: Sendable {
         let fields = try await send(.get(key: key))
         guard case .bool(true)? = fields["found"], let json = fields["value"] else { return nil }
         return try SettingValue(json: json)
+    }
+
+    /// The values stored for `keys` (at most `WireRequest.maximumItems`); keys without one are absent.
+    public func values(forKeys keys: [String]) async throws(SettingsError) -> [String: SettingValue] {
+        let fields = try JSONFields(.object(try await send(.getMany(keys: keys))), what: "a getMany result")
+        guard case .object(let members)? = fields.members["values"] else { return [:] }
+        var values: [String: SettingValue] = [:]
+        for (key, json) in members { values[key] = try SettingValue(json: json) }
+        return values
     }
 
     /// The value of a typed key, or its default.

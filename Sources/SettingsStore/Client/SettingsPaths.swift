@@ -9,9 +9,7 @@ public enum SettingsPaths {
     /// `$SETTINGSD_DB`, else `$XDG_DATA_HOME/settingsd/settings.sqlite`, else
     /// `~/.local/share/settingsd/settings.sqlite`.
     public static var database: String {
-        if let path = databaseFromEnvironment { return path }
-        if let data = environment("XDG_DATA_HOME") { return data + "/settingsd/settings.sqlite" }
-        return home + "/.local/share/settingsd/settings.sqlite"
+        database(environment: environment)
     }
 
     /// `$SETTINGSD_DB` when it is set and not empty.
@@ -22,14 +20,30 @@ public enum SettingsPaths {
     /// `$SETTINGSD_SOCKET`, else `$XDG_RUNTIME_DIR/settingsd/settingsd.sock`, else
     /// `/tmp/settingsd-<uid>/settingsd.sock`.
     public static var socket: String {
-        if let path = environment("SETTINGSD_SOCKET") { return path }
-        if let runtime = environment("XDG_RUNTIME_DIR") { return runtime + "/settingsd/settingsd.sock" }
-        return "/tmp/settingsd-\(getuid())/settingsd.sock"
+        socket(environment: environment, uid: getuid())
     }
 
-    private static var home: String {
-        if let home = environment("HOME") { return home }
-        guard let entry = getpwuid(getuid()), let directory = entry.pointee.pw_dir else { return "/tmp" }
+    /// The database path for an environment (`variable` returns a variable's value, nil when
+    /// unset); empty variables count as unset.
+    static func database(environment variable: (String) -> String?) -> String {
+        func value(_ name: String) -> String? { variable(name).flatMap { $0.isEmpty ? nil : $0 } }
+        if let path = value("SETTINGSD_DB") { return path }
+        if let data = value("XDG_DATA_HOME") { return data + "/settingsd/settings.sqlite" }
+        let home = value("HOME") ?? passwordHome() ?? "/tmp"
+        return home + "/.local/share/settingsd/settings.sqlite"
+    }
+
+    /// The socket path for an environment and user id; empty variables count as unset.
+    static func socket(environment variable: (String) -> String?, uid: uid_t) -> String {
+        func value(_ name: String) -> String? { variable(name).flatMap { $0.isEmpty ? nil : $0 } }
+        if let path = value("SETTINGSD_SOCKET") { return path }
+        if let runtime = value("XDG_RUNTIME_DIR") { return runtime + "/settingsd/settingsd.sock" }
+        return "/tmp/settingsd-\(uid)/settingsd.sock"
+    }
+
+    /// The home folder in the user database, for a process started without `$HOME`.
+    private static func passwordHome() -> String? {
+        guard let entry = getpwuid(getuid()), let directory = entry.pointee.pw_dir else { return nil }
         return String(cString: directory)
     }
 

@@ -71,10 +71,7 @@ final class SyncSession: @unchecked Sendable {  // state on its executor only
             throw SettingsError(.protocolError, "expected the answer to a replica's hello, got an event")
         }
         let fields = try JSONFields(.object(try result.get()), what: "a replica hello answer")
-        guard let replica = ReplicaID(try fields.string("replica")) else {
-            throw SettingsError(.protocolError, "field 'replica' must be a replica id")
-        }
-        let peer = try meet(replica, sequence: try fields.integer("sequence"))
+        let peer = try meet(try fields.replicaID("replica"), sequence: try fields.integer("sequence"))
         send(ReplicationMessage.start(cursor: settings.receivedSequence(from: peer) ?? 0).json)
         startSending(after: try fields.integer("cursor"))
     }

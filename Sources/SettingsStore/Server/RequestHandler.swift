@@ -1,7 +1,9 @@
 /// Turns requests into answers: reads are answered from the store's memory at once; writes
 /// become work for the round's write batch.
 struct RequestHandler {
-    let context: ServerContext
+    let settings: Settings
+    /// The daemon serving the requests, or nil when they run in this process (`DirectClient`).
+    let server: ServerContext?
 
     /// What to do with a request.
     enum Outcome {
@@ -12,7 +14,6 @@ struct RequestHandler {
     }
 
     func handle(_ request: WireRequest) -> Outcome {
-        let settings = context.settings
         switch request {
         case .hello(let hello):
             do throws(SettingsError) {
@@ -27,32 +28,36 @@ struct RequestHandler {
                             .protocolError, "a replica's hello must be the first frame of its connection")
                     ))
             }
-            return .answer(
-                .success([
-                    "version": .integer(SettingsdVersion.protocolVersion),
-                    "server": .string("settingsd \(SettingsdVersion.current)"),
-                    "replica": .string(settings.replicaID.description),
-                    "maxFrame": .integer(Int64(context.configuration.maximumFrameBytes)),
-                    "roles": .array([.string("client"), .string("replica")]),
-                ]))
+            var fields: [String: JSONValue] = [
+                "version": .integer(SettingsdVersion.protocolVersion),
+                "server": .string("settingsd \(SettingsdVersion.current)"),
+                "replica": .string(settings.replicaID.description),
+                "roles": .array([.string("client"), .string("replica")]),
+            ]
+            if let server { fields["maxFrame"] = .integer(Int64(server.configuration.maximumFrameBytes)) }
+            return .answer(.success(fields))
         case .get(let key):
-            guard let value = settings[key] else { return .answer(.success(["found": .bool(false)])) }
+            guard let value = settings.storedValue(forKey: key) else {
+                return .answer(.success(["found": .bool(false)]))
+            }
             return .answer(.success(["found": .bool(true), "value": value.json]))
         case .getMany(let keys):
             var values: [String: JSONValue] = [:]
-            for key in keys { if let value = settings[key] { values[key] = value.json } }
+            for key in keys { if let value = settings.storedValue(forKey: key) { values[key] = value.json } }
             return .answer(.success(["values": .object(values)]))
         case .list(let prefix, let includeValues):
             let keys = settings.keys(withPrefix: prefix)
             var result: [String: JSONValue] = ["keys": .array(keys.map { .string($0) })]
             if includeValues {
                 var values: [String: JSONValue] = [:]
-                for key in keys { if let value = settings[key] { values[key] = value.json } }
+                for key in keys {
+                    if let value = settings.storedValue(forKey: key) { values[key] = value.json }
+                }
                 result["values"] = .object(values)
             }
             return .answer(.success(result))
         case .status:
-            return .answer(.success(context.status()))
+            return .answer(.success(StatusReport.fields(settings: settings, server: server)))
         case .export:
             return .answer(.success(["document": ExportDocument(values: settings.snapshot()).json]))
         case .set(let key, let value):

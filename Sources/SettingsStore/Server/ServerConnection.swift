@@ -58,7 +58,7 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
         self.context = context
         self.loop = loop
         self.batch = batch
-        self.handler = RequestHandler(context: context)
+        self.handler = RequestHandler(settings: context.settings, server: context)
         self.framer = LineFramer(maximumFrameBytes: context.configuration.maximumFrameBytes)
         self.outbound = OutboundBuffer(limit: context.configuration.outboundLimitBytes)
     }

@@ -49,15 +49,24 @@ public final class SettingsServer: Sendable {
 
     /// Creates the socket (its folder 0700 if new, the socket 0600) and starts serving.
     ///
+    /// With `allowedUIDs`, other users must reach the socket: it is made 0666 and its folder
+    /// searchable (not listable) by them, and each connection's uid is checked when it arrives.
+    ///
     /// - Throws: `SettingsError` when another daemon answers on the path, or the socket cannot
     ///   be made. A stale socket file left by a crashed daemon is replaced.
     public func start() throws(SettingsError) {
         let path = socketPath
         let folder = FileSystem.parent(of: path)
         try FileSystem.createDirectories(folder)
-        try Self.checkOwnership(of: folder)
+        let folderInfo = try Self.checkOwnership(of: folder)
         try Self.removeStaleSocket(at: path)
-        let listener = try UnixSocket.listen(path: path)
+        let isShared = !context.configuration.allowedUIDs.isEmpty
+        if isShared, folderInfo.st_uid == getuid(), folderInfo.st_mode & 0o011 != 0o011 {
+            guard chmod(folder, (folderInfo.st_mode & 0o7777) | 0o011) == 0 else {
+                throw FileSystem.error("cannot let allowed users reach '\(folder)'", path: folder)
+            }
+        }
+        let listener = try UnixSocket.listen(path: path, mode: isShared ? 0o666 : 0o600)
         loop.execute { [self] in
             table.listener = listener
             loop.register(listener, interest: .read) { [unowned self] _ in acceptPending(listener) }
@@ -199,8 +208,10 @@ public final class SettingsServer: Sendable {
         uid == getuid() || uid == 0 || context.configuration.allowedUIDs.contains(uid)
     }
 
-    /// Refuses a socket folder another user owns (someone could pre-create `/tmp/settingsd-<uid>`).
-    private static func checkOwnership(of folder: String) throws(SettingsError) {
+    /// Refuses a socket folder another user owns (someone could pre-create `/tmp/settingsd-<uid>`);
+    /// returns what `stat` says about it.
+    @discardableResult
+    private static func checkOwnership(of folder: String) throws(SettingsError) -> stat {
         var info = stat()
         guard stat(folder, &info) == 0 else {
             throw FileSystem.error("cannot inspect '\(folder)'", path: folder)
@@ -211,6 +222,7 @@ public final class SettingsServer: Sendable {
                 .accessDenied, "socket folder '\(folder)' belongs to uid \(info.st_uid), not to this user",
                 path: folder)
         }
+        return info
     }
 
     /// Removes a socket file nobody answers on; refuses, like `checkAvailable`, when a daemon

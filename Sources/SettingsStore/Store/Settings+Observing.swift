@@ -44,5 +44,5 @@ extension Settings {
     }
 
     /// The number of live observers, for diagnostics and tests.
-    public var observerCount: Int { observers.count }
+    package var observerCount: Int { observers.count }
 }

@@ -6,7 +6,7 @@ extension Settings {
 
     /// The current entries (tombstones included) with a local sequence number above `sequence`,
     /// in sequence order, at most `limit`: what a peer that has seen `sequence` still lacks.
-    public func entries(after sequence: Int64, limit: Int = .max) -> [SettingEntry] {
+    package func entries(after sequence: Int64, limit: Int = .max) -> [SettingEntry] {
         cache.withLock { $0.entries(after: sequence, limit: limit) }
     }
 

@@ -106,8 +106,14 @@ public final class Settings: Sendable {
         cache.withLock { $0.value(forKey: key) }
     }
 
-    /// The stored value for `key` (registered defaults are not consulted).
+    /// The stored value for `key`, or its registered default, or nil: the same as
+    /// `value(forKey:)`.
     public subscript(key: String) -> SettingValue? {
+        value(forKey: key)
+    }
+
+    /// The value stored for `key`, ignoring registered defaults; nil when none is stored.
+    public func storedValue(forKey key: String) -> SettingValue? {
         cache.withLock { $0.entries[key]?.value }
     }
 

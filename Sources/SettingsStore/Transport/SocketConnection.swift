@@ -18,8 +18,8 @@ final class SocketConnection: @unchecked Sendable {  // state on its serial queu
     private var framer: LineFramer
     private let readBuffer = ReadBuffer()
     private var outbound: OutboundBuffer
-    private var readSource: DispatchSourceRead?
-    private var writeSource: DispatchSourceWrite?
+    private var readSource: (any DispatchSourceRead)?
+    private var writeSource: (any DispatchSourceWrite)?
     private var isWriteSourceActive = false
     private(set) var isClosed = false
 

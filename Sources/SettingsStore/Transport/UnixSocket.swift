@@ -5,13 +5,13 @@
 #endif
 
 /// The credentials of the process at the other end of a Unix socket.
-public struct PeerCredentials: Sendable, Equatable {
+package struct PeerCredentials: Sendable, Equatable {
     /// The peer's process id.
-    public let pid: Int32
+    package let pid: Int32
     /// The peer's user id.
-    public let uid: UInt32
+    package let uid: UInt32
     /// The peer's group id.
-    public let gid: UInt32
+    package let gid: UInt32
 }
 
 /// Thin, checked wrappers over the Unix-domain socket calls (Glibc), with errors naming the path.
@@ -19,8 +19,10 @@ enum UnixSocket {
     /// The longest socket path `sockaddr_un` holds.
     static let maximumPathBytes = 107
 
-    /// A listening socket bound to `path`, mode 0600, non-blocking.
-    static func listen(path: String, backlog: Int32 = 512) throws(SettingsError) -> Int32 {
+    /// A listening socket bound to `path` with `mode` (0600: this user only), non-blocking.
+    static func listen(path: String, mode: mode_t = 0o600, backlog: Int32 = 512) throws(SettingsError)
+        -> Int32
+    {
         let fd = try makeSocket(path: path)
         do throws(SettingsError) {
             try withAddress(path) { (address, length) throws(SettingsError) in
@@ -28,7 +30,7 @@ enum UnixSocket {
                     throw FileSystem.error("cannot bind '\(path)'", path: path)
                 }
             }
-            guard chmod(path, 0o600) == 0 else {
+            guard chmod(path, mode) == 0 else {
                 throw FileSystem.error("cannot chmod '\(path)'", path: path)
             }
             guard Glibc.listen(fd, backlog) == 0 else {

@@ -35,6 +35,22 @@ struct JSONFields {
         }
     }
 
+    func optionalNumber(_ name: String) throws(SettingsError) -> Double? {
+        switch members[name] {
+        case nil, .null?: return nil
+        case .integer(let value)?: return Double(value)
+        case .double(let value)?: return value
+        case let other?: throw wrong(name, "a number", other)
+        }
+    }
+
+    func replicaID(_ name: String) throws(SettingsError) -> ReplicaID {
+        guard let id = ReplicaID(try string(name)) else {
+            throw SettingsError(.protocolError, "field '\(name)' must be a replica id")
+        }
+        return id
+    }
+
     func bool(_ name: String, default defaultValue: Bool) throws(SettingsError) -> Bool {
         switch members[name] {
         case nil, .null?: return defaultValue
@@ -73,6 +89,14 @@ struct JSONFields {
             }
             return strings
         case let other?: throw wrong(name, "an array of strings", other)
+        }
+    }
+
+    func optionalArray(_ name: String) throws(SettingsError) -> [JSONValue]? {
+        switch members[name] {
+        case nil, .null?: return nil
+        case .array(let elements)?: return elements
+        case let other?: throw wrong(name, "an array", other)
         }
     }
 

@@ -3,10 +3,10 @@
 ///
 /// A pure value: feed it bytes in any chunking (one byte at a time or many frames at once) and
 /// take complete frames out. A `\r` before the newline is dropped; empty lines are skipped.
-public struct LineFramer: Sendable {
+package struct LineFramer: Sendable {
     /// The largest frame accepted, newline excluded; a connection may raise it once it knows
     /// its peer (replica connections carry larger batches).
-    public var maximumFrameBytes: Int
+    package var maximumFrameBytes: Int
     private var buffer: [UInt8] = []
     /// Bytes at the front of `buffer` already handed out as frames.
     private var consumed = 0
@@ -14,18 +14,18 @@ public struct LineFramer: Sendable {
     private var partialStart = 0
 
     /// Creates a framer; the default maximum is 1 MiB.
-    public init(maximumFrameBytes: Int = 1 << 20) {
+    package init(maximumFrameBytes: Int = 1 << 20) {
         self.maximumFrameBytes = maximumFrameBytes
     }
 
     /// How many bytes are buffered and not yet handed out.
-    public var bufferedByteCount: Int { buffer.count - consumed }
+    package var bufferedByteCount: Int { buffer.count - consumed }
 
     /// Adds received bytes.
     ///
     /// - Throws: `SettingsError` with code `frameTooLarge` when a frame would exceed the maximum;
     ///   nothing of `bytes` is kept then, and the stream should be closed.
-    public mutating func append(_ bytes: some Collection<UInt8>) throws(SettingsError) {
+    package mutating func append(_ bytes: some Collection<UInt8>) throws(SettingsError) {
         var partial = buffer.count - partialStart
         var lastNewline: Int?
         for (offset, byte) in bytes.enumerated() {
@@ -45,7 +45,7 @@ public struct LineFramer: Sendable {
     }
 
     /// The next complete frame, without its newline, or nil until more bytes arrive.
-    public mutating func nextFrame() -> ArraySlice<UInt8>? {
+    package mutating func nextFrame() -> ArraySlice<UInt8>? {
         while consumed < partialStart {
             guard let newline = buffer[consumed..<partialStart].firstIndex(of: UInt8(ascii: "\n")) else {
                 break

@@ -1,7 +1,7 @@
 /// Builds and reads the response and event frames of the wire protocol.
-public enum WireMessage {
+package enum WireMessage {
     /// A successful response carrying `result`'s fields.
-    public static func success(id: Int64?, _ result: [String: JSONValue] = [:]) -> JSONValue {
+    package static func success(id: Int64?, _ result: [String: JSONValue] = [:]) -> JSONValue {
         var members = result
         members["id"] = id.map { .integer($0) } ?? .null
         members["ok"] = .bool(true)
@@ -9,7 +9,7 @@ public enum WireMessage {
     }
 
     /// A failed response carrying the error's code and message.
-    public static func failure(id: Int64?, _ error: SettingsError) -> JSONValue {
+    package static func failure(id: Int64?, _ error: SettingsError) -> JSONValue {
         .object([
             "id": id.map { .integer($0) } ?? .null, "ok": .bool(false),
             "error": .object(["code": .string(error.code.rawValue), "message": .string(error.message)]),
@@ -17,7 +17,7 @@ public enum WireMessage {
     }
 
     /// A change event for watch `watch`.
-    public static func event(watch: Int64, _ change: SettingsChange) -> JSONValue {
+    package static func event(watch: Int64, _ change: SettingsChange) -> JSONValue {
         let changes: [JSONValue] = change.changes.map { .object($0.jsonMembers) }
         return .object([
             "event": .string("change"), "watch": .integer(watch), "reason": .string(change.reason.rawValue),
@@ -26,7 +26,7 @@ public enum WireMessage {
     }
 
     /// A frame received by a client.
-    public enum Incoming: Sendable {
+    package enum Incoming: Sendable {
         /// The answer to request `id`: its result fields, or the error.
         case response(id: Int64?, Result<[String: JSONValue], SettingsError>)
         /// A change event for a watch.
@@ -34,7 +34,7 @@ public enum WireMessage {
     }
 
     /// Reads a frame a daemon sent.
-    public static func decode(_ json: JSONValue) throws(SettingsError) -> Incoming {
+    package static func decode(_ json: JSONValue) throws(SettingsError) -> Incoming {
         let fields = try JSONFields(json, what: "a daemon message")
         if fields.members["event"] != nil {
             return .event(watch: try fields.integer("watch"), try decodeChange(fields))
@@ -51,9 +51,7 @@ public enum WireMessage {
         guard let reason = ChangeReason(rawValue: reasonName) else {
             throw SettingsError(.protocolError, "unknown change reason '\(reasonName)'")
         }
-        guard let origin = ReplicaID(try fields.string("origin")) else {
-            throw SettingsError(.protocolError, "field 'origin' must be a replica id")
-        }
+        let origin = try fields.replicaID("origin")
         var changes: [SettingsChange.KeyChange] = []
         for element in try fields.array("changes", limit: .max) {
             changes.append(
@@ -65,7 +63,7 @@ public enum WireMessage {
 
 extension SettingVersion {
     /// Parses the `milliseconds.counter@replica` form of `description`.
-    public init?(_ text: String) {
+    package init?(_ text: String) {
         let parts = text.split(separator: "@", maxSplits: 1)
         guard parts.count == 2, let replica = ReplicaID(String(parts[1])) else { return nil }
         let clock = parts[0].split(separator: ".", maxSplits: 1)

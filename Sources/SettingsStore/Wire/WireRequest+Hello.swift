@@ -56,10 +56,7 @@ extension WireRequest {
             }
             self.role = role
             guard role == .replica else { return }
-            guard let replica = ReplicaID(try fields.string("replica")) else {
-                throw SettingsError(.protocolError, "field 'replica' must be a replica id")
-            }
-            replicaID = replica
+            replicaID = try fields.replicaID("replica")
             replicaSequence = try fields.integer("sequence")
         }
 

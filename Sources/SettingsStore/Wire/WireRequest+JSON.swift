@@ -1,7 +1,7 @@
 extension WireRequest {
     /// Reads a request frame: its id (nil when none could be read) and the request, or the error
     /// to answer it with.
-    public static func decode(_ json: JSONValue) -> (id: Int64?, request: Result<WireRequest, SettingsError>)
+    package static func decode(_ json: JSONValue) -> (id: Int64?, request: Result<WireRequest, SettingsError>)
     {
         let id: Int64?
         switch json["id"] {

@@ -108,18 +108,12 @@ extension Reliability {
             _ = daemon.cli("delete", "audio.volume")
             var text = ""
             while text.split(separator: "\n").count < 2 {
-                text += String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
+                // Empty data is the end of the pipe: the watcher died, and the lines never come.
+                let data = output.fileHandleForReading.availableData
+                guard !data.isEmpty else { break }
+                text += String(decoding: data, as: UTF8.self)
             }
             #expect(text == "local audio.volume = 0.8\nreset audio.volume deleted\n")
         }
-    }
-}
-
-/// Polls `condition` every few milliseconds until it holds, failing after `timeout` seconds.
-func waitUntil(timeout: Double = 10, _ condition: () throws -> Bool) async throws {
-    let deadline = Date().addingTimeInterval(timeout)
-    while try !condition() {
-        guard Date() < deadline else { throw SettingsError(.timeout, "condition not met in \(timeout) s") }
-        try await Task.sleep(for: .milliseconds(5))
     }
 }

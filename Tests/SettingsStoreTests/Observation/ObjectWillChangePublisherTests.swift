@@ -2,7 +2,7 @@ import Testing
 
 @testable import SettingsStore
 
-@Suite("ObjectWillChangePublisher")
+@Suite("ObjectWillChangePublisher", .timeLimit(.minutes(2)))
 struct ObjectWillChangePublisherTests {
     @Test("send reaches every sink until its token is cancelled or released")
     func sinks() {

@@ -21,7 +21,7 @@ final class RootModel {
     var audio = AudioModel()
 }
 
-@Suite("@Setting and the Observation framework")
+@Suite("@Setting and the Observation framework", .timeLimit(.minutes(2)))
 struct ObservationTests {
     let settings = Settings(inMemoryWith: .init())
 

@@ -13,7 +13,7 @@ final class VolumeSlider {
     func nudge() throws { try volume.update { $0 += 0.1 } }
 }
 
-@Suite("SettingBinding and the environment")
+@Suite("SettingBinding and the environment", .timeLimit(.minutes(2)))
 struct SettingBindingTests {
     let settings = Settings(inMemoryWith: .init())
 

@@ -35,7 +35,7 @@ final class MainActorModel: SettingsOwner {
     @Setting(.brightness) var brightness
 }
 
-@Suite("@Setting on SettingsOwner classes")
+@Suite("@Setting on SettingsOwner classes", .timeLimit(.minutes(2)))
 struct SettingOwnerTests {
     let settings = Settings(inMemoryWith: .init())
 

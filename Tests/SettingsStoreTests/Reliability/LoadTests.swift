@@ -48,7 +48,7 @@ extension Reliability {
                         var finished: Set<String> = []
                         var seen: [String: Int] = [:]
                         while finished.count < keys.count {
-                            let (_, change) = try client.nextEvent()
+                            let change = try client.nextEvent().change
                             for keyChange in change.changes {
                                 guard case .integer(let value)? = keyChange.value else { continue }
                                 if value < 0 {

@@ -4,5 +4,5 @@ import Testing
 /// (hundreds of threads, storms of frames, SIGKILLs) and blocks on them, and on a 2-core machine
 /// running them side by side starves the test runner's threads and measures contention rather
 /// than the daemon.
-@Suite(.serialized)
+@Suite(.serialized, .timeLimit(.minutes(3)))
 enum Reliability {}

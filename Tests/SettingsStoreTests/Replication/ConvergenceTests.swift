@@ -4,7 +4,7 @@ import Testing
 
 @testable import SettingsStore
 
-@Suite("Replica sync: convergence and last-writer-wins")
+@Suite("Replica sync: convergence and last-writer-wins", .timeLimit(.minutes(2)))
 struct ConvergenceTests {
     func replica(clock: (@Sendable () -> UInt64)? = nil, limits: SettingsLimits = .desktop) -> Settings {
         Settings(

@@ -3,7 +3,7 @@ import Testing
 
 @testable import SettingsStore
 
-@Suite("Replica sync: change events")
+@Suite("Replica sync: change events", .timeLimit(.minutes(2)))
 struct SyncEventTests {
     @Test("the first catch-up is announced as initialSync, later changes as replica, with the peer as origin")
     func reasons() async throws {

@@ -2,7 +2,7 @@ import Testing
 
 @testable import SettingsStore
 
-@Suite("Change events after commits")
+@Suite("Change events after commits", .timeLimit(.minutes(2)))
 struct ChangeEventTests {
     let settings = Settings(inMemoryWith: .init())
 

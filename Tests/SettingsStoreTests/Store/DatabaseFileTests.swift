@@ -3,7 +3,7 @@ import Testing
 
 @testable import SettingsStore
 
-@Suite("Database files: ownership, corruption, schema")
+@Suite("Database files: ownership, corruption, schema", .timeLimit(.minutes(2)))
 struct DatabaseFileTests {
     let directory = TemporaryDirectory()
 

@@ -3,7 +3,9 @@ import Testing
 
 @testable import SettingsStore
 
-@Suite("Key identity: one key per Unicode normal form, in memory, on disk and in prefixes")
+@Suite(
+    "Key identity: one key per Unicode normal form, in memory, on disk and in prefixes",
+    .timeLimit(.minutes(2)))
 struct KeyIdentityTests {
     let directory = TemporaryDirectory()
     let composed = "caf\u{E9}"  // NFC

@@ -2,7 +2,7 @@ import Testing
 
 @testable import SettingsStore
 
-@Suite("Limits on keys and values")
+@Suite("Limits on keys and values", .timeLimit(.minutes(2)))
 struct LimitsTests {
     func store(_ limits: SettingsLimits) -> Settings {
         Settings(inMemoryWith: .init(limits: limits))

@@ -4,7 +4,7 @@ import Testing
 
 @testable import SettingsStore
 
-@Suite("Store reads, writes, defaults and versions")
+@Suite("Store reads, writes, defaults and versions", .timeLimit(.minutes(2)))
 struct SettingsBehaviourTests {
     let directory = TemporaryDirectory()
 
@@ -15,7 +15,8 @@ struct SettingsBehaviourTests {
             #expect(settings[.volume] == 0.5)
             settings.register(defaults: ["ui.font": "Inter"])
             #expect(settings.value(forKey: "ui.font") == "Inter")
-            #expect(settings["ui.font"] == nil)
+            #expect(settings["ui.font"] == "Inter")
+            #expect(settings.storedValue(forKey: "ui.font") == nil)
             #expect(settings.keys().isEmpty)
             #expect(settings.sequence == 0)
         }

@@ -3,7 +3,7 @@ import Testing
 
 @testable import SettingsStore
 
-@Suite("Write rules: no-op writes, nesting depth")
+@Suite("Write rules: no-op writes, nesting depth", .timeLimit(.minutes(2)))
 struct WriteRulesTests {
     @Test("writing the value a key holds changes nothing: no sequence, no version, no event")
     func identicalWriteIsNoChange() throws {

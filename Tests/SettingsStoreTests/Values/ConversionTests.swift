@@ -19,7 +19,7 @@ enum Quality: Int, SettingValueConvertible {
     case high = 2
 }
 
-@Suite("Conversions between Swift types and stored values")
+@Suite("Conversions between Swift types and stored values", .timeLimit(.minutes(2)))
 struct ConversionTests {
     let directory = TemporaryDirectory()
 

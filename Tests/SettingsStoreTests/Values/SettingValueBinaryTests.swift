@@ -3,7 +3,7 @@ import Testing
 
 @testable import SettingsStore
 
-@Suite("Stored binary form of values")
+@Suite("Stored binary form of values", .timeLimit(.minutes(2)))
 struct SettingValueBinaryTests {
     static let samples: [SettingValue] = [
         true, false, 0, 42, .integer(.min), .integer(.max), 0.1, -0.0, .double(.infinity), 1e-300,

@@ -3,7 +3,7 @@ import Testing
 
 @testable import SettingsStore
 
-@Suite("JSON parsing and writing")
+@Suite("JSON parsing and writing", .timeLimit(.minutes(2)))
 struct JSONTests {
     @Test("integers and doubles stay distinct")
     func numbers() throws {

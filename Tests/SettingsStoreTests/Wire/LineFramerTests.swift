@@ -2,7 +2,7 @@ import Testing
 
 @testable import SettingsStore
 
-@Suite("LineFramer")
+@Suite("LineFramer", .timeLimit(.minutes(2)))
 struct LineFramerTests {
     func frames(_ framer: inout LineFramer) -> [String] {
         var result: [String] = []

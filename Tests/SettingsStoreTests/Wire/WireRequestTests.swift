@@ -2,7 +2,7 @@ import Testing
 
 @testable import SettingsStore
 
-@Suite("Wire requests")
+@Suite("Wire requests", .timeLimit(.minutes(2)))
 struct WireRequestTests {
     static let requests: [WireRequest] = [
         .hello(WireRequest.Hello(name: "tests")),

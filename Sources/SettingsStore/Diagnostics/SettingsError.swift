@@ -4,51 +4,97 @@
 /// `type mismatch for 'ui.theme': stored string, expected Bool`.
 public struct SettingsError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A stable identifier for the kind of failure, suitable for matching and for the wire.
-    public enum Code: String, Sendable, Codable, CaseIterable {
+    ///
+    /// A struct rather than an enum, so that later versions can add codes without breaking a
+    /// `switch` over them: match with `==` or `case .invalidKey:` and keep a `default:`.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Kind: String {
+            case invalidKey
+            case invalidValue
+            case typeMismatch
+            case limitExceeded
+            case databaseInUse
+            case corruptDatabase
+            case unsupportedSchema
+            case readOnly
+            case diskFull
+            case io
+            case sqlite
+            case closed
+            case protocolError
+            case frameTooLarge
+            case unknownOperation
+            case unsupportedVersion
+            case tooManyItems
+            case overloaded
+            case daemonNotRunning
+            case accessDenied
+            case connectionLost
+            case timeout
+        }
+
+        private let kind: Kind
+
+        private init(_ kind: Kind) {
+            self.kind = kind
+        }
+
+        /// The code's name on the wire, for example `invalidKey`.
+        public var rawValue: String { kind.rawValue }
+
+        /// The code named `rawValue`, or nil when this version does not know it.
+        public init?(rawValue: String) {
+            guard let kind = Kind(rawValue: rawValue) else { return nil }
+            self.kind = kind
+        }
+
+        /// The code's name.
+        public var description: String { rawValue }
+
         /// A key name is empty, too long for the limits, or contains control characters.
-        case invalidKey
+        public static let invalidKey = Code(.invalidKey)
         /// A value cannot be represented, for example an unsigned integer above `Int64.max`.
-        case invalidValue
+        public static let invalidValue = Code(.invalidValue)
         /// A stored value has another type than the one requested.
-        case typeMismatch
+        public static let typeMismatch = Code(.typeMismatch)
         /// A write would break one of the store's limits; nothing was changed.
-        case limitExceeded
+        public static let limitExceeded = Code(.limitExceeded)
         /// Another live store (in this or another process) holds the database file.
-        case databaseInUse
+        public static let databaseInUse = Code(.databaseInUse)
         /// The file is not a SQLite database, or it is damaged.
-        case corruptDatabase
+        public static let corruptDatabase = Code(.corruptDatabase)
         /// The database was written by a newer version of this library.
-        case unsupportedSchema
+        public static let unsupportedSchema = Code(.unsupportedSchema)
         /// The database or its folder cannot be written.
-        case readOnly
+        public static let readOnly = Code(.readOnly)
         /// The disk is full.
-        case diskFull
+        public static let diskFull = Code(.diskFull)
         /// A file-system operation failed.
-        case io
+        public static let io = Code(.io)
         /// SQLite reported another failure.
-        case sqlite
+        public static let sqlite = Code(.sqlite)
         /// The store was closed and cannot be used any more.
-        case closed
+        public static let closed = Code(.closed)
         /// A message on the wire is malformed: bad JSON, wrong field types, missing fields.
-        case protocolError
+        public static let protocolError = Code(.protocolError)
         /// A frame is larger than the connection's maximum; the connection is closed.
-        case frameTooLarge
+        public static let frameTooLarge = Code(.frameTooLarge)
         /// The request names an operation the daemon does not know.
-        case unknownOperation
+        public static let unknownOperation = Code(.unknownOperation)
         /// The peer speaks a protocol version this side does not.
-        case unsupportedVersion
+        public static let unsupportedVersion = Code(.unsupportedVersion)
         /// A request lists more items than one request may carry.
-        case tooManyItems
+        public static let tooManyItems = Code(.tooManyItems)
         /// The connection's outbound buffer is full (a watcher that does not read); it is closed.
-        case overloaded
+        public static let overloaded = Code(.overloaded)
         /// No daemon answers on the socket.
-        case daemonNotRunning
+        public static let daemonNotRunning = Code(.daemonNotRunning)
         /// The daemon refused the connection (another user, or a policy).
-        case accessDenied
+        public static let accessDenied = Code(.accessDenied)
         /// The connection to the daemon broke before the answer came.
-        case connectionLost
+        public static let connectionLost = Code(.connectionLost)
         /// No answer came in time.
-        case timeout
+        public static let timeout = Code(.timeout)
     }
 
     /// The kind of failure.

@@ -1,0 +1,42 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The `status` result: the store's state, and the serving daemon's when there is one.
+enum StatusReport {
+    /// The fields for `settings`, served by the daemon `server`, or in this process (`DirectClient`)
+    /// when nil: then there is no socket, pid, uptime or client to report.
+    static func fields(settings: Settings, server: ServerContext?) -> [String: JSONValue] {
+        let usage = settings.usage
+        let sequence = settings.sequence
+        var fields: [String: JSONValue] = [
+            "replica": .string(settings.replicaID.description), "keys": .integer(Int64(usage.keys)),
+            "bytes": .integer(Int64(usage.bytes)), "sequence": .integer(sequence),
+            "database": settings.path.map { .string($0) } ?? .null,
+            "version": .string(SettingsdVersion.current), "digest": .string(settings.digest),
+            "peers": .array(settings.peers.map { json(of: $0, localSequence: sequence) }),
+            "clients": .integer(0), "watches": .integer(0),
+        ]
+        if let server {
+            fields["clients"] = .integer(Int64(server.clients.load(ordering: .relaxed)))
+            fields["watches"] = .integer(Int64(server.watches.load(ordering: .relaxed)))
+            fields["socket"] = .string(server.configuration.socketPath)
+            fields["pid"] = .integer(Int64(getpid()))
+            fields["uptimeSeconds"] = .double(
+                Double(SettingsConfiguration.systemClock() - server.startedAt) / 1000)
+        }
+        return fields
+    }
+
+    private static func json(of peer: PeerStatus, localSequence: Int64) -> JSONValue {
+        .object([
+            "replica": .string(peer.replica.description), "address": .string(peer.address),
+            "connected": .bool(peer.isConnected),
+            "lastContactMs": .integer(Int64(clamping: peer.lastContactMilliseconds)),
+            "pendingOut": .integer(peer.pendingOutgoing(localSequence: localSequence)),
+            "pendingIn": .integer(peer.pendingIncoming), "sentThrough": .integer(peer.sentThrough),
+            "acknowledgedThrough": .integer(peer.acknowledgedThrough),
+            "receivedThrough": .integer(peer.receivedThrough),
+        ])
+    }
+}
