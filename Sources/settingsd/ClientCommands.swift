@@ -130,19 +130,23 @@ enum ClientCommands {
                 Output.standardError("no peer is connected: nothing to wait for\n")
                 return 0
             }
-            if pending == 0 {
+            // In sync means acknowledged and then found to hold the same entries (anti-entropy).
+            let disagreeing = connected.filter { !$0.agrees }
+            if pending == 0, disagreeing.isEmpty {
                 Output.standardError(
-                    (terminal ? "\r\u{1B}[K" : "") + "in sync with \(connected.count) peer(s)\n")
+                    (terminal ? "\r\u{1B}[K" : "") + "in sync with \(connected.count) peer(s): all agree\n")
                 return 0
             }
+            let waiting =
+                pending > 0
+                ? "\(pending) change(s) pending"
+                : disagreeing.map { "\($0.replica): \($0.agreement)" }.joined(separator: ", ")
             if terminal {
-                Output.standardError(
-                    "\r\u{1B}[Kwaiting for \(connected.count) peer(s): \(pending) change(s) pending")
+                Output.standardError("\r\u{1B}[Kwaiting for \(connected.count) peer(s): \(waiting)")
             }
             guard SettingsConfiguration.systemClock() < deadline else {
                 if terminal { Output.standardError("\n") }
-                throw SettingsError(
-                    .timeout, "peers still have \(pending) change(s) pending after \(timeoutText) s")
+                throw SettingsError(.timeout, "not in sync after \(timeoutText) s: \(waiting)")
             }
             usleep(20_000)
         }
@@ -159,6 +163,7 @@ enum ClientCommands {
             return 0
         }
         let peers = result.removeValue(forKey: "peers")
+        let links = result.removeValue(forKey: "links")
         let rows: [(label: String, field: String, unit: String)] = [
             ("replica", "replica", ""), ("database", "database", ""), ("socket", "socket", ""),
             ("version", "version", ""), ("pid", "pid", ""), ("uptime", "uptimeSeconds", " s"),
@@ -171,6 +176,15 @@ enum ClientCommands {
         }
         // Fields a newer daemon adds still show, under their wire names.
         for (name, value) in result.sorted(by: { $0.key < $1.key }) { Output.line("\(name): \(text(value))") }
+        if case .array(let links)? = links {
+            for link in links {
+                var line = "link \(text(link["address"])): \(text(link["state"]))"
+                if let error = link["lastError"] {
+                    line += ", \(text(link["failures"])) failure(s), last: \(text(error))"
+                }
+                Output.line(line)
+            }
+        }
         guard case .array(let entries)? = peers, !entries.isEmpty else {
             Output.line("peers: none")
             return 0
@@ -184,9 +198,17 @@ enum ClientCommands {
                 } else {
                     "never"
                 }
-            Output.line(
-                "peer \(text(peer["replica"])) (\(text(peer["address"]))): \(state), last contact \(contact), "
-                    + "\(text(peer["pendingOut"])) change(s) to send, \(text(peer["pendingIn"])) to receive")
+            var line =
+                "peer \(text(peer["replica"])) (\(text(peer["address"]))): \(state), \(text(peer["agreement"])), "
+                + "last contact \(contact), \(text(peer["pendingOut"])) change(s) to send, "
+                + "\(text(peer["pendingIn"])) to receive"
+            if case .integer(let offset)? = peer["clockOffsetMs"], offset.magnitude >= 1000 {
+                line += ", clock \(offset / 1000) s \(offset > 0 ? "ahead" : "behind")"
+            }
+            if case .integer(let ahead)? = peer["entriesAheadOfClock"], ahead > 0 {
+                line += ", \(ahead) entries stamped ahead of this clock"
+            }
+            Output.line(line)
         }
         return 0
     }

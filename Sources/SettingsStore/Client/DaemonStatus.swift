@@ -14,6 +14,23 @@ public struct DaemonStatus: Sendable, Equatable {
         public let pendingIncoming: Int64
         /// When the peer last said anything, in milliseconds since 1970 (0: never).
         public let lastContactMilliseconds: Int64
+        /// The last anti-entropy verdict: `agreed`, `diverged (n keys)`, `checking` or `unknown`.
+        public let agreement: String
+
+        /// Whether the peer was last found to hold exactly this replica's entries.
+        public var agrees: Bool { agreement == "agreed" }
+    }
+
+    /// A link the replica dials, as it reports it.
+    public struct Link: Sendable, Equatable {
+        /// The socket dialled.
+        public let address: String
+        /// `connecting`, `handshaking` or `syncing`.
+        public let state: String
+        /// Why the last attempt failed, if it did.
+        public let lastError: String?
+        /// Attempts that failed in a row.
+        public let failures: Int
     }
 
     /// The replica id.
@@ -42,6 +59,8 @@ public struct DaemonStatus: Sendable, Equatable {
     public let digest: String?
     /// The peers this replica syncs or synced with during this run.
     public let peers: [Peer]
+    /// The links this replica dials.
+    public let links: [Link]
 
     /// Reads a `status` result.
     public init(fields: [String: JSONValue]) throws(SettingsError) {
@@ -67,8 +86,19 @@ public struct DaemonStatus: Sendable, Equatable {
                     isConnected: try peer.bool("connected", default: false),
                     pendingOutgoing: try peer.optionalInteger("pendingOut") ?? 0,
                     pendingIncoming: try peer.optionalInteger("pendingIn") ?? 0,
-                    lastContactMilliseconds: try peer.optionalInteger("lastContactMs") ?? 0))
+                    lastContactMilliseconds: try peer.optionalInteger("lastContactMs") ?? 0,
+                    agreement: try peer.optionalString("agreement") ?? "unknown"))
         }
         self.peers = peers
+        var links: [Link] = []
+        for element in try fields.optionalArray("links") ?? [] {
+            let link = try JSONFields(element, what: "each of 'links'")
+            links.append(
+                Link(
+                    address: try link.string("address"), state: try link.string("state"),
+                    lastError: try link.optionalString("lastError"),
+                    failures: Int(clamping: try link.optionalInteger("failures") ?? 0)))
+        }
+        self.links = links
     }
 }

@@ -31,6 +31,7 @@ public struct SettingsError: Error, Sendable, Equatable, CustomStringConvertible
             case accessDenied
             case connectionLost
             case timeout
+            case replicaForked
         }
 
         private let kind: Kind
@@ -95,6 +96,9 @@ public struct SettingsError: Error, Sendable, Equatable, CustomStringConvertible
         public static let connectionLost = Code(.connectionLost)
         /// No answer came in time.
         public static let timeout = Code(.timeout)
+        /// A replica's history forked (its file was restored from a backup or copied): it takes
+        /// a new replica id and resyncs.
+        public static let replicaForked = Code(.replicaForked)
     }
 
     /// The kind of failure.

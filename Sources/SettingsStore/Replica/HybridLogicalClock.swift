@@ -16,6 +16,14 @@ struct HybridLogicalClock {
         return last
     }
 
+    /// A timestamp above every one issued or observed so far, and above `floor` (the version a
+    /// write replaces). A floor ahead of the clock, which only a peer's clock far in the future
+    /// can set, lifts this one stamp without moving the clock, so it cannot drag later ones along.
+    mutating func tick(above floor: HybridTimestamp) -> HybridTimestamp {
+        let stamp = tick()
+        return stamp > floor ? stamp : floor.successor
+    }
+
     /// Moves the clock past a timestamp received from another replica.
     mutating func observe(_ remote: HybridTimestamp) {
         if remote > last { last = remote }

@@ -25,6 +25,14 @@ public struct HybridTimestamp: Hashable, Comparable, Sendable, CustomStringConve
     /// The logical counter within the millisecond.
     public var counter: UInt16 { UInt16(truncatingIfNeeded: rawValue) }
 
+    /// The next timestamp up (the largest one has none and stays itself).
+    var successor: HybridTimestamp {
+        HybridTimestamp(rawValue: rawValue == .max ? rawValue : rawValue + 1)
+    }
+
+    /// The first millisecond of the year 10000: stamps from the wire must be below it.
+    static let maximumMilliseconds: UInt64 = 253_402_300_800_000
+
     /// The zero timestamp, below every real one.
     public static let zero = HybridTimestamp(rawValue: 0)
 

@@ -9,6 +9,10 @@ import Synchronization
 /// // ...
 /// link.stop()
 /// ```
+///
+/// Its health (dialling, waiting for the hello answer, syncing, the last error) shows in
+/// `Settings.links` and `settingsd status`; a failure is logged at warning once, not once per
+/// retry.
 public final class ReplicaLink: Sendable {
     private struct State {
         var isStopped = false
@@ -18,12 +22,16 @@ public final class ReplicaLink: Sendable {
         /// the connection's queue and is never read from here.
         var isSynced = false
         var backoff = ReplicaLink.minimumBackoff
+        /// The last failure logged at warning, so a retry loop logs it once.
+        var loggedError: String?
     }
 
     /// The first wait before reconnecting; it doubles up to `maximumBackoff`.
     public static let minimumBackoff = 0.1
     /// The longest wait between attempts.
     public static let maximumBackoff = 5.0
+    /// How long the peer has to answer the hello before the attempt counts as failed.
+    public static let handshakeTimeout = 10.0
 
     /// The socket this link dials.
     public let socketPath: String
@@ -54,15 +62,18 @@ public final class ReplicaLink: Sendable {
             defer { state.connection = nil }
             return state.connection
         }
+        settings.peerRegistry.removeLink(socketPath)
         connection?.queue.async { connection?.close() }
     }
 
     func start() {
+        settings.peerRegistry.updateLink(socketPath) { $0.state = .connecting }
         queue.async { [self] in attempt() }
     }
 
     private func attempt() {
         guard !state.withLock({ $0.isStopped }) else { return }
+        settings.peerRegistry.updateLink(socketPath) { $0.state = .connecting }
         let fd: Int32
         do throws(SettingsError) {
             fd = try UnixSocket.connect(path: socketPath)
@@ -74,8 +85,13 @@ public final class ReplicaLink: Sendable {
             fd: fd, label: "settingsd.replica", maximumFrameBytes: SyncSession.maximumFrameBytes,
             outboundLimit: 64 << 20)
         let session = SyncSession(
-            settings: settings, address: socketPath, send: { [weak connection] in connection?.send($0) },
-            execute: { [connection] task in connection.queue.async(execute: task) })
+            settings: settings, address: socketPath, logger: logger,
+            send: { [weak connection] in connection?.send($0) },
+            execute: { [connection] task in connection.queue.async(execute: task) },
+            end: { [weak connection] error in
+                guard let connection else { return }
+                connection.queue.async { connection.fail(error) }
+            })
         var saidHello = false
         connection.onFrame = { [self, weak connection] frame in
             do throws(SettingsError) {
@@ -84,12 +100,7 @@ public final class ReplicaLink: Sendable {
                     try session.receive(json)
                 } else {
                     saidHello = true
-                    try session.accept(response: WireMessage.decode(json))
-                    state.withLock { state in
-                        state.backoff = Self.minimumBackoff
-                        state.isSynced = true
-                    }
-                    logger?.log(.info, "syncing with \(session.peer?.description ?? "?") at \(socketPath)")
+                    try handshake(session, answer: WireMessage.decode(json))
                 }
             } catch {
                 connection?.fail(error)
@@ -116,19 +127,68 @@ public final class ReplicaLink: Sendable {
             connection.close()
             return
         }
+        settings.peerRegistry.updateLink(socketPath) { $0.state = .handshaking }
         connection.start()
         connection.queue.async { connection.send(session.hello()) }
+        // A peer that accepts and never answers (a wedged process, not a settingsd) fails the attempt.
+        let timeout = SettingsError(
+            .timeout, "the replica at '\(socketPath)' did not answer the hello in \(Self.handshakeTimeout) s")
+        connection.queue.asyncAfter(deadline: .now() + Self.handshakeTimeout) { [weak connection] in
+            // Still no peer: the answer never came (the session belongs to this queue).
+            guard session.peer == nil else { return }
+            connection?.fail(timeout)
+        }
+    }
+
+    /// Reads the hello answer; a refusal saying this replica forked makes it take a new id and
+    /// reconnect at once.
+    private func handshake(_ session: SyncSession, answer: WireMessage.Incoming) throws(SettingsError) {
+        if case .response(_, .failure(let error)) = answer, error.code == .replicaForked {
+            logger?.log(.warning, "the replica at \(socketPath) found this replica forked: \(error.message)")
+            if let id = try settings.takeNewIdentity(ifStill: session.localID) {
+                logger?.log(
+                    .warning, "this replica is now \(id); every peer resyncs with it, nothing is lost")
+            }
+            state.withLock { $0.backoff = 0 }
+            throw error
+        }
+        try session.accept(response: answer)
+        let peer = session.peer
+        let recovered = state.withLock { state -> Bool in
+            state.backoff = Self.minimumBackoff
+            state.isSynced = true
+            defer { state.loggedError = nil }
+            return state.loggedError != nil
+        }
+        settings.peerRegistry.updateLink(socketPath) { status in
+            status.state = .syncing
+            status.peer = peer
+            status.failures = 0
+            status.lastError = nil
+        }
+        logger?.log(
+            recovered ? .warning : .info,
+            "syncing with \(peer?.description ?? "?") at \(socketPath)\(recovered ? " again" : "")")
     }
 
     private func retryLater(_ error: SettingsError) {
-        let delay = state.withLock { state -> Double? in
+        let retry = state.withLock { state -> (delay: Double, isNew: Bool)? in
             guard !state.isStopped else { return nil }
-            defer { state.backoff = min(state.backoff * 2, Self.maximumBackoff) }
-            return state.backoff
+            defer { state.backoff = min(max(state.backoff * 2, Self.minimumBackoff), Self.maximumBackoff) }
+            let isNew = state.loggedError != error.message && error.code != .connectionLost
+            if isNew { state.loggedError = error.message }
+            return (state.backoff, isNew)
         }
-        guard let delay else { return }
-        logger?.log(.debug, "replica link to \(socketPath): \(error.message); retrying in \(delay) s")
-        queue.asyncAfter(deadline: .now() + delay) { [weak self] in self?.attempt() }
+        guard let retry else { return }
+        settings.peerRegistry.updateLink(socketPath) { status in
+            status.state = .connecting
+            status.failures += 1
+            status.lastError = error.message
+        }
+        logger?.log(
+            retry.isNew ? .warning : .debug,
+            "replica link to \(socketPath): \(error.message); retrying with backoff (now \(retry.delay) s)")
+        queue.asyncAfter(deadline: .now() + retry.delay) { [weak self] in self?.attempt() }
     }
 }
 

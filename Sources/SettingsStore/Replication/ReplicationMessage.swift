@@ -1,28 +1,57 @@
-/// The frames of a replica connection (see `docs/SYNC.md`).
-enum ReplicationMessage {
-    /// Entries in sequence order, `through` the last one's sequence number.
+/// The frames of a replica connection after the hello (see `docs/SYNC.md`).
+enum ReplicationMessage: Equatable {
+    /// Entries in sequence order, `through` the last sequence number the batch covers;
+    /// `sequence` is how far the sender's log goes that this receiver may still expect.
     case replicate(entries: [SettingEntry], through: Int64, sequence: Int64)
     /// Everything through `through` is durable at the sender.
     case acknowledge(through: Int64)
     /// Start sending after `cursor` (the connecting side's second message).
     case start(cursor: Int64)
+    /// The replicas the sender is connected to now: it receives their own writes from them.
+    case neighbours([ReplicaID])
+    /// Anti-entropy, from the replica with the lower id once nothing is in flight its way:
+    /// compare digests.
+    case check(digest: UInt64)
+    /// The answer to `check` when the digests are equal.
+    case agreed
+    /// The answer to `check` while the answerer still has changes in flight: try again later.
+    case busy
+    /// The answer to `check` when the digests differ: the answerer's bucket sums.
+    case buckets([UInt64])
+    /// The entries of the differing buckets: first the checker's (`final` false), then the
+    /// answerer's winners among them (`final` true), with how many of the checker's it applied.
+    case repair(buckets: [Int], entries: [SettingEntry], final: Bool, applied: Int)
+    /// The receiver's history forked (restored or copied): it must take a new replica id.
+    case forked(reason: String)
 
     var json: JSONValue {
         switch self {
         case .replicate(let entries, let through, let sequence):
-            let encoded: [JSONValue] = entries.map { entry in
-                var members = SettingsChange.KeyChange(entry).jsonMembers
-                members["seq"] = .integer(entry.sequence)
-                return .object(members)
-            }
             return .object([
-                "op": "replicate", "entries": .array(encoded), "through": .integer(through),
+                "op": "replicate", "entries": Self.json(entries), "through": .integer(through),
                 "sequence": .integer(sequence),
             ])
         case .acknowledge(let through):
             return .object(["op": "ack", "through": .integer(through)])
         case .start(let cursor):
             return .object(["op": "start", "cursor": .integer(cursor)])
+        case .neighbours(let replicas):
+            return .object(["op": "neighbours", "replicas": .array(replicas.map { .string($0.description) })])
+        case .check(let digest):
+            return .object(["op": "check", "digest": .string(Self.hex(digest))])
+        case .agreed:
+            return .object(["op": "agreed"])
+        case .busy:
+            return .object(["op": "busy"])
+        case .buckets(let sums):
+            return .object(["op": "buckets", "sums": .string(sums.map(Self.hex).joined())])
+        case .repair(let buckets, let entries, let final, let applied):
+            return .object([
+                "op": "repair", "buckets": .array(buckets.map { .integer(Int64($0)) }),
+                "entries": Self.json(entries), "final": .bool(final), "applied": .integer(Int64(applied)),
+            ])
+        case .forked(let reason):
+            return .object(["op": "forked", "reason": .string(reason)])
         }
     }
 
@@ -30,25 +59,96 @@ enum ReplicationMessage {
         let fields = try JSONFields(json, what: "a replication message")
         switch try fields.string("op") {
         case "replicate":
-            var entries: [SettingEntry] = []
-            for element in try fields.array("entries", limit: .max) {
-                let fields = try JSONFields(element, what: "a replicated entry")
-                let state = try SettingsChange.KeyChange(fields: fields)
-                entries.append(
-                    SettingEntry(
-                        key: state.key, value: state.value, version: state.version,
-                        sequence: try fields.integer("seq")))
-            }
             self = .replicate(
-                entries: entries, through: try fields.integer("through"),
+                entries: try Self.entries(fields), through: try fields.integer("through"),
                 sequence: try fields.integer("sequence"))
         case "ack":
             self = .acknowledge(through: try fields.integer("through"))
         case "start":
             self = .start(cursor: try fields.integer("cursor"))
+        case "neighbours":
+            var replicas: [ReplicaID] = []
+            for text in try fields.strings("replicas", limit: 10_000) ?? [] {
+                guard let replica = ReplicaID(text) else {
+                    throw SettingsError(.protocolError, "field 'replicas' must list replica ids")
+                }
+                replicas.append(replica)
+            }
+            self = .neighbours(replicas)
+        case "check":
+            self = .check(digest: try Self.word(fields.string("digest"), field: "digest"))
+        case "agreed":
+            self = .agreed
+        case "busy":
+            self = .busy
+        case "buckets":
+            let text = try fields.string("sums")
+            guard text.utf8.count == 16 * ReplicaCache.bucketCount else {
+                throw SettingsError(
+                    .protocolError, "field 'sums' must hold \(ReplicaCache.bucketCount) 16-digit sums")
+            }
+            var sums: [UInt64] = []
+            sums.reserveCapacity(ReplicaCache.bucketCount)
+            var start = text.startIndex
+            while start < text.endIndex {
+                let end = text.index(start, offsetBy: 16)
+                sums.append(try Self.word(String(text[start..<end]), field: "sums"))
+                start = end
+            }
+            self = .buckets(sums)
+        case "repair":
+            var buckets: [Int] = []
+            for element in try fields.array("buckets", limit: ReplicaCache.bucketCount) {
+                guard case .integer(let index) = element,
+                    (0..<Int64(ReplicaCache.bucketCount)).contains(index)
+                else {
+                    throw SettingsError(.protocolError, "field 'buckets' must list bucket numbers")
+                }
+                buckets.append(Int(index))
+            }
+            self = .repair(
+                buckets: buckets, entries: try Self.entries(fields),
+                final: try fields.bool("final", default: true),
+                applied: Int(clamping: try fields.optionalInteger("applied") ?? 0))
+        case "forked":
+            self = .forked(reason: try fields.string("reason"))
         case let operation:
             throw SettingsError(
                 .unknownOperation, "unknown replication message '\(operation.debugDescriptionTruncated)'")
         }
+    }
+
+    private static func json(_ entries: [SettingEntry]) -> JSONValue {
+        .array(
+            entries.map { entry in
+                var members = SettingsChange.KeyChange(entry).jsonMembers
+                members["seq"] = .integer(entry.sequence)
+                return .object(members)
+            })
+    }
+
+    private static func entries(_ fields: JSONFields) throws(SettingsError) -> [SettingEntry] {
+        var entries: [SettingEntry] = []
+        for element in try fields.array("entries", limit: .max) {
+            let entry = try JSONFields(element, what: "a replicated entry")
+            let state = try SettingsChange.KeyChange(fields: entry)
+            entries.append(
+                SettingEntry(
+                    key: state.key, value: state.value, version: state.version,
+                    sequence: try entry.optionalInteger("seq") ?? 0))
+        }
+        return entries
+    }
+
+    private static func hex(_ word: UInt64) -> String {
+        let text = String(word, radix: 16)
+        return String(repeating: "0", count: 16 - text.count) + text
+    }
+
+    private static func word(_ text: String, field: String) throws(SettingsError) -> UInt64 {
+        guard text.utf8.count == 16, let word = UInt64(text, radix: 16) else {
+            throw SettingsError(.protocolError, "field '\(field)' must be 16 hexadecimal digits")
+        }
+        return word
     }
 }

@@ -1,14 +1,23 @@
+import Dispatch
 import Synchronization
 
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
 /// One replica-to-replica exchange over a connection, independent of the transport: it is given a
-/// way to send frames and an executor, and is fed the frames that arrive.
+/// way to send frames, an executor and a way to end the connection, and is fed the frames that
+/// arrive.
 ///
 /// Both directions run at once: each side sends its entries after the cursor the other gave it
 /// (catch-up and live changes alike), with a bounded number of batches awaiting acknowledgement,
-/// and applies and acknowledges what it receives.
+/// and applies and acknowledges what it receives. Once nothing is in flight, the replicas compare
+/// digests and repair what differs (`SyncSession+AntiEntropy.swift`).
 ///
 /// Unchecked Sendable: all mutable state is touched on the executor only; the store observer
-/// reaches it through `execute`.
+/// and the peer registry reach it through `execute`.
 final class SyncSession: @unchecked Sendable {  // state on its executor only
     /// Batches sent but not yet acknowledged, at most.
     static let window = 4
@@ -19,128 +28,287 @@ final class SyncSession: @unchecked Sendable {  // state on its executor only
     /// The largest frame on a replica connection.
     static let maximumFrameBytes = 16 << 20
 
-    private let settings: Settings
-    private let address: String
-    private let send: (JSONValue) -> Void
+    let settings: Settings
+    let address: String
+    let logger: SettingsLogger?
+    private let sendFrame: (JSONValue) -> Void
     private let execute: (@escaping @Sendable () -> Void) -> Void
+    private let end: @Sendable (SettingsError) -> Void
+
+    /// The peer, once met.
     private(set) var peer: ReplicaID?
-    private var isSending = false
-    private var isClosed = false
-    private var sentThrough: Int64 = 0
-    private var unacknowledged: [Int64] = []
+    /// The peer's running incarnation, from its hello.
+    private(set) var peerIncarnation: UUID?
+    /// This replica's id when the session began; the session ends if it changes.
+    private(set) var localID: ReplicaID
+    private(set) var isClosed = false
+    /// Whether this session carries this replica's changes to the peer (the other connection
+    /// does when both sides dial; it takes over if that one closes).
+    var isSender = false
+    /// Sending has begun (`start` received, or the hello answered).
+    var isStarted = false
+    var isSending = false
+    /// Where the peer asked this side to start.
+    var startCursor: Int64 = 0
+    var sentThrough: Int64 = 0
+    /// Windows sent or skipped, in order, until acknowledged; skipped ones need no answer.
+    var inFlight: [(through: Int64, isSent: Bool)] = []
+    /// The replicas the peer is connected to besides this one: it has their own writes.
+    var neighbours: Set<ReplicaID> = []
+    /// The neighbour list last sent to the peer.
+    var announcedNeighbours: [ReplicaID]?
     /// The peer's sequence number to reach before changes stop being announced as `initialSync`.
     private var initialSyncTarget: Int64?
     private var observation: SubscriptionToken?
     private let pumpScheduled = Atomic<Bool>(false)
+    /// Set once a warning about received stamps far ahead has been logged.
+    private var warnedAhead = false
+    /// Anti-entropy state (`SyncSession+AntiEntropy.swift`).
+    var isChecking = false
+    var checkScheduled = false
+    /// The local sequence number when the peer was last found to agree (nil: not since).
+    var agreedAt: Int64?
 
     init(
-        settings: Settings, address: String, send: @escaping (JSONValue) -> Void,
-        execute: @escaping (@escaping @Sendable () -> Void) -> Void
+        settings: Settings, address: String, logger: SettingsLogger?, send: @escaping (JSONValue) -> Void,
+        execute: @escaping (@escaping @Sendable () -> Void) -> Void,
+        end: @escaping @Sendable (SettingsError) -> Void
     ) {
         self.settings = settings
         self.address = address
-        self.send = send
+        self.logger = logger
+        self.sendFrame = send
         self.execute = execute
+        self.end = end
+        self.localID = settings.replicaID
     }
+
+    /// Sends a message to the peer.
+    func send(_ message: ReplicationMessage) {
+        guard !isClosed else { return }
+        sendFrame(message.json)
+    }
+
+    /// Runs `task` on the executor after `seconds`.
+    func after(_ seconds: Double, _ task: @escaping @Sendable () -> Void) {
+        DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { [weak self] in self?.execute(task) }
+    }
+
+    /// Runs `task` on the executor.
+    func onExecutor(_ task: @escaping @Sendable () -> Void) {
+        execute(task)
+    }
+
+    // MARK: Handshake
 
     /// The connecting side's first frame.
     func hello() -> JSONValue {
-        WireRequest.hello(WireRequest.Hello(replica: settings.replicaID, sequence: settings.sequence)).json(
-            id: 0)
+        localID = settings.replicaID
+        let hello = WireRequest.Hello(
+            replica: localID, sequence: settings.sequence, clockMilliseconds: settings.configuration.clock(),
+            lineage: settings.lineage)
+        return WireRequest.hello(hello).json(id: 0)
     }
 
     /// The accepting side: meets the peer that said `hello` and returns the answer's fields.
+    ///
+    /// - Throws: `replicaForked` when the peer's history does not continue what this replica
+    ///   received from it, or another live replica holds its id (the peer takes a new id).
     func accept(hello: WireRequest.Hello) throws(SettingsError) -> [String: JSONValue] {
         try hello.checkVersion()
         guard hello.role == .replica, let replica = hello.replicaID else {
             throw SettingsError(.protocolError, "a sync session starts with a replica's hello")
         }
-        let peer = try meet(replica, sequence: hello.replicaSequence)
+        localID = settings.replicaID
+        let peer = try meet(
+            replica, sequence: hello.replicaSequence, clock: hello.clockMilliseconds, lineage: hello.lineage)
         return [
-            "version": .integer(SettingsdVersion.protocolVersion),
-            "replica": .string(settings.replicaID.description),
+            "version": .integer(SettingsdVersion.replicaProtocolVersion),
+            "replica": .string(localID.description),
             "cursor": .integer(settings.receivedSequence(from: peer) ?? 0),
             "sequence": .integer(settings.sequence),
+            "clock": .integer(Int64(clamping: settings.configuration.clock())),
+            "lineage": settings.lineage.json,
         ]
     }
 
     /// The connecting side: reads the answer to its hello, tells the peer where to start, and
     /// starts sending.
+    ///
+    /// - Throws: The peer's refusal (`replicaForked` means this replica must take a new id), or
+    ///   `replicaForked` after telling the peer that its own history forked.
     func accept(response: WireMessage.Incoming) throws(SettingsError) {
         guard case .response(_, let result) = response else {
             throw SettingsError(.protocolError, "expected the answer to a replica's hello, got an event")
         }
         let fields = try JSONFields(.object(try result.get()), what: "a replica hello answer")
-        let peer = try meet(try fields.replicaID("replica"), sequence: try fields.integer("sequence"))
-        send(ReplicationMessage.start(cursor: settings.receivedSequence(from: peer) ?? 0).json)
+        let version = try fields.integer("version")
+        guard version == SettingsdVersion.replicaProtocolVersion else {
+            throw SettingsError(
+                .unsupportedVersion,
+                "the replica at '\(address)' speaks replica protocol \(version), this build \(SettingsdVersion.replicaProtocolVersion)"
+            )
+        }
+        let peer: ReplicaID
+        do throws(SettingsError) {
+            peer = try meet(
+                try fields.replicaID("replica"), sequence: try fields.integer("sequence"),
+                clock: try fields.optionalInteger("clock").map { UInt64(clamping: $0) },
+                lineage: try Lineage(json: fields.members["lineage"]))
+        } catch  where error.code == .replicaForked {
+            // The peer's history forked: it must take a new id, and learns so from here.
+            send(.forked(reason: error.message))
+            throw error
+        }
+        send(.start(cursor: settings.receivedSequence(from: peer) ?? 0))
         startSending(after: try fields.integer("cursor"))
     }
+
+    /// Checks the peer against what this replica remembers of it and joins it to the registry.
+    private func meet(_ peer: ReplicaID, sequence: Int64, clock: UInt64?, lineage: Lineage?)
+        throws(SettingsError)
+        -> ReplicaID
+    {
+        guard peer != localID else {
+            throw SettingsError(.protocolError, "a replica cannot sync with itself (replica \(peer))")
+        }
+        if let lineage, let record = settings.record(of: peer),
+            !lineage.continues(
+                cursor: record.receivedSequence, recordedUnder: record.incarnation, sequence: sequence)
+        {
+            throw SettingsError(
+                .replicaForked,
+                "replica \(peer) does not continue the history this replica received from it (restored from a backup, or a copied file): it takes a new replica id"
+            )
+        }
+        let attachment = settings.peerRegistry.attach(
+            session: ObjectIdentifier(self), to: peer, incarnation: lineage?.current.id, address: address,
+            close: { [weak self] in
+                self?.endSoon(SettingsError(.connectionLost, "this replica took a new id"))
+            },
+            promote: { [weak self] in
+                guard let session = self else { return }
+                session.onExecutor { session.promote() }
+            },
+            nudge: { [weak self] in self?.schedulePump() })
+        guard attachment != .conflict else {
+            throw SettingsError(
+                .replicaForked,
+                "replica \(peer) is already connected as another incarnation: two live replicas share its id (a copied database file); the newcomer takes a new replica id"
+            )
+        }
+        self.peer = peer
+        peerIncarnation = lineage?.current.id
+        isSender = attachment == .sender
+        if settings.receivedSequence(from: peer) == nil, sequence > 0 { initialSyncTarget = sequence }
+        let offset = clock.map { Int64(clamping: $0) - Int64(clamping: settings.configuration.clock()) } ?? 0
+        if offset.magnitude > settings.configuration.maximumClockSkew {
+            logger?.log(
+                .warning,
+                "replica \(peer) at \(address): its clock is \(offset / 1000) s \(offset > 0 ? "ahead of" : "behind") this one, beyond the \(settings.configuration.maximumClockSkew / 1000) s bound; writes still order correctly, but check both clocks"
+            )
+        }
+        note(peer) {
+            $0.peerSequence = sequence
+            $0.receivedThrough = self.settings.receivedSequence(from: peer) ?? 0
+            $0.clockOffsetMilliseconds = offset
+        }
+        return peer
+    }
+
+    // MARK: Receiving
 
     /// Handles a frame from the peer after the hello.
     func receive(_ json: JSONValue) throws(SettingsError) {
         guard let peer, !isClosed else {
             throw SettingsError(.protocolError, "replication frame before hello")
         }
+        guard settings.replicaID == localID else {
+            throw SettingsError(.connectionLost, "this replica took a new id; reconnecting")
+        }
         switch try ReplicationMessage(json: json) {
         case .start(let cursor):
             startSending(after: cursor)
         case .acknowledge(let through):
-            unacknowledged.removeAll { $0 <= through }
-            note(peer) { $0.acknowledgedThrough = max($0.acknowledgedThrough, through) }
-            pump()
+            acknowledge(through: through)
         case .replicate(let entries, let through, let sequence):
-            let reason: ChangeReason
-            if let target = initialSyncTarget {
-                reason = .initialSync
-                if through >= target { initialSyncTarget = nil }
-            } else {
-                reason = .replica
+            try apply(entries, through: through, sequence: sequence, from: peer)
+        case .neighbours(let replicas):
+            neighbours = Set(replicas).subtracting([localID])
+        case .forked(let reason):
+            logger?.log(.warning, "replica \(peer) at \(address) found this replica forked: \(reason)")
+            if let id = try settings.takeNewIdentity(ifStill: localID) {
+                logger?.log(
+                    .warning, "this replica is now \(id); every peer resyncs with it, nothing is lost")
             }
-            try settings.applyRemote(entries, from: peer, through: through, reason: reason)
-            note(peer) {
-                $0.receivedThrough = max($0.receivedThrough, through)
-                $0.peerSequence = max($0.peerSequence, sequence)
-            }
-            send(ReplicationMessage.acknowledge(through: through).json)
+            throw SettingsError(.connectionLost, "this replica took a new id; reconnecting")
+        case .check(let digest):
+            answerCheck(digest: digest)
+        case .agreed:
+            conclude(differing: 0, with: peer)
+        case .busy:
+            retryCheckLater()
+        case .buckets(let sums):
+            compareBuckets(sums)
+        case .repair(let buckets, let entries, let final, let applied):
+            try repair(buckets: buckets, entries: entries, final: final, applied: applied, from: peer)
         }
     }
 
-    /// Ends the session: no more sends, the peer is shown disconnected.
+    private func apply(_ entries: [SettingEntry], through: Int64, sequence: Int64, from peer: ReplicaID)
+        throws(SettingsError)
+    {
+        let reason: ChangeReason
+        if let target = initialSyncTarget {
+            reason = .initialSync
+            if through >= target { initialSyncTarget = nil }
+        } else {
+            reason = .replica
+        }
+        let outcome = try settings.applyRemote(
+            entries, from: peer, through: through, reason: reason, peerIncarnation: peerIncarnation)
+        if outcome.aheadOfClock > 0, !warnedAhead {
+            warnedAhead = true
+            logger?.log(
+                .warning,
+                "replica \(peer) at \(address) sent entries stamped more than \(settings.configuration.maximumClockSkew / 1000) s ahead of this clock; they are applied but do not move it, and later writes here still win"
+            )
+        }
+        note(peer) {
+            $0.receivedThrough = max($0.receivedThrough, through)
+            $0.peerSequence = max($0.receivedThrough, sequence)
+            $0.entriesAheadOfClock += outcome.aheadOfClock
+        }
+        send(.acknowledge(through: through))
+    }
+
+    // MARK: Ending
+
+    /// Ends the session: no more sends, and the peer is shown disconnected once no other
+    /// connection to it is open.
     func close() {
         guard !isClosed else { return }
         isClosed = true
         observation?.cancel()
         observation = nil
-        if let peer { settings.peerRegistry.update(peer, address: address) { $0.isConnected = false } }
+        if let peer { settings.peerRegistry.detach(session: ObjectIdentifier(self), from: peer) }
     }
 
-    private func meet(_ peer: ReplicaID, sequence peerSequence: Int64) throws(SettingsError) -> ReplicaID {
-        guard peer != settings.replicaID else {
-            throw SettingsError(.protocolError, "a replica cannot sync with itself (replica \(peer))")
-        }
-        self.peer = peer
-        if settings.receivedSequence(from: peer) == nil, peerSequence > 0 { initialSyncTarget = peerSequence }
-        note(peer) {
-            $0.isConnected = true
-            $0.peerSequence = peerSequence
-            $0.receivedThrough = self.settings.receivedSequence(from: peer) ?? 0
-        }
-        return peer
+    /// Ends the connection from any thread.
+    func endSoon(_ error: SettingsError) {
+        end(error)
     }
 
-    private func startSending(after cursor: Int64) {
-        guard !isSending, let peer else { return }
-        isSending = true
-        sentThrough = cursor
-        note(peer) {
-            $0.sentThrough = cursor
-            $0.acknowledgedThrough = cursor
-        }
+    // MARK: Shared
+
+    /// Watches the store so that new changes are sent and agreement is re-checked.
+    func observeStore() {
+        guard observation == nil else { return }
         observation = settings.observe(.all) { [weak self] _ in self?.schedulePump() }
-        pump()
     }
 
-    private func schedulePump() {
+    /// Runs `pump()` soon on the executor, once however many commits ask for it.
+    func schedulePump() {
         guard !pumpScheduled.exchange(true, ordering: .acquiringAndReleasing) else { return }
         execute { [weak self] in
             self?.pumpScheduled.store(false, ordering: .releasing)
@@ -148,36 +316,8 @@ final class SyncSession: @unchecked Sendable {  // state on its executor only
         }
     }
 
-    /// Sends batches after `sentThrough` while the window allows.
-    private func pump() {
-        guard isSending, !isClosed, let peer else { return }
-        while unacknowledged.count < Self.window {
-            let candidates = settings.entries(after: sentThrough, limit: Self.batchEntries)
-            guard !candidates.isEmpty else { return }
-            var batch: [SettingEntry] = []
-            var bytes = 0
-            var through = sentThrough
-            for entry in candidates {
-                bytes += entry.key.utf8.count + (entry.value?.storageSize ?? 0) + 64
-                if bytes > Self.batchBytes, !batch.isEmpty { break }
-                through = entry.sequence
-                // The peer wrote these itself: it has them.
-                guard entry.version.replica != peer else { continue }
-                // A value stored before the depth limit existed could not be parsed by the peer and
-                // would wedge the link: it stays local, and the rest flows on.
-                if let value = entry.value, value.nestingDepth > SettingValue.maximumNestingDepth { continue }
-                batch.append(entry)
-            }
-            send(
-                ReplicationMessage.replicate(entries: batch, through: through, sequence: settings.sequence)
-                    .json)
-            sentThrough = through
-            unacknowledged.append(through)
-            note(peer) { $0.sentThrough = through }
-        }
-    }
-
-    private func note(_ peer: ReplicaID, _ change: (inout PeerStatus) -> Void) {
+    /// Updates what the registry shows of `peer`.
+    func note(_ peer: ReplicaID, _ change: (inout PeerStatus) -> Void) {
         settings.peerRegistry.update(peer, address: address) { status in
             status.lastContactMilliseconds = settings.configuration.clock()
             change(&status)

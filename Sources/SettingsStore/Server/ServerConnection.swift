@@ -155,12 +155,16 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
     /// Turns this connection into a replica sync session (see `docs/SYNC.md`).
     private func startReplication(_ hello: WireRequest.Hello, id: Int64?) {
         let session = SyncSession(
-            settings: context.settings, address: "incoming",
+            settings: context.settings, address: "incoming", logger: context.logger,
             send: { [unowned self] message in
                 enqueue(message)
                 flush()
             },
-            execute: { [loop] task in loop.execute(task) })
+            execute: { [loop] task in loop.execute(task) },
+            end: { [weak self, loop] error in
+                guard let connection = self else { return }
+                loop.execute { connection.fail(error) }
+            })
         do throws(SettingsError) {
             let fields = try session.accept(hello: hello)
             framer.maximumFrameBytes = max(framer.maximumFrameBytes, SyncSession.maximumFrameBytes)

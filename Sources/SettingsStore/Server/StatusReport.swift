@@ -15,6 +15,7 @@ enum StatusReport {
             "database": settings.path.map { .string($0) } ?? .null,
             "version": .string(SettingsdVersion.current), "digest": .string(settings.digest),
             "peers": .array(settings.peers.map { json(of: $0, localSequence: sequence) }),
+            "links": .array(settings.links.map(json(of:))),
             "clients": .integer(0), "watches": .integer(0),
         ]
         if let server {
@@ -37,6 +38,20 @@ enum StatusReport {
             "pendingIn": .integer(peer.pendingIncoming), "sentThrough": .integer(peer.sentThrough),
             "acknowledgedThrough": .integer(peer.acknowledgedThrough),
             "receivedThrough": .integer(peer.receivedThrough),
+            "connections": .integer(Int64(peer.connectionCount)),
+            "agreement": .string(peer.agreement.description),
+            "clockOffsetMs": .integer(peer.clockOffsetMilliseconds),
+            "entriesAheadOfClock": .integer(Int64(peer.entriesAheadOfClock)),
         ])
+    }
+
+    private static func json(of link: LinkStatus) -> JSONValue {
+        var members: [String: JSONValue] = [
+            "address": .string(link.address), "state": .string(link.state.rawValue),
+            "failures": .integer(Int64(link.failures)),
+        ]
+        if let peer = link.peer { members["replica"] = .string(peer.description) }
+        if let error = link.lastError { members["lastError"] = .string(error) }
+        return .object(members)
     }
 }

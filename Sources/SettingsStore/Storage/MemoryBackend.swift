@@ -7,8 +7,10 @@ final class MemoryBackend: SettingsBackend {
     }
 
     func load() -> LoadedReplica {
-        LoadedReplica(replicaID: replicaID, entries: [])
+        LoadedReplica(replicaID: replicaID, entries: [], lineage: Lineage(startingAt: 0))
     }
 
     func write(_ entries: [SettingEntry], cursor: PeerCursor?) {}
+
+    func adopt(_ replicaID: ReplicaID, lineage: Lineage) {}
 }

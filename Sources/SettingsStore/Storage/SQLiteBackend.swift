@@ -46,9 +46,10 @@ final class SQLiteBackend: SettingsBackend {
         commit = try connection.prepare("COMMIT")
         saveCursor = try connection.prepare(
             """
-            INSERT INTO peers (replica, received_seq, last_contact_ms) VALUES (?1, ?2, ?3)
+            INSERT INTO peers (replica, received_seq, last_contact_ms, incarnation) VALUES (?1, ?2, ?3, ?4)
             ON CONFLICT (replica) DO UPDATE SET
-                received_seq = excluded.received_seq, last_contact_ms = excluded.last_contact_ms
+                received_seq = excluded.received_seq, last_contact_ms = excluded.last_contact_ms,
+                incarnation = excluded.incarnation
             """)
     }
 
@@ -94,7 +95,7 @@ final class SQLiteBackend: SettingsBackend {
                 SettingEntry(key: key, value: value, version: version, sequence: scan.int64(at: 4)))
         }
         try mergeKeyTwins(&entries)
-        let peerCursors = try loadPeerCursors()
+        let peers = try loadPeers()
         let replicaID: ReplicaID
         if let existingID {
             replicaID = existingID
@@ -103,7 +104,61 @@ final class SQLiteBackend: SettingsBackend {
         } else {
             replicaID = try createReplicaID()
         }
-        return LoadedReplica(replicaID: replicaID, entries: entries, peerCursors: peerCursors)
+        let lineage = try beginIncarnation(at: entries.reduce(0) { max($0, $1.sequence) })
+        return LoadedReplica(replicaID: replicaID, entries: entries, peers: peers, lineage: lineage)
+    }
+
+    /// The stored lineage with a new incarnation begun at `sequence` (stored unless read-only).
+    private func beginIncarnation(at sequence: Int64) throws(SettingsError) -> Lineage {
+        let select = try connection.prepare("SELECT id, start_seq FROM incarnations ORDER BY ordinal")
+        var incarnations: [Incarnation] = []
+        while try select.step() {
+            guard let id = ReplicaID(bytes: select.bytes(at: 0)) else {
+                throw SettingsError(
+                    .corruptDatabase, "'\(connection.path)' has a malformed incarnation id",
+                    path: connection.path)
+            }
+            incarnations.append(Incarnation(id: id.uuid, startSequence: select.int64(at: 1)))
+        }
+        guard !incarnations.isEmpty else {
+            let lineage = Lineage(startingAt: sequence)
+            if !isReadOnly { try store(lineage, replacing: false) }
+            return lineage
+        }
+        var lineage = Lineage(incarnations)
+        guard !isReadOnly else { return lineage }
+        let next = lineage.begin(at: sequence)
+        try connection.transaction { () throws(SettingsError) in
+            try insert(next)
+            try connection.execute(
+                "DELETE FROM incarnations WHERE ordinal <= (SELECT max(ordinal) FROM incarnations) - \(Lineage.limit)"
+            )
+        }
+        return lineage
+    }
+
+    func adopt(_ replicaID: ReplicaID, lineage: Lineage) throws(SettingsError) {
+        let update = try connection.prepare(
+            "INSERT OR REPLACE INTO meta (name, value) VALUES ('replica_id', ?1)")
+        try connection.transaction { () throws(SettingsError) in
+            try update.bind(replicaID.bytes, at: 1)
+            try update.run()
+            try store(lineage, replacing: true)
+        }
+    }
+
+    private func store(_ lineage: Lineage, replacing: Bool) throws(SettingsError) {
+        if replacing { try connection.execute("DELETE FROM incarnations") }
+        for incarnation in lineage.incarnations { try insert(incarnation) }
+    }
+
+    private func insert(_ incarnation: Incarnation) throws(SettingsError) {
+        let insert = try connection.prepare(
+            "INSERT INTO incarnations (id, start_seq, opened_ms) VALUES (?1, ?2, ?3)")
+        try insert.bind(ReplicaID(incarnation.id).bytes, at: 1)
+        try insert.bind(incarnation.startSequence, at: 2)
+        try insert.bind(Int64(clamping: SettingsConfiguration.systemClock()), at: 3)
+        try insert.run()
     }
 
     func write(_ entries: [SettingEntry], cursor: PeerCursor?) throws(SettingsError) {
@@ -161,18 +216,25 @@ final class SQLiteBackend: SettingsBackend {
 
     private func store(_ cursor: PeerCursor) throws(SettingsError) {
         try saveCursor.bind(replicaBytes(cursor.peer), at: 1)
-        try saveCursor.bind(cursor.receivedSequence, at: 2)
+        try saveCursor.bind(cursor.record.receivedSequence, at: 2)
         try saveCursor.bind(Int64(clamping: cursor.contactMilliseconds), at: 3)
+        if let incarnation = cursor.record.incarnation {
+            try saveCursor.bind(ReplicaID(incarnation).bytes, at: 4)
+        } else {
+            try saveCursor.bindNull(at: 4)
+        }
         try saveCursor.run()
     }
 
-    private func loadPeerCursors() throws(SettingsError) -> [ReplicaID: Int64] {
-        let select = try connection.prepare("SELECT replica, received_seq FROM peers")
-        var cursors: [ReplicaID: Int64] = [:]
+    private func loadPeers() throws(SettingsError) -> [ReplicaID: PeerRecord] {
+        let select = try connection.prepare("SELECT replica, received_seq, incarnation FROM peers")
+        var peers: [ReplicaID: PeerRecord] = [:]
         while try select.step() {
-            if let peer = ReplicaID(bytes: select.bytes(at: 0)) { cursors[peer] = select.int64(at: 1) }
+            guard let peer = ReplicaID(bytes: select.bytes(at: 0)) else { continue }
+            let incarnation = select.isNull(at: 2) ? nil : ReplicaID(bytes: select.bytes(at: 2))?.uuid
+            peers[peer] = PeerRecord(receivedSequence: select.int64(at: 1), incarnation: incarnation)
         }
-        return cursors
+        return peers
     }
 
     private func store(_ entry: SettingEntry) throws(SettingsError) {

@@ -30,7 +30,19 @@ enum Schema {
                         last_contact_ms INTEGER
                     ) WITHOUT ROWID;
                     """
-            )
+            ),
+            .init(
+                version: 2,
+                sql: """
+                    CREATE TABLE incarnations (
+                        ordinal INTEGER PRIMARY KEY,
+                        id BLOB NOT NULL,
+                        start_seq INTEGER NOT NULL,
+                        opened_ms INTEGER NOT NULL
+                    );
+                    ALTER TABLE peers ADD COLUMN incarnation BLOB;
+                    """
+            ),
         ]
     )
 }

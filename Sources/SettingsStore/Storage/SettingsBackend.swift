@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
 /// Where a store keeps its entries durably. The store's cache is the source of reads; a backend
 /// only loads everything once and then persists each committed batch atomically.
 ///
@@ -9,12 +15,22 @@ protocol SettingsBackend: AnyObject {
     /// Persists `entries`, and the peer cursor if given, in one atomic commit; when it returns,
     /// they are durable.
     func write(_ entries: [SettingEntry], cursor: PeerCursor?) throws(SettingsError)
+
+    /// Replaces the replica's identity and lineage (after a fork was detected), durably.
+    func adopt(_ replicaID: ReplicaID, lineage: Lineage) throws(SettingsError)
+}
+
+/// What a replica remembers of a peer: the last of its sequence numbers applied here, and the
+/// peer's incarnation then (nil in records older than incarnations).
+struct PeerRecord: Equatable {
+    var receivedSequence: Int64
+    var incarnation: UUID?
 }
 
 /// How far this replica has applied a peer's changes: the last of the peer's sequence numbers.
 struct PeerCursor {
     let peer: ReplicaID
-    let receivedSequence: Int64
+    let record: PeerRecord
     let contactMilliseconds: UInt64
 }
 
@@ -22,5 +38,7 @@ struct PeerCursor {
 struct LoadedReplica {
     var replicaID: ReplicaID
     var entries: [SettingEntry]
-    var peerCursors: [ReplicaID: Int64] = [:]
+    var peers: [ReplicaID: PeerRecord] = [:]
+    /// The lineage, its running incarnation begun by this load (a reader's is not stored).
+    var lineage: Lineage
 }

@@ -11,7 +11,8 @@ extension ReplicaCache {
         staged.reserveCapacity(writes.count)
         var after = totals
         for (key, value) in writes {
-            let old = entries[key]?.value
+            let current = entries[key]
+            let old = current?.value
             switch (old, value) {
             case (nil, nil): continue
             // Writing what a key already holds changes nothing: no version, no event, no sync.
@@ -19,7 +20,7 @@ extension ReplicaCache {
             default: break
             }
             if let value { try limits.check(value, forKey: key) }
-            staged.append(StagedWrite(key: key, value: value))
+            staged.append(StagedWrite(key: key, value: value, replaces: current?.version.timestamp))
             after = after.replacing(key: key, old: old, with: value)
         }
         let lastKey = writes.last { $0.value != nil }?.key ?? ""
@@ -44,7 +45,7 @@ extension ReplicaCache {
                     key: KeyIdentity.normalize(received.key), value: received.value,
                     version: received.version, sequence: received.sequence)
             let current = winners[entry.key] ?? entries[entry.key]
-            guard current.map({ entry.version > $0.version }) ?? true else { continue }
+            guard current.map({ entry.wins(over: $0) }) ?? true else { continue }
             if winners.updateValue(entry, forKey: entry.key) == nil { order.append(entry.key) }
         }
         var accepted: [SettingEntry] = []

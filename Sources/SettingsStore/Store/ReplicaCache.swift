@@ -10,7 +10,20 @@ struct ReplicaCache {
     /// once they are most of the log). Catch-up reads it with a binary search.
     private var sequenceLog: [(sequence: Int64, key: String)] = []
     /// The sum of every entry's fingerprint, kept up to date on each apply (see `digest`).
-    private var fingerprintSum: UInt64 = 0
+    private(set) var fingerprintSum: UInt64 = 0
+    /// The same sum per bucket of keys (`bucket(of:)`), for anti-entropy to find where two
+    /// replicas differ without comparing every entry.
+    private(set) var bucketSums = [UInt64](repeating: 0, count: Self.bucketCount)
+
+    /// How many buckets the keys are spread over: at a million keys, a bucket holds about 250.
+    static let bucketCount = 4096
+
+    /// The bucket of `key`, the same on every replica.
+    static func bucket(of key: String) -> Int {
+        var fingerprint = Fingerprint()
+        fingerprint.mix(text: key)
+        return Int(truncatingIfNeeded: fingerprint.value >> 52)
+    }
 
     init(entries: [SettingEntry]) {
         apply(entries)
@@ -31,8 +44,15 @@ struct ReplicaCache {
     /// Replaces a key's entry, keeping the totals right.
     mutating func apply(_ entry: SettingEntry) {
         let previous = entries.updateValue(entry, forKey: entry.key)
-        if let previous { fingerprintSum &-= Fingerprint.of(previous) }
-        fingerprintSum &+= Fingerprint.of(entry)
+        let bucket = Self.bucket(of: entry.key)
+        if let previous {
+            let old = Fingerprint.of(previous)
+            fingerprintSum &-= old
+            bucketSums[bucket] &-= old
+        }
+        let new = Fingerprint.of(entry)
+        fingerprintSum &+= new
+        bucketSums[bucket] &+= new
         sequenceLog.append((entry.sequence, entry.key))
         if sequenceLog.count > 2 * entries.count + 1024 {
             sequenceLog.removeAll { self.entries[$0.key]?.sequence != $0.sequence }
@@ -75,5 +95,10 @@ struct ReplicaCache {
     var digest: String {
         let text = String(fingerprintSum, radix: 16)
         return String(repeating: "0", count: 16 - text.count) + text
+    }
+
+    /// The entries (tombstones included) whose keys fall in `buckets`.
+    func entries(inBuckets buckets: Set<Int>) -> [SettingEntry] {
+        entries.values.filter { buckets.contains(Self.bucket(of: $0.key)) }
     }
 }

@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
 /// A batch of versioned changes on its way into a store, whatever its source.
 struct Commit {
     /// The changes, versioned; their sequence numbers are assigned by the commit.
@@ -34,31 +40,50 @@ extension Settings {
 
     /// Applies entries received from `peer` (each carrying the peer's sequence number), keeping
     /// for each key the highest version, and records `through` as the peer's cursor, all in one
-    /// transaction.
+    /// transaction (`through` nil: anti-entropy repairs, which move no cursor).
     ///
     /// Entries that would break a local limit (sizes, counts, nesting) are not applied and are
     /// announced with reason `quotaViolation`; applied ones are announced with `reason`
-    /// (`replica` or `initialSync`).
-    ///
-    /// - Returns: How many entries changed this replica.
+    /// (`replica` or `initialSync`). Entries stamped further ahead of this replica's clock than
+    /// `maximumClockSkew` are applied (so replicas agree) but do not move the clock.
     @discardableResult
-    package func applyRemote(
-        _ incoming: [SettingEntry], from peer: ReplicaID, through: Int64, reason: ChangeReason
-    ) throws(SettingsError) -> Int {
-        let applied = try writer.withLock { (writer) throws(SettingsError) -> Int in
+    func applyRemote(
+        _ incoming: [SettingEntry], from peer: ReplicaID, through: Int64?, reason: ChangeReason,
+        peerIncarnation: UUID? = nil
+    ) throws(SettingsError) -> RemoteBatchOutcome {
+        let outcome = try writer.withLock { (writer) throws(SettingsError) -> RemoteBatchOutcome in
             let (accepted, refused) = cache.withLock { $0.merge(incoming, limits: configuration.limits) }
             let now = configuration.clock()
-            // A peer's clock far ahead must not drag this one along.
             let ceiling = HybridTimestamp(milliseconds: now + configuration.maximumClockSkew, counter: 0)
-            for entry in accepted { writer.clock.observe(min(entry.version.timestamp, ceiling)) }
-            let previous = writer.peerCursors[peer] ?? 0
-            let cursor = PeerCursor(
-                peer: peer, receivedSequence: max(previous, through), contactMilliseconds: now)
+            var ahead = 0
+            for entry in accepted {
+                if entry.version.timestamp > ceiling { ahead += 1 }
+                writer.clock.observe(min(entry.version.timestamp, ceiling))
+            }
+            // Entries exchanged by anti-entropy (`through` nil) move no cursor.
+            let cursor = through.map { through in
+                let previous = writer.peers[peer]?.receivedSequence ?? 0
+                let record = PeerRecord(
+                    receivedSequence: max(previous, through),
+                    incarnation: peerIncarnation ?? writer.peers[peer]?.incarnation)
+                return PeerCursor(peer: peer, record: record, contactMilliseconds: now)
+            }
             let batch = Commit(
                 entries: accepted, reason: reason, origin: peer, cursor: cursor, refused: refused)
-            return try commit(batch, writer: &writer).count
+            let applied = try commit(batch, writer: &writer).count
+            return RemoteBatchOutcome(applied: applied, refused: refused.count, aheadOfClock: ahead)
         }
         observers.deliverPending()
-        return applied
+        return outcome
     }
+}
+
+/// What applying a batch from a replica did.
+struct RemoteBatchOutcome: Equatable {
+    /// Entries that changed this replica.
+    var applied: Int
+    /// Entries the limits refused.
+    var refused: Int
+    /// Applied entries stamped further ahead of this replica's clock than `maximumClockSkew`.
+    var aheadOfClock: Int
 }

@@ -10,6 +10,26 @@ extension Settings {
         cache.withLock { $0.entries(after: sequence, limit: limit) }
     }
 
+    /// The links this store dials, with their health.
+    public var links: [LinkStatus] {
+        peerRegistry.links
+    }
+
+    /// The digest as a number, for anti-entropy.
+    var digestValue: UInt64 {
+        cache.withLock { $0.fingerprintSum }
+    }
+
+    /// The digest of each bucket of keys, for anti-entropy.
+    var bucketSums: [UInt64] {
+        cache.withLock { $0.bucketSums }
+    }
+
+    /// The entries (tombstones included) whose keys fall in `buckets`.
+    func entries(inBuckets buckets: Set<Int>) -> [SettingEntry] {
+        cache.withLock { $0.entries(inBuckets: buckets) }
+    }
+
     /// An order-independent fingerprint of every entry and its version; replicas that have
     /// converged have equal digests.
     public var digest: String {
@@ -18,6 +38,6 @@ extension Settings {
 
     /// The last of `peer`'s sequence numbers applied here, or nil if it never synced with this replica.
     public func receivedSequence(from peer: ReplicaID) -> Int64? {
-        writer.withLock { $0.peerCursors[peer] }
+        writer.withLock { $0.peers[peer]?.receivedSequence }
     }
 }

@@ -17,14 +17,19 @@ import Synchronization
 /// A `Settings` is safe to use from any thread or task. Only one live store may hold a database
 /// file at a time; a second one, in this process or another, is refused with `databaseInUse`.
 public final class Settings: Sendable {
-    /// This replica's persistent identity.
-    public let replicaID: ReplicaID
+    /// This replica's persistent identity. It changes only when the replica finds that its file
+    /// was restored from a backup or copied (see `docs/SYNC.md`).
+    public var replicaID: ReplicaID {
+        identity.withLock { $0 }
+    }
     /// The database file, or nil for an in-memory store.
     public let path: String?
     /// The configuration the store was opened with.
     public let configuration: SettingsConfiguration
 
     let writer: Mutex<SettingsWriter>
+    /// The replica id, changed only under the writer lock.
+    let identity: Mutex<ReplicaID>
     let cache: Mutex<ReplicaCache>
     let observers = ObserverRegistry()
     let peerRegistry = PeerRegistry()
@@ -78,15 +83,20 @@ public final class Settings: Sendable {
     ) {
         let cache = ReplicaCache(entries: loaded.entries)
         let highWater = cache.highWater
-        self.replicaID = loaded.replicaID
+        // A stamp a wild peer clock left on disk must not drag this clock past the bound on
+        // every restart; writes to its key still beat it (`SettingsWriter.stamp`).
+        let bound = HybridTimestamp(
+            milliseconds: configuration.clock() + configuration.maximumClockSkew, counter: 0)
+        self.identity = Mutex(loaded.replicaID)
         self.path = path
         self.configuration = configuration
         self.cache = Mutex(cache)
         self.writer = Mutex(
             SettingsWriter(
                 backend: backend, ownerLock: lock,
-                clock: HybridLogicalClock(last: highWater.timestamp, wallMilliseconds: configuration.clock),
-                lastSequence: highWater.sequence, peerCursors: loaded.peerCursors))
+                clock: HybridLogicalClock(
+                    last: min(highWater.timestamp, bound), wallMilliseconds: configuration.clock),
+                lastSequence: highWater.sequence, peers: loaded.peers, lineage: loaded.lineage))
     }
 
     /// A name for messages: the path, or `<memory>`.

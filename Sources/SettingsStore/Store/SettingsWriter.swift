@@ -7,13 +7,18 @@ struct SettingsWriter {
     var ownerLock: OwnerLock?
     var clock: HybridLogicalClock
     var lastSequence: Int64
-    /// Per peer, the last of its sequence numbers applied here (absent: never synced).
-    var peerCursors: [ReplicaID: Int64]
+    /// Per peer, the last of its sequence numbers applied here and its incarnation then
+    /// (absent: never synced).
+    var peers: [ReplicaID: PeerRecord]
+    /// This replica's incarnations, the running one last.
+    var lineage: Lineage
 
     /// Versions local writes: one transaction is one instant, and each key appears once in it,
-    /// so one fresh stamp orders them all.
+    /// so one fresh stamp orders them all. The stamp is above every version the writes replace,
+    /// whatever the wall clock says: a write that saw a version always beats it.
     mutating func stamp(_ writes: [StagedWrite], replica: ReplicaID) -> [SettingEntry] {
-        let version = SettingVersion(timestamp: clock.tick(), replica: replica)
+        let floor = writes.reduce(HybridTimestamp.zero) { max($0, $1.replaces ?? .zero) }
+        let version = SettingVersion(timestamp: clock.tick(above: floor), replica: replica)
         return writes.map { SettingEntry(key: $0.key, value: $0.value, version: version, sequence: 0) }
     }
 
@@ -31,7 +36,7 @@ struct SettingsWriter {
         }
         try backend.write(records, cursor: cursor)
         lastSequence = sequence
-        if let cursor { peerCursors[cursor.peer] = cursor.receivedSequence }
+        if let cursor { peers[cursor.peer] = cursor.record }
         return records
     }
 }
@@ -40,4 +45,6 @@ struct SettingsWriter {
 struct StagedWrite {
     let key: String
     let value: SettingValue?
+    /// The timestamp of the key's current version (a tombstone's included), if it has one.
+    let replaces: HybridTimestamp?
 }

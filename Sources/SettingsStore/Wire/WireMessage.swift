@@ -67,7 +67,9 @@ extension SettingVersion {
         let parts = text.split(separator: "@", maxSplits: 1)
         guard parts.count == 2, let replica = ReplicaID(String(parts[1])) else { return nil }
         let clock = parts[0].split(separator: ".", maxSplits: 1)
-        guard clock.count == 2, let milliseconds = UInt64(clock[0]), let counter = UInt16(clock[1]) else {
+        guard clock.count == 2, let milliseconds = UInt64(clock[0]), let counter = UInt16(clock[1]),
+            milliseconds < HybridTimestamp.maximumMilliseconds
+        else {
             return nil
         }
         self.init(timestamp: HybridTimestamp(milliseconds: milliseconds, counter: counter), replica: replica)

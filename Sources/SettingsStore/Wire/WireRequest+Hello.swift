@@ -19,6 +19,10 @@ extension WireRequest {
         public var replicaID: ReplicaID?
         /// For a replica: its current sequence number.
         public var replicaSequence: Int64 = 0
+        /// For a replica: its wall clock when it said hello, in milliseconds since 1970.
+        var clockMilliseconds: UInt64?
+        /// For a replica: its incarnations, oldest first (see `Lineage`).
+        var lineage: Lineage?
 
         /// A client's hello in this build's protocol version.
         public init(version: Int64 = SettingsdVersion.protocolVersion, name: String? = nil) {
@@ -27,20 +31,24 @@ extension WireRequest {
             self.name = name
         }
 
-        /// A replica's hello in this build's protocol version.
-        init(replica: ReplicaID, sequence: Int64) {
-            self.version = SettingsdVersion.protocolVersion
+        /// A replica's hello in this build's replica protocol version.
+        init(replica: ReplicaID, sequence: Int64, clockMilliseconds: UInt64, lineage: Lineage) {
+            self.version = SettingsdVersion.replicaProtocolVersion
             self.role = .replica
             self.replicaID = replica
             self.replicaSequence = sequence
+            self.clockMilliseconds = clockMilliseconds
+            self.lineage = lineage
         }
 
-        /// Throws `unsupportedVersion` unless the sender speaks this build's protocol.
+        /// Throws `unsupportedVersion` unless the sender speaks this build's protocol for its role.
         func checkVersion() throws(SettingsError) {
-            guard version == SettingsdVersion.protocolVersion else {
+            let supported =
+                role == .replica ? SettingsdVersion.replicaProtocolVersion : SettingsdVersion.protocolVersion
+            guard version == supported else {
                 throw SettingsError(
                     .unsupportedVersion,
-                    "protocol version \(version) is not supported; this build speaks \(SettingsdVersion.protocolVersion)"
+                    "\(role.rawValue) protocol version \(version) is not supported; this build speaks \(supported)"
                 )
             }
         }
@@ -58,6 +66,8 @@ extension WireRequest {
             guard role == .replica else { return }
             replicaID = try fields.replicaID("replica")
             replicaSequence = try fields.integer("sequence")
+            clockMilliseconds = try fields.optionalInteger("clock").map { UInt64(clamping: $0) }
+            lineage = try Lineage(json: fields.members["lineage"])
         }
 
         func write(to members: inout [String: JSONValue]) {
@@ -68,6 +78,8 @@ extension WireRequest {
                 members["replica"] = .string(replicaID.description)
                 members["sequence"] = .integer(replicaSequence)
             }
+            if let clockMilliseconds { members["clock"] = .integer(Int64(clamping: clockMilliseconds)) }
+            if let lineage { members["lineage"] = lineage.json }
         }
     }
 }

@@ -126,11 +126,12 @@ struct ConvergenceTests {
         try a.set(1, forKey: "x")
         try a.set(2, forKey: "y")
         let batch = a.entries(after: 0)
-        #expect(try b.applyRemote(batch, from: a.replicaID, through: 2, reason: .replica) == 2)
+        #expect(try b.applyRemote(batch, from: a.replicaID, through: 2, reason: .replica).applied == 2)
         let digest = b.digest
-        #expect(try b.applyRemote(batch, from: a.replicaID, through: 2, reason: .replica) == 0)
+        #expect(try b.applyRemote(batch, from: a.replicaID, through: 2, reason: .replica).applied == 0)
         #expect(
-            try b.applyRemote(Array(batch.reversed()), from: a.replicaID, through: 2, reason: .replica) == 0)
+            try b.applyRemote(Array(batch.reversed()), from: a.replicaID, through: 2, reason: .replica)
+                .applied == 0)
         #expect(b.digest == digest)
         #expect(b.receivedSequence(from: a.replicaID) == 2)
     }

@@ -53,7 +53,8 @@ struct WriteRulesTests {
             [SettingEntry(key: "deeper", value: nested(limit + 1), version: version, sequence: 1)],
             from: peer,
             through: 1, reason: .replica)
-        #expect(applied == 0)
+        #expect(applied.applied == 0)
+        #expect(applied.refused == 1)
         #expect(settings.value(forKey: "deeper") == nil)
     }
 

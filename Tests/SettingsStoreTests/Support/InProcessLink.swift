@@ -17,35 +17,57 @@ final class InProcessLink: Sendable {
 
     init(_ a: Settings, _ b: Settings) {
         let sessionA = SyncSession(
-            settings: a, address: "in-process",
+            settings: a, address: "in-process", logger: nil,
             send: { [weak self] message in self?.deliver(message, toB: true) },
-            execute: { [queueA] task in queueA.async(execute: task) })
+            execute: { [queueA] task in queueA.async(execute: task) },
+            end: { [weak self] _ in self?.disconnectSoon() })
         let sessionB = SyncSession(
-            settings: b, address: "in-process",
+            settings: b, address: "in-process", logger: nil,
             send: { [weak self] message in self?.deliver(message, toB: false) },
-            execute: { [queueB] task in queueB.async(execute: task) })
+            execute: { [queueB] task in queueB.async(execute: task) },
+            end: { [weak self] _ in self?.disconnectSoon() })
         sessions.withLock { $0 = (sessionA, sessionB) }
         queueA.async { [self] in
             let hello = Self.roundTrip(sessionA.hello())
             queueB.async { [self] in
+                let answer: JSONValue
                 do {
                     guard case .success(.hello(let request)) = WireRequest.decode(hello).request else {
                         throw SettingsError(.protocolError, "not a hello: \(hello)")
                     }
-                    let fields = try sessionB.accept(hello: request)
-                    let response = try WireMessage.decode(Self.roundTrip(WireMessage.success(id: 0, fields)))
-                    // A failure here shows as replicas that never converge.
-                    queueA.async { try? sessionA.accept(response: response) }
+                    answer = WireMessage.success(id: 0, try sessionB.accept(hello: request))
+                } catch let error as SettingsError {
+                    answer = WireMessage.failure(id: 0, error)
                 } catch {
-                    disconnect()
+                    answer = WireMessage.failure(id: 0, SettingsError(.protocolError, "\(error)"))
+                }
+                let response = Self.roundTrip(answer)
+                queueA.async { [self] in
+                    do {
+                        let incoming = try WireMessage.decode(response)
+                        if case .response(_, .failure(let error)) = incoming, error.code == .replicaForked {
+                            try a.takeNewIdentity(ifStill: sessionA.localID)
+                        }
+                        try sessionA.accept(response: incoming)
+                    } catch {
+                        // A refused or failed hello ends this link; the test connects a new one.
+                        disconnectSoon()
+                    }
                 }
             }
         }
     }
 
+    /// Whether the link is still up.
+    var isConnected: Bool { isUp.load(ordering: .acquiring) }
+
+    private func disconnectSoon() {
+        DispatchQueue.global().async { [self] in disconnect() }
+    }
+
     /// Cuts the connection: both sessions close and frames in flight are dropped.
     func disconnect() {
-        isUp.store(false, ordering: .releasing)
+        guard isUp.exchange(false, ordering: .acquiringAndReleasing) else { return }
         let (a, b) = sessions.withLock { $0 }
         queueA.sync { a?.close() }
         queueB.sync { b?.close() }

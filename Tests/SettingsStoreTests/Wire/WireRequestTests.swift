@@ -6,7 +6,10 @@ import Testing
 struct WireRequestTests {
     static let requests: [WireRequest] = [
         .hello(WireRequest.Hello(name: "tests")),
-        .hello(WireRequest.Hello(replica: ReplicaID.random(), sequence: 42)), .get(key: "a"),
+        .hello(
+            WireRequest.Hello(
+                replica: ReplicaID.random(), sequence: 42, clockMilliseconds: 7,
+                lineage: Lineage(startingAt: 3))), .get(key: "a"),
         .getMany(keys: ["a", "b"]),
         .set(key: "a", value: ["x": [1, 2.5]]),
         .setMany(changes: [.init(key: "a", value: 1), .init(key: "b", value: nil)]), .delete(key: "a"),

@@ -1,0 +1,139 @@
+/// Anti-entropy: once nothing is in flight between two replicas, the one with the lower id
+/// compares digests; if they differ it compares the 4096 bucket sums, then the two exchange the
+/// entries of the differing buckets, each keeping the winners. A million keys with one
+/// difference cost a digest, 64 KiB of sums and one bucket of entries.
+extension SyncSession {
+    /// How long changes must settle before a comparison starts.
+    static let checkDelay = 0.05
+    /// How long to wait after `busy` before asking again.
+    static let busyDelay = 0.25
+
+    /// The replica with the lower id starts comparisons, so that a pair compares once.
+    private var isInitiator: Bool {
+        peer.map { localID < $0 } ?? false
+    }
+
+    /// Whether the peer has acknowledged (or needs nothing of) every local change.
+    private var hasNothingInFlight: Bool {
+        guard let peer else { return false }
+        let acknowledged = settings.peers.first { $0.replica == peer }?.acknowledgedThrough ?? 0
+        return acknowledged >= settings.sequence
+    }
+
+    /// A local change makes the last verdict stale.
+    func noteChange() {
+        guard let peer, let agreedAt, agreedAt != settings.sequence else { return }
+        self.agreedAt = nil
+        note(peer) { status in
+            if status.agreement != .checking { status.agreement = .unknown }
+        }
+    }
+
+    /// Starts a comparison soon, if this side starts them and everything it sent is settled.
+    func scheduleCheck() {
+        guard isSending, isInitiator, !isChecking, !checkScheduled, agreedAt == nil, hasNothingInFlight else {
+            return
+        }
+        checkScheduled = true
+        after(Self.checkDelay) { [weak self] in self?.startCheck() }
+    }
+
+    private func startCheck() {
+        checkScheduled = false
+        // Changes that arrived meanwhile schedule another check once they settle.
+        guard !isClosed, !isChecking, agreedAt == nil, hasNothingInFlight, let peer else { return }
+        isChecking = true
+        note(peer) { $0.agreement = .checking }
+        send(.check(digest: settings.digestValue))
+    }
+
+    /// The answering side of `check`.
+    func answerCheck(digest: UInt64) {
+        guard let peer else { return }
+        guard hasNothingInFlight else {
+            send(.busy)
+            return
+        }
+        if digest == settings.digestValue {
+            markAgreed(peer)
+            send(.agreed)
+            return
+        }
+        note(peer) { $0.agreement = .checking }
+        send(.buckets(settings.bucketSums))
+    }
+
+    /// The peer answered `busy`: try again once its changes settle.
+    func retryCheckLater() {
+        isChecking = false
+        after(Self.busyDelay) { [weak self] in self?.scheduleCheck() }
+    }
+
+    /// The starting side, with the answerer's bucket sums: sends its entries of the buckets
+    /// that differ.
+    func compareBuckets(_ sums: [UInt64]) {
+        guard let peer else { return }
+        let ours = settings.bucketSums
+        let differing = ours.indices.filter { ours[$0] != sums[$0] }
+        guard !differing.isEmpty else {
+            // Equal sums in every bucket: the digests only differed in how they were summed.
+            conclude(differing: 0, with: peer)
+            return
+        }
+        send(
+            .repair(
+                buckets: differing, entries: settings.entries(inBuckets: Set(differing)), final: false,
+                applied: 0))
+    }
+
+    /// Applies the other side's entries of the differing buckets; the answering side then sends
+    /// back its own winners among them.
+    func repair(
+        buckets: [Int], entries: [SettingEntry], final: Bool, applied peerApplied: Int, from peer: ReplicaID
+    )
+        throws(SettingsError)
+    {
+        let applied = try settings.applyRemote(entries, from: peer, through: nil, reason: .replica).applied
+        if final {
+            conclude(differing: applied + peerApplied, with: peer)
+            return
+        }
+        var theirs: [String: SettingEntry] = [:]
+        for entry in entries {
+            if let other = theirs[entry.key], other.wins(over: entry) { continue }
+            theirs[entry.key] = entry
+        }
+        let winners = settings.entries(inBuckets: Set(buckets)).filter { ours in
+            theirs[ours.key].map { ours.wins(over: $0) } ?? true
+        }
+        send(.repair(buckets: buckets, entries: winners, final: true, applied: applied))
+        record(differing: applied + winners.count, with: peer)
+    }
+
+    /// The starting side's verdict: agreed, or how many keys differed (and were repaired; the
+    /// changes that repair made lead to another comparison).
+    func conclude(differing: Int, with peer: ReplicaID) {
+        isChecking = false
+        record(differing: differing, with: peer)
+        // A repair changed the store, which schedules the next comparison once it settles.
+        scheduleCheck()
+    }
+
+    private func record(differing: Int, with peer: ReplicaID) {
+        guard differing > 0 else {
+            markAgreed(peer)
+            return
+        }
+        agreedAt = nil
+        note(peer) { $0.agreement = .diverged(keys: differing) }
+        logger?.log(
+            .warning,
+            "replica \(peer) at \(address) differed in \(differing) key(s) with nothing in flight; repaired by exchanging the newest versions"
+        )
+    }
+
+    private func markAgreed(_ peer: ReplicaID) {
+        agreedAt = settings.sequence
+        note(peer) { $0.agreement = .agreed }
+    }
+}
