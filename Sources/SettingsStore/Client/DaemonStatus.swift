@@ -16,6 +16,8 @@ public struct DaemonStatus: Sendable, Equatable {
         public let lastContactMilliseconds: Int64
         /// The last anti-entropy verdict: `agreed`, `diverged (n keys)`, `checking` or `unknown`.
         public let agreement: String
+        /// Keys anti-entropy found different with this peer and repaired, during this run.
+        public let repairedKeys: Int
 
         /// Whether the peer was last found to hold exactly this replica's entries.
         public var agrees: Bool { agreement == "agreed" }
@@ -87,7 +89,8 @@ public struct DaemonStatus: Sendable, Equatable {
                     pendingOutgoing: try peer.optionalInteger("pendingOut") ?? 0,
                     pendingIncoming: try peer.optionalInteger("pendingIn") ?? 0,
                     lastContactMilliseconds: try peer.optionalInteger("lastContactMs") ?? 0,
-                    agreement: try peer.optionalString("agreement") ?? "unknown"))
+                    agreement: try peer.optionalString("agreement") ?? "unknown",
+                    repairedKeys: Int(clamping: try peer.optionalInteger("repairedKeys") ?? 0)))
         }
         self.peers = peers
         var links: [Link] = []

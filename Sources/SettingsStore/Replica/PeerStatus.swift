@@ -43,6 +43,8 @@ public struct PeerStatus: Sendable, Equatable {
     public var agreement: Agreement
     /// The peer's wall clock minus this one's, in milliseconds, measured at the hello.
     public var clockOffsetMilliseconds: Int64
+    /// Keys anti-entropy found different with this peer and repaired, during this run.
+    public var repairedKeys: Int
     /// Entries received from the peer stamped further ahead of this replica's clock than
     /// `SettingsConfiguration.maximumClockSkew` (applied, but not allowed to move the clock).
     public var entriesAheadOfClock: Int
@@ -67,6 +69,7 @@ public struct PeerStatus: Sendable, Equatable {
         peerSequence = 0
         agreement = .unknown
         clockOffsetMilliseconds = 0
+        repairedKeys = 0
         entriesAheadOfClock = 0
     }
 }

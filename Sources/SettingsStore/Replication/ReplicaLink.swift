@@ -30,8 +30,11 @@ public final class ReplicaLink: Sendable {
     public static let minimumBackoff = 0.1
     /// The longest wait between attempts.
     public static let maximumBackoff = 5.0
-    /// How long the peer has to answer the hello before the attempt counts as failed.
-    public static let handshakeTimeout = 10.0
+    /// How long the peer has to answer the hello by default before the attempt counts as failed.
+    public static let defaultHandshakeTimeout = 10.0
+
+    /// How long the peer has to answer the hello.
+    public let handshakeTimeout: Double
 
     /// The socket this link dials.
     public let socketPath: String
@@ -40,10 +43,11 @@ public final class ReplicaLink: Sendable {
     private let state = Mutex(State())
     private let queue = DispatchQueue(label: "settingsd.replica-link")
 
-    init(settings: Settings, socketPath: String, logger: SettingsLogger?) {
+    init(settings: Settings, socketPath: String, logger: SettingsLogger?, handshakeTimeout: Double) {
         self.settings = settings
         self.socketPath = socketPath
         self.logger = logger
+        self.handshakeTimeout = handshakeTimeout
     }
 
     deinit {
@@ -132,8 +136,8 @@ public final class ReplicaLink: Sendable {
         connection.queue.async { connection.send(session.hello()) }
         // A peer that accepts and never answers (a wedged process, not a settingsd) fails the attempt.
         let timeout = SettingsError(
-            .timeout, "the replica at '\(socketPath)' did not answer the hello in \(Self.handshakeTimeout) s")
-        connection.queue.asyncAfter(deadline: .now() + Self.handshakeTimeout) { [weak connection] in
+            .timeout, "the replica at '\(socketPath)' did not answer the hello in \(handshakeTimeout) s")
+        connection.queue.asyncAfter(deadline: .now() + handshakeTimeout) { [weak connection] in
             // Still no peer: the answer never came (the session belongs to this queue).
             guard session.peer == nil else { return }
             connection?.fail(timeout)
@@ -197,9 +201,18 @@ extension Settings {
     /// directions, reconnecting with backoff while it is unreachable. The store keeps working on
     /// its own file meanwhile; changes converge when the connection is up.
     ///
+    /// - Parameters:
+    ///   - socketPath: The replica's socket.
+    ///   - logger: Where the link logs (connections, failures once each, forks, repairs).
+    ///   - handshakeTimeout: How long the peer has to answer the hello before the attempt fails
+    ///     and is retried with backoff.
     /// - Returns: The link; it runs until `stop()` or until it is released.
-    public func sync(with socketPath: String, logger: SettingsLogger? = nil) -> ReplicaLink {
-        let link = ReplicaLink(settings: self, socketPath: socketPath, logger: logger)
+    public func sync(
+        with socketPath: String, logger: SettingsLogger? = nil,
+        handshakeTimeout: Double = ReplicaLink.defaultHandshakeTimeout
+    ) -> ReplicaLink {
+        let link = ReplicaLink(
+            settings: self, socketPath: socketPath, logger: logger, handshakeTimeout: handshakeTimeout)
         link.start()
         return link
     }

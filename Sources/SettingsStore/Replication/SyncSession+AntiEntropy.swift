@@ -125,7 +125,10 @@ extension SyncSession {
             return
         }
         agreedAt = nil
-        note(peer) { $0.agreement = .diverged(keys: differing) }
+        note(peer) {
+            $0.agreement = .diverged(keys: differing)
+            $0.repairedKeys += differing
+        }
         logger?.log(
             .warning,
             "replica \(peer) at \(address) differed in \(differing) key(s) with nothing in flight; repaired by exchanging the newest versions"

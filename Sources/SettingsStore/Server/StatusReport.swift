@@ -40,6 +40,7 @@ enum StatusReport {
             "receivedThrough": .integer(peer.receivedThrough),
             "connections": .integer(Int64(peer.connectionCount)),
             "agreement": .string(peer.agreement.description),
+            "repairedKeys": .integer(Int64(peer.repairedKeys)),
             "clockOffsetMs": .integer(peer.clockOffsetMilliseconds),
             "entriesAheadOfClock": .integer(Int64(peer.entriesAheadOfClock)),
         ])

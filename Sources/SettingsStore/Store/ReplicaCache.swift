@@ -66,10 +66,11 @@ struct ReplicaCache {
             .sorted()
     }
 
-    /// The highest sequence number and timestamp present.
-    var highWater: (sequence: Int64, timestamp: HybridTimestamp) {
+    /// The highest sequence number present, and the highest timestamp not above `ceiling`.
+    func highWater(ceiling: HybridTimestamp) -> (sequence: Int64, timestamp: HybridTimestamp) {
         entries.values.reduce((0, HybridTimestamp.zero)) { result, entry in
-            (max(result.0, entry.sequence), max(result.1, entry.version.timestamp))
+            let stamp = entry.version.timestamp
+            return (max(result.0, entry.sequence), stamp <= ceiling ? max(result.1, stamp) : result.1)
         }
     }
 

@@ -57,8 +57,13 @@ extension Settings {
             let ceiling = HybridTimestamp(milliseconds: now + configuration.maximumClockSkew, counter: 0)
             var ahead = 0
             for entry in accepted {
-                if entry.version.timestamp > ceiling { ahead += 1 }
-                writer.clock.observe(min(entry.version.timestamp, ceiling))
+                // A stamp beyond the bound moves nothing: the write it came with is kept, and the
+                // next local write to its key still beats it (`SettingsWriter.stamp`).
+                if entry.version.timestamp > ceiling {
+                    ahead += 1
+                } else {
+                    writer.clock.observe(entry.version.timestamp)
+                }
             }
             // Entries exchanged by anti-entropy (`through` nil) move no cursor.
             let cursor = through.map { through in

@@ -82,11 +82,12 @@ public final class Settings: Sendable {
         configuration: SettingsConfiguration
     ) {
         let cache = ReplicaCache(entries: loaded.entries)
-        let highWater = cache.highWater
-        // A stamp a wild peer clock left on disk must not drag this clock past the bound on
-        // every restart; writes to its key still beat it (`SettingsWriter.stamp`).
+        // A stamp a wild peer clock left on disk must not drag this clock along on every
+        // restart: the clock resumes from the highest stamp within the bound, and writes to the
+        // wild stamp's key still beat it (`SettingsWriter.stamp`).
         let bound = HybridTimestamp(
             milliseconds: configuration.clock() + configuration.maximumClockSkew, counter: 0)
+        let highWater = cache.highWater(ceiling: bound)
         self.identity = Mutex(loaded.replicaID)
         self.path = path
         self.configuration = configuration
@@ -94,8 +95,7 @@ public final class Settings: Sendable {
         self.writer = Mutex(
             SettingsWriter(
                 backend: backend, ownerLock: lock,
-                clock: HybridLogicalClock(
-                    last: min(highWater.timestamp, bound), wallMilliseconds: configuration.clock),
+                clock: HybridLogicalClock(last: highWater.timestamp, wallMilliseconds: configuration.clock),
                 lastSequence: highWater.sequence, peers: loaded.peers, lineage: loaded.lineage))
     }
 

@@ -14,6 +14,9 @@ final class InProcessLink: Sendable {
     /// Entries carried from A to B and from B to A.
     let carriedToB = Atomic<Int>(0)
     let carriedToA = Atomic<Int>(0)
+    /// Entries carried in `replicate` batches either way, and batches that carried none.
+    let replicatedEntries = Atomic<Int>(0)
+    let emptyBatches = Atomic<Int>(0)
 
     init(_ a: Settings, _ b: Settings) {
         let sessionA = SyncSession(
@@ -76,6 +79,10 @@ final class InProcessLink: Sendable {
     private func deliver(_ message: JSONValue, toB: Bool) {
         guard isUp.load(ordering: .acquiring) else { return }
         let frame = Self.roundTrip(message)
+        if frame["op"] == "replicate", case .array(let entries)? = frame["entries"] {
+            replicatedEntries.add(entries.count, ordering: .relaxed)
+            if entries.isEmpty { emptyBatches.add(1, ordering: .relaxed) }
+        }
         if case .array(let entries)? = frame["entries"] {
             if toB {
                 carriedToB.add(entries.count, ordering: .relaxed)

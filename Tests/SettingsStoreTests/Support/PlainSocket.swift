@@ -1,4 +1,5 @@
 import Foundation
+import SettingsStore
 
 /// A client socket that reads only when asked: for watching what a daemon sends a peer that
 /// does not read, and for holding idle connections.
@@ -61,4 +62,35 @@ func connectedSocket(path: String) throws -> Int32 {
         throw SettingsErrorForTests.cannotConnect(path)
     }
     return fd
+}
+
+/// A socket that listens and never accepts or answers: a peer that is not a settingsd, or a
+/// wedged one. Connections complete (the kernel queues them) and then hear nothing.
+final class SilentListener {
+    let path: String
+    private let fd: Int32
+
+    init(path: String) throws {
+        self.path = path
+        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            buffer.copyBytes(from: Array(path.utf8.prefix(buffer.count - 1)) + [0])
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard bound == 0, listen(fd, 16) == 0 else {
+            close(fd)
+            throw SettingsError(.io, "cannot listen on '\(path)' (errno \(errno))")
+        }
+    }
+
+    deinit {
+        close(fd)
+        unlink(path)
+    }
 }

@@ -1,0 +1,129 @@
+import Foundation
+import Testing
+
+@testable import SettingsStore
+
+@Suite("Replica sync: anti-entropy and fan-out", .timeLimit(.minutes(2)))
+struct AgreementTests {
+    let directory = TemporaryDirectory()
+
+    /// Waits until every peer of every store agrees.
+    private func waitForAgreement(_ stores: [Settings]) async throws {
+        try await waitForConvergence(stores)
+        try await waitUntil {
+            stores.allSatisfy { store in
+                store.peers.filter(\.isConnected).allSatisfy { $0.agreement == .agreed }
+            }
+        }
+    }
+
+    @Test("connected replicas with nothing in flight are shown as agreed")
+    func agreedWhenQuiet() async throws {
+        let (a, b) = (Settings(inMemoryWith: .init()), Settings(inMemoryWith: .init()))
+        try a.set(1, forKey: "a")
+        try b.set(2, forKey: "b")
+        let link = InProcessLink(a, b)
+        try await waitForAgreement([a, b])
+        try a.set(3, forKey: "c")
+        try await waitForAgreement([a, b])
+        #expect(b.value(forKey: "c") == 3)
+        #expect(a.peers.first?.repairedKeys == 0)
+        link.disconnect()
+    }
+
+    @Test("an entry lost or changed behind the store's back is found, repaired, then agreed")
+    func damagedFileIsRepaired() async throws {
+        let (pathA, pathB) = (directory.file("a.sqlite"), directory.file("b.sqlite"))
+        do {
+            let (a, b) = (try Settings(path: pathA), try Settings(path: pathB))
+            let link = InProcessLink(a, b)
+            for index in 0..<200 { try a.set(index, forKey: "key.\(index)") }
+            try b.set("b's", forKey: "from.b")
+            try await waitForAgreement([a, b])
+            link.disconnect()
+            a.close()
+            b.close()
+        }
+        // A simulated bug: one row vanishes from B's file, another changes value under the same version.
+        try runSQLite(
+            pathB,
+            "DELETE FROM entries WHERE key = 'key.7'; "
+                + "UPDATE entries SET value = (SELECT value FROM entries WHERE key = 'key.8') WHERE key = 'key.9';"
+        )
+        let (a, b) = (try Settings(path: pathA), try Settings(path: pathB))
+        #expect(a.digest != b.digest)
+        let link = InProcessLink(a, b)
+        try await waitForAgreement([a, b])
+        #expect(a.digest == b.digest)
+        #expect(b.value(forKey: "key.7") == 7)
+        #expect(a.value(forKey: "key.9") == b.value(forKey: "key.9"))
+        let repaired = (a.peers.first?.repairedKeys ?? 0) + (b.peers.first?.repairedKeys ?? 0)
+        #expect(repaired >= 2)
+        link.disconnect()
+    }
+
+    @Test("one write in a full mesh of five moves at most 2(n-1) copies and no empty batch")
+    func fanOut() async throws {
+        let stores = (0..<5).map { _ in Settings(inMemoryWith: .init()) }
+        var links: [InProcessLink] = []
+        for first in stores.indices {
+            for second in stores.indices where second > first {
+                links.append(InProcessLink(stores[first], stores[second]))
+            }
+        }
+        try stores[0].set("warm", forKey: "warm.up")
+        try await waitForAgreement(stores)
+        for link in links {
+            link.replicatedEntries.store(0, ordering: .relaxed)
+            link.emptyBatches.store(0, ordering: .relaxed)
+        }
+        try stores[2].set("one write", forKey: "k")
+        try await waitForAgreement(stores)
+        let copies = links.reduce(0) { $0 + $1.replicatedEntries.load(ordering: .relaxed) }
+        let empty = links.reduce(0) { $0 + $1.emptyBatches.load(ordering: .relaxed) }
+        #expect(copies <= 2 * (stores.count - 1), "\(copies) copies")
+        #expect(copies >= stores.count - 1)
+        #expect(empty == 0)
+        for store in stores { #expect(store.value(forKey: "k") == "one write") }
+    }
+
+    @Test("a chain still relays: A–B–C converge, and agree pairwise")
+    func chainRelays() async throws {
+        let stores = (0..<3).map { _ in Settings(inMemoryWith: .init()) }
+        let links = [InProcessLink(stores[0], stores[1]), InProcessLink(stores[1], stores[2])]
+        try stores[0].set("from a", forKey: "a")
+        try stores[2].set("from c", forKey: "c")
+        try await waitForAgreement(stores)
+        #expect(stores[2].value(forKey: "a") == "from a")
+        #expect(stores[0].value(forKey: "c") == "from c")
+        _ = links
+    }
+}
+
+/// Runs SQL on a database file with the sqlite3 shell, as a bug or an administrator might.
+func runSQLite(_ path: String, _ sql: String) throws {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+    process.arguments = [path, sql]
+    try process.run()
+    process.waitUntilExit()
+    guard process.terminationStatus == 0 else {
+        throw SettingsError(.io, "sqlite3 failed on '\(path)' with status \(process.terminationStatus)")
+    }
+}
+
+@Suite("Replica links: hand-shake time-out", .timeLimit(.minutes(2)))
+struct LinkHandshakeTests {
+    @Test("a peer that accepts and never answers fails the attempt in time and shows in links")
+    func silentPeer() async throws {
+        let listener = try SilentListener(path: "/tmp/sdt-silent-\(UUID().uuidString.prefix(8)).sock")
+        let settings = Settings(inMemoryWith: .init())
+        let link = settings.sync(with: listener.path, handshakeTimeout: 0.2)
+        defer { link.stop() }
+        try await waitUntil { settings.links.first?.lastError?.contains("did not answer") == true }
+        let status = try #require(settings.links.first)
+        #expect(status.state != .syncing)
+        #expect(status.failures >= 1)
+        #expect(!link.isConnected)
+    }
+}
