@@ -35,6 +35,10 @@ enum Commands {
                     "the largest request accepted (default and minimum: what the largest value needs, 8388608)"
                 ),
                 .option(
+                    "--tombstone-days", "DAYS",
+                    "keep deleted keys' tombstones this long, so every replica hears of a delete (default 90)"
+                ),
+                .option(
                     "--idle-timeout", "SECONDS",
                     "close a client idle this long; watchers and replicas stay (default 300, 0: never)"),
                 .option(

@@ -53,6 +53,14 @@ struct RunCommand {
             }
             idleTimeout = seconds
         }
+        var tombstoneLifetime = SettingsConfiguration().tombstoneLifetime
+        if let text = arguments.value("--tombstone-days") {
+            guard let days = Double(text), days >= 1, days <= 36_500 else {
+                throw UsageError(
+                    "--tombstone-days needs a number of days from 1 to 36500, not '\(text)'", command: "run")
+            }
+            tombstoneLifetime = UInt64(days * 86_400_000)
+        }
         // A closed stderr pipe (`settingsd run 2>&1 | head`) must fail a write, not kill the daemon.
         signal(SIGPIPE, SIG_IGN)
         let logger = SettingsLogger(minimumLevel: level)
@@ -60,7 +68,9 @@ struct RunCommand {
         var configuration = ServerConfiguration(
             socketPath: socket, maximumFrameBytes: maximumFrame, allowedUIDs: allowed, logger: logger)
         configuration.idleTimeout = idleTimeout
-        let settings = try Self.open(database, durability: durability)
+        var storeConfiguration = SettingsConfiguration(durability: durability)
+        storeConfiguration.tombstoneLifetime = tombstoneLifetime
+        let settings = try Self.open(database, configuration: storeConfiguration)
         let server = try SettingsServer(
             settings: settings,
             configuration: configuration)
@@ -80,15 +90,38 @@ struct RunCommand {
             exit(0)
         }
         try server.start()
+        let collector = Self.collectTombstonesPeriodically(settings, logger: logger)
         Output.line(
             "settingsd \(SettingsdVersion.current) listening on \(socket) (database \(database), replica \(settings.replicaID))"
         )
-        Self.serveForever(keeping: signals)
+        Self.serveForever(keeping: (signals, collector))
     }
 
-    private static func open(_ database: String, durability: Durability) throws(SettingsError) -> Settings {
+    /// Collects old tombstones every six hours (the store also does when it opens).
+    private static func collectTombstonesPeriodically(_ settings: Settings, logger: SettingsLogger)
+        -> any DispatchSourceTimer
+    {
+        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "settingsd.tombstones"))
+        timer.schedule(deadline: .now() + .seconds(6 * 3600), repeating: .seconds(6 * 3600))
+        timer.setEventHandler {
+            do throws(SettingsError) {
+                let collected = try settings.collectTombstones()
+                if collected > 0 {
+                    logger.log(.info, "collected \(collected) tombstone(s) past their lifetime")
+                }
+            } catch {
+                logger.log(.warning, "collecting tombstones failed: \(error.message)")
+            }
+        }
+        timer.resume()
+        return timer
+    }
+
+    private static func open(_ database: String, configuration: SettingsConfiguration) throws(SettingsError)
+        -> Settings
+    {
         do throws(SettingsError) {
-            return try Settings(path: database, configuration: SettingsConfiguration(durability: durability))
+            return try Settings(path: database, configuration: configuration)
         } catch {
             guard error.code == .databaseInUse else { throw error }
             throw SettingsError(
@@ -96,8 +129,10 @@ struct RunCommand {
         }
     }
 
-    private static func serveForever(keeping signals: [any DispatchSourceSignal]) -> Never {
-        withExtendedLifetime(signals) { dispatchMain() }
+    private static func serveForever(keeping sources: ([any DispatchSourceSignal], any DispatchSourceTimer))
+        -> Never
+    {
+        withExtendedLifetime(sources) { dispatchMain() }
     }
 }
 

@@ -9,9 +9,11 @@ import Synchronization
 /// for try await change in try await client.watch(.prefixes(["audio."])) { print(change.keys) }
 /// ```
 ///
-/// Reconnection: the client does not reconnect by itself. When the connection breaks, pending
-/// requests throw `connectionLost` and watch sequences end with that error; connect again
-/// (with backoff) and re-read what you display, since changes made meanwhile are not replayed.
+/// Reconnection: by default the client reconnects with backoff (0.1 s doubling to 5 s) when the
+/// connection breaks, and registers its watches again; each watch then receives one change with
+/// reason `resync` and no keys, because changes made meanwhile are not replayed: re-read what you
+/// show. Requests in flight when it broke, and requests made while it is down, throw
+/// `connectionLost`; nothing is retried for you.
 public final class SettingsClient: Sendable {
     private let connection: ClientConnection
 
@@ -21,14 +23,15 @@ public final class SettingsClient: Sendable {
 
     /// Connects to the daemon at `socketPath` and says hello.
     ///
+    /// - Parameters:
+    ///   - socketPath: The daemon's socket.
+    ///   - reconnects: Whether to reconnect after the connection breaks (see above); without it,
+    ///     watches end with `connectionLost` and the client stays closed.
     /// - Throws: `SettingsError` with code `daemonNotRunning` when nothing listens there.
-    public static func connect(to socketPath: String = SettingsPaths.socket) async throws(SettingsError)
-        -> SettingsClient
+    public static func connect(to socketPath: String = SettingsPaths.socket, reconnects: Bool = true)
+        async throws(SettingsError) -> SettingsClient
     {
-        let fd = try UnixSocket.connect(path: socketPath)
-        let client = SettingsClient(connection: ClientConnection(fd: fd, socketPath: socketPath))
-        _ = try await client.send(.hello(WireRequest.Hello()))
-        return client
+        SettingsClient(connection: try await ClientConnection.connect(to: socketPath, reconnects: reconnects))
     }
 
     /// Closes the connection; pending requests fail and watches end.

@@ -12,6 +12,9 @@ public enum ChangeReason: String, Sendable, Codable, CaseIterable, CustomStringC
     case initialSync
     /// An incoming change was refused because it would break a local limit; the key is unchanged.
     case quotaViolation
+    /// A `SettingsClient` reconnected to its daemon: changes made while it was away are not
+    /// replayed, so re-read what you show. Carries no keys.
+    case resync
 
     /// The raw name.
     public var description: String { rawValue }

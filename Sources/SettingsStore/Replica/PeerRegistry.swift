@@ -89,11 +89,12 @@ final class PeerRegistry: Sendable {
             senders.active = session
             return .sender
         }
-        if attachment != .conflict { nudgeAll() }
+        if attachment != .conflict { nudgeSessions() }
         return attachment
     }
 
-    private func nudgeAll() {
+    /// Wakes every session (a change of peers, or a change the store did not announce).
+    func nudgeSessions() {
         for session in state.withLock({ Array($0.sessions.values) }) { session.nudge() }
     }
 
@@ -114,7 +115,7 @@ final class PeerRegistry: Sendable {
             return next.promote
         }
         promote?()
-        nudgeAll()
+        nudgeSessions()
     }
 
     /// Closes every open session (their links reconnect).

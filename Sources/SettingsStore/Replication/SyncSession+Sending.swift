@@ -2,10 +2,18 @@
 /// nothing the peer already has.
 extension SyncSession {
     /// Begins sending after `cursor` (where the peer asked to start), if this session is the
-    /// peer's sender; a standby only receives until `promote()`.
-    func startSending(after cursor: Int64) {
+    /// peer's sender; a standby only receives until `promote()`. Own changes the peer lacks that
+    /// are older than its tombstone horizon are re-stamped first, so it takes them.
+    func startSending(after cursor: Int64) throws(SettingsError) {
         guard !isStarted, !isClosed else { return }
         isStarted = true
+        let renewed = try settings.renewOwnEntries(after: cursor, olderThan: peerHorizon)
+        if renewed > 0, let peer {
+            logger?.log(
+                .info,
+                "re-stamped \(renewed) change(s) older than replica \(peer)'s tombstone horizon, so it takes them"
+            )
+        }
         startCursor = cursor
         observeStore()
         announceNeighbours()

@@ -50,6 +50,8 @@ final class SyncSession: @unchecked Sendable {  // state on its executor only
     var isSending = false
     /// Where the peer asked this side to start.
     var startCursor: Int64 = 0
+    /// The stamp below which the peer has collected tombstones.
+    var peerHorizon = HybridTimestamp.zero
     var sentThrough: Int64 = 0
     /// Windows sent or skipped, in order, until acknowledged; skipped ones need no answer.
     var inFlight: [(through: Int64, isSent: Bool)] = []
@@ -106,7 +108,7 @@ final class SyncSession: @unchecked Sendable {  // state on its executor only
         localID = settings.replicaID
         let hello = WireRequest.Hello(
             replica: localID, sequence: settings.sequence, clockMilliseconds: settings.configuration.clock(),
-            lineage: settings.lineage)
+            lineage: settings.lineage, tombstoneHorizon: settings.tombstoneHorizon)
         return WireRequest.hello(hello).json(id: 0)
     }
 
@@ -122,6 +124,7 @@ final class SyncSession: @unchecked Sendable {  // state on its executor only
         localID = settings.replicaID
         let peer = try meet(
             replica, sequence: hello.replicaSequence, clock: hello.clockMilliseconds, lineage: hello.lineage)
+        peerHorizon = hello.tombstoneHorizon ?? .zero
         return [
             "version": .integer(SettingsdVersion.replicaProtocolVersion),
             "replica": .string(localID.description),
@@ -129,6 +132,7 @@ final class SyncSession: @unchecked Sendable {  // state on its executor only
             "sequence": .integer(settings.sequence),
             "clock": .integer(Int64(clamping: settings.configuration.clock())),
             "lineage": settings.lineage.json,
+            "horizon": .integer(Int64(clamping: settings.tombstoneHorizon.rawValue)),
         ]
     }
 
@@ -160,8 +164,9 @@ final class SyncSession: @unchecked Sendable {  // state on its executor only
             send(.forked(reason: error.message))
             throw error
         }
+        peerHorizon = HybridTimestamp(rawValue: UInt64(clamping: try fields.optionalInteger("horizon") ?? 0))
         send(.start(cursor: settings.receivedSequence(from: peer) ?? 0))
-        startSending(after: try fields.integer("cursor"))
+        try startSending(after: try fields.integer("cursor"))
     }
 
     /// Checks the peer against what this replica remembers of it and joins it to the registry.
@@ -228,7 +233,7 @@ final class SyncSession: @unchecked Sendable {  // state on its executor only
         }
         switch try ReplicationMessage(json: json) {
         case .start(let cursor):
-            startSending(after: cursor)
+            try startSending(after: cursor)
         case .acknowledge(let through):
             acknowledge(through: through)
         case .replicate(let entries, let through, let sequence):

@@ -13,4 +13,6 @@ final class MemoryBackend: SettingsBackend {
     func write(_ entries: [SettingEntry], cursor: PeerCursor?) {}
 
     func adopt(_ replicaID: ReplicaID, lineage: Lineage) {}
+
+    func collectTombstones(below cutoff: HybridTimestamp, horizon: HybridTimestamp) {}
 }

@@ -105,7 +105,22 @@ final class SQLiteBackend: SettingsBackend {
             replicaID = try createReplicaID()
         }
         let lineage = try beginIncarnation(at: entries.reduce(0) { max($0, $1.sequence) })
-        return LoadedReplica(replicaID: replicaID, entries: entries, peers: peers, lineage: lineage)
+        let horizon = try connection.scalar("SELECT value FROM meta WHERE name = 'tombstone_horizon'") ?? 0
+        return LoadedReplica(
+            replicaID: replicaID, entries: entries, peers: peers, lineage: lineage,
+            tombstoneHorizon: HybridTimestamp(rawValue: UInt64(bitPattern: horizon)))
+    }
+
+    func collectTombstones(below cutoff: HybridTimestamp, horizon: HybridTimestamp) throws(SettingsError) {
+        let delete = try connection.prepare("DELETE FROM entries WHERE value IS NULL AND hlc < ?1")
+        let record = try connection.prepare(
+            "INSERT OR REPLACE INTO meta (name, value) VALUES ('tombstone_horizon', ?1)")
+        try connection.transaction { () throws(SettingsError) in
+            try delete.bind(Int64(bitPattern: cutoff.rawValue), at: 1)
+            try delete.run()
+            try record.bind(Int64(bitPattern: horizon.rawValue), at: 1)
+            try record.run()
+        }
     }
 
     /// The stored lineage with a new incarnation begun at `sequence` (stored unless read-only).

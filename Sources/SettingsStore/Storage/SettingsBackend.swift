@@ -18,6 +18,9 @@ protocol SettingsBackend: AnyObject {
 
     /// Replaces the replica's identity and lineage (after a fork was detected), durably.
     func adopt(_ replicaID: ReplicaID, lineage: Lineage) throws(SettingsError)
+
+    /// Deletes the tombstones stamped below `cutoff` and records `horizon`, in one commit.
+    func collectTombstones(below cutoff: HybridTimestamp, horizon: HybridTimestamp) throws(SettingsError)
 }
 
 /// What a replica remembers of a peer: the last of its sequence numbers applied here, and the
@@ -41,4 +44,6 @@ struct LoadedReplica {
     var peers: [ReplicaID: PeerRecord] = [:]
     /// The lineage, its running incarnation begun by this load (a reader's is not stored).
     var lineage: Lineage
+    /// Tombstones below this stamp have been collected (zero: none ever).
+    var tombstoneHorizon = HybridTimestamp.zero
 }

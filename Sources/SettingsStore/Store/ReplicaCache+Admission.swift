@@ -28,12 +28,21 @@ extension ReplicaCache {
         return staged
     }
 
+    /// What `merge` makes of a replica's entries.
+    struct Merge {
+        /// The entries that win over the local state and fit the limits.
+        var accepted: [SettingEntry] = []
+        /// The ones the limits refused, described by the key's unchanged local state.
+        var refused: [SettingsChange.KeyChange] = []
+        /// Keys this replica does not hold whose incoming entry is older than the tombstone
+        /// horizon: possibly deleted long ago, so not taken back.
+        var expired: [String] = []
+    }
+
     /// Splits entries from a replica into those that win over the local state (the highest
-    /// version per key) and fit the limits, and the refused ones, described by the key's
-    /// unchanged local state. Removals always fit.
-    func merge(_ incoming: [SettingEntry], limits: SettingsLimits)
-        -> (accepted: [SettingEntry], refused: [SettingsChange.KeyChange])
-    {
+    /// version per key) and fit the limits, the refused ones, and the expired ones (older than
+    /// `horizon` for keys not held here). Removals always fit.
+    func merge(_ incoming: [SettingEntry], limits: SettingsLimits, horizon: HybridTimestamp) -> Merge {
         var winners: [String: SettingEntry] = [:]
         var order: [String] = []
         for received in incoming {
@@ -48,11 +57,14 @@ extension ReplicaCache {
             guard current.map({ entry.wins(over: $0) }) ?? true else { continue }
             if winners.updateValue(entry, forKey: entry.key) == nil { order.append(entry.key) }
         }
-        var accepted: [SettingEntry] = []
-        var refused: [SettingsChange.KeyChange] = []
+        var result = Merge()
         var running = totals
         for key in order {
             guard let entry = winners[key] else { continue }
+            if entries[key] == nil, entry.version.timestamp < horizon {
+                result.expired.append(key)
+                continue
+            }
             let after = running.replacing(key: key, old: entries[key]?.value, with: entry.value)
             do throws(SettingsError) {
                 if let value = entry.value {
@@ -60,15 +72,15 @@ extension ReplicaCache {
                     try limits.check(value, forKey: key)
                     try limits.checkTotals(after, before: running, key: key)
                 }
-                accepted.append(entry)
+                result.accepted.append(entry)
                 running = after
             } catch {
                 let local = entries[key]
-                refused.append(
+                result.refused.append(
                     SettingsChange.KeyChange(
                         key: key, value: local?.value, version: local?.version ?? entry.version))
             }
         }
-        return (accepted, refused)
+        return result
     }
 }

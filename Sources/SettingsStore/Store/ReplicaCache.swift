@@ -102,4 +102,19 @@ struct ReplicaCache {
     func entries(inBuckets buckets: Set<Int>) -> [SettingEntry] {
         entries.values.filter { buckets.contains(Self.bucket(of: $0.key)) }
     }
+
+    /// The tombstones stamped below `cutoff`.
+    func tombstones(below cutoff: HybridTimestamp) -> [SettingEntry] {
+        entries.values.filter { $0.value == nil && $0.version.timestamp < cutoff }
+    }
+
+    /// Forgets the given tombstones (see `tombstones(below:)`).
+    mutating func remove(_ tombstones: [SettingEntry]) {
+        for entry in tombstones {
+            entries.removeValue(forKey: entry.key)
+            let fingerprint = Fingerprint.of(entry)
+            fingerprintSum &-= fingerprint
+            bucketSums[Self.bucket(of: entry.key)] &-= fingerprint
+        }
+    }
 }

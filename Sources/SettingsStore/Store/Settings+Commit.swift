@@ -16,6 +16,8 @@ struct Commit {
     var cursor: PeerCursor? = nil
     /// Changes from a peer that the limits refused, announced with `quotaViolation`.
     var refused: [SettingsChange.KeyChange] = []
+    /// Keys whose new state is not announced: tombstones for keys that held nothing here.
+    var unannounced: Set<String> = []
 }
 
 extension Settings {
@@ -27,9 +29,15 @@ extension Settings {
     func commit(_ commit: Commit, writer: inout SettingsWriter) throws(SettingsError) -> [SettingEntry] {
         let records = try writer.persist(commit.entries, cursor: commit.cursor, path: displayPath)
         cache.withLock { $0.apply(records) }
-        if !records.isEmpty {
-            let changes = records.map(SettingsChange.KeyChange.init)
+        let announced =
+            commit.unannounced.isEmpty ? records : records.filter { !commit.unannounced.contains($0.key) }
+        if !announced.isEmpty {
+            let changes = announced.map(SettingsChange.KeyChange.init)
             observers.enqueue(SettingsChange(reason: commit.reason, origin: commit.origin, changes: changes))
+        }
+        if announced.count < records.count {
+            // Unannounced changes still have to travel: wake the sync sessions.
+            peerRegistry.nudgeSessions()
         }
         if !commit.refused.isEmpty {
             observers.enqueue(
@@ -52,7 +60,18 @@ extension Settings {
         peerIncarnation: UUID? = nil
     ) throws(SettingsError) -> RemoteBatchOutcome {
         let outcome = try writer.withLock { (writer) throws(SettingsError) -> RemoteBatchOutcome in
-            let (accepted, refused) = cache.withLock { $0.merge(incoming, limits: configuration.limits) }
+            let horizon = writer.tombstoneHorizon
+            let merge = cache.withLock { $0.merge(incoming, limits: configuration.limits, horizon: horizon) }
+            var accepted = merge.accepted
+            // A key deleted before the horizon must not come back: record its deletion again,
+            // newer than what arrived, so the sender deletes it too.
+            let localID = identity.withLock { $0 }
+            for key in merge.expired {
+                accepted.append(
+                    SettingEntry(
+                        key: key, value: nil, version: SettingVersion(timestamp: horizon, replica: localID),
+                        sequence: 0))
+            }
             let now = configuration.clock()
             let ceiling = HybridTimestamp(milliseconds: now + configuration.maximumClockSkew, counter: 0)
             var ahead = 0
@@ -74,9 +93,12 @@ extension Settings {
                 return PeerCursor(peer: peer, record: record, contactMilliseconds: now)
             }
             let batch = Commit(
-                entries: accepted, reason: reason, origin: peer, cursor: cursor, refused: refused)
+                entries: accepted, reason: reason, origin: peer, cursor: cursor, refused: merge.refused,
+                unannounced: Set(merge.expired))
             let applied = try commit(batch, writer: &writer).count
-            return RemoteBatchOutcome(applied: applied, refused: refused.count, aheadOfClock: ahead)
+            return RemoteBatchOutcome(
+                applied: applied, refused: merge.refused.count, aheadOfClock: ahead,
+                expired: merge.expired.count)
         }
         observers.deliverPending()
         return outcome
@@ -91,4 +113,7 @@ struct RemoteBatchOutcome: Equatable {
     var refused: Int
     /// Applied entries stamped further ahead of this replica's clock than `maximumClockSkew`.
     var aheadOfClock: Int
+    /// Entries for keys not held here that were older than the tombstone horizon, answered
+    /// with a fresh deletion (counted in `applied` too).
+    var expired: Int
 }

@@ -60,6 +60,7 @@ public final class Settings: Sendable {
         try FileSystem.createFileIfMissing(path)
         let backend = try SQLiteBackend(path: path, durability: configuration.durability)
         try self.init(backend: backend, lock: lock, path: path, configuration: configuration)
+        try collectTombstones()
     }
 
     /// Creates a store that lives in memory only, with a new replica identity.
@@ -96,7 +97,8 @@ public final class Settings: Sendable {
             SettingsWriter(
                 backend: backend, ownerLock: lock,
                 clock: HybridLogicalClock(last: highWater.timestamp, wallMilliseconds: configuration.clock),
-                lastSequence: highWater.sequence, peers: loaded.peers, lineage: loaded.lineage))
+                lastSequence: highWater.sequence, peers: loaded.peers, lineage: loaded.lineage,
+                tombstoneHorizon: loaded.tombstoneHorizon))
     }
 
     /// A name for messages: the path, or `<memory>`.

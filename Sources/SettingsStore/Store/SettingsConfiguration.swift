@@ -19,6 +19,11 @@ public struct SettingsConfiguration: Sendable {
     /// How far ahead of the wall clock (milliseconds) a stamp received from a replica may move this
     /// replica's clock; stamps further ahead are still applied unchanged (see `docs/SYNC.md`).
     public var maximumClockSkew: UInt64 = 3_600_000
+    /// How long a deleted key's tombstone is kept, in milliseconds (90 days by default): long
+    /// enough for every replica to have heard of the delete. Older tombstones are collected when
+    /// the store opens and by `collectTombstones()`; a replica offline for longer gets the state
+    /// as it is, without the keys deleted meanwhile (see `docs/SYNC.md`).
+    public var tombstoneLifetime: UInt64 = 90 * 24 * 3_600_000
     /// Whether the store only reads its file: nothing is created, locked or written, and every
     /// write throws `readOnly`. A reader that cannot write the file or its folder still reads it.
     /// Defaults to `false`.

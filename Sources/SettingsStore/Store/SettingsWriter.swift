@@ -12,6 +12,9 @@ struct SettingsWriter {
     var peers: [ReplicaID: PeerRecord]
     /// This replica's incarnations, the running one last.
     var lineage: Lineage
+    /// Tombstones below this stamp have been collected: an entry older than it, for a key this
+    /// replica does not hold, may be one deleted long ago and is not taken back.
+    var tombstoneHorizon: HybridTimestamp
 
     /// Versions local writes: one transaction is one instant, and each key appears once in it,
     /// so one fresh stamp orders them all. The stamp is above every version the writes replace,

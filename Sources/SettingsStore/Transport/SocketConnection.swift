@@ -28,9 +28,10 @@ final class SocketConnection: @unchecked Sendable {  // state on its serial queu
     /// Called once when the connection closes: nil for an orderly end, else why.
     var onClose: (SettingsError?) -> Void = { _ in }
 
-    init(fd: Int32, label: String, maximumFrameBytes: Int, outboundLimit: Int) {
+    /// Wraps a connected socket; callbacks run on `queue` (a new serial queue when nil).
+    init(fd: Int32, label: String, maximumFrameBytes: Int, outboundLimit: Int, queue: DispatchQueue? = nil) {
         self.fd = fd
-        self.queue = DispatchQueue(label: label)
+        self.queue = queue ?? DispatchQueue(label: label)
         self.framer = LineFramer(maximumFrameBytes: maximumFrameBytes)
         self.outbound = OutboundBuffer(limit: outboundLimit)
         UnixSocket.setNonBlocking(fd)

@@ -23,6 +23,8 @@ extension WireRequest {
         var clockMilliseconds: UInt64?
         /// For a replica: its incarnations, oldest first (see `Lineage`).
         var lineage: Lineage?
+        /// For a replica: the stamp below which it has collected tombstones.
+        var tombstoneHorizon: HybridTimestamp?
 
         /// A client's hello in this build's protocol version.
         public init(version: Int64 = SettingsdVersion.protocolVersion, name: String? = nil) {
@@ -32,13 +34,17 @@ extension WireRequest {
         }
 
         /// A replica's hello in this build's replica protocol version.
-        init(replica: ReplicaID, sequence: Int64, clockMilliseconds: UInt64, lineage: Lineage) {
+        init(
+            replica: ReplicaID, sequence: Int64, clockMilliseconds: UInt64, lineage: Lineage,
+            tombstoneHorizon: HybridTimestamp = .zero
+        ) {
             self.version = SettingsdVersion.replicaProtocolVersion
             self.role = .replica
             self.replicaID = replica
             self.replicaSequence = sequence
             self.clockMilliseconds = clockMilliseconds
             self.lineage = lineage
+            self.tombstoneHorizon = tombstoneHorizon
         }
 
         /// Throws `unsupportedVersion` unless the sender speaks this build's protocol for its role.
@@ -68,6 +74,9 @@ extension WireRequest {
             replicaSequence = try fields.integer("sequence")
             clockMilliseconds = try fields.optionalInteger("clock").map { UInt64(clamping: $0) }
             lineage = try Lineage(json: fields.members["lineage"])
+            tombstoneHorizon = try fields.optionalInteger("horizon").map {
+                HybridTimestamp(rawValue: UInt64(clamping: $0))
+            }
         }
 
         func write(to members: inout [String: JSONValue]) {
@@ -80,6 +89,9 @@ extension WireRequest {
             }
             if let clockMilliseconds { members["clock"] = .integer(Int64(clamping: clockMilliseconds)) }
             if let lineage { members["lineage"] = lineage.json }
+            if let tombstoneHorizon {
+                members["horizon"] = .integer(Int64(clamping: tombstoneHorizon.rawValue))
+            }
         }
     }
 }

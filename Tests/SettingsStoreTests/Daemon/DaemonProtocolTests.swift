@@ -168,6 +168,36 @@ extension Reliability {
             client.close()
             await #expect(throws: SettingsError.self) { try await client.value(forKey: "audio.muted") }
         }
+
+        @Test("the async client reconnects after its daemon restarts; each watch gets one resync event")
+        func asyncClientReconnects() async throws {
+            let daemon = try DaemonProcess(directory)
+            let client = try await SettingsClient.connect(to: daemon.socket)
+            var events = try await client.watch(.keys(["k"])).makeAsyncIterator()
+            try await client.set(1, forKey: "k")
+            #expect(try await events.next()?.reason == .local)
+            #expect(daemon.terminate() == 0)
+            let whileDown = await #expect(throws: SettingsError.self) { try await client.set(2, forKey: "k") }
+            #expect(whileDown?.code == .connectionLost)
+            try daemon.start()
+            let resync = try await events.next()
+            #expect(resync?.reason == .resync)
+            #expect(resync?.keys == [])
+            #expect(try await client.value(forKey: "k") == 1)
+            try await client.set(3, forKey: "k")
+            #expect(try await events.next()?.changes.first?.value == 3)
+            client.close()
+        }
+
+        @Test("without reconnection, a watch ends with connectionLost when the daemon goes")
+        func asyncClientWithoutReconnection() async throws {
+            let daemon = try DaemonProcess(directory)
+            let client = try await SettingsClient.connect(to: daemon.socket, reconnects: false)
+            var events = try await client.watch(.all).makeAsyncIterator()
+            #expect(daemon.terminate() == 0)
+            let error = await #expect(throws: SettingsError.self) { _ = try await events.next() }
+            #expect(error?.code == .connectionLost)
+        }
     }
 }
 

@@ -127,3 +127,32 @@ struct LinkHandshakeTests {
         #expect(!link.isConnected)
     }
 }
+
+@Suite("Replica links: two connections to one peer", .timeLimit(.minutes(2)))
+struct DualConnectionTests {
+    @Test("both sides dialling: each change crosses once; losing either connection loses nothing")
+    func twoConnections() async throws {
+        let (a, b) = (Settings(inMemoryWith: .init()), Settings(inMemoryWith: .init()))
+        let first = InProcessLink(a, b)
+        let second = InProcessLink(b, a)
+        try await waitUntil { a.peers.first?.connectionCount == 2 && b.peers.first?.connectionCount == 2 }
+        try a.set("one", forKey: "k")
+        try await waitForConvergence([a, b])
+        try await waitUntil { a.peers.first?.agreement == .agreed }
+        let copies =
+            first.replicatedEntries.load(ordering: .relaxed)
+            + second.replicatedEntries.load(ordering: .relaxed)
+        #expect(copies == 1)
+        // Whichever connection was sending, the other carries on.
+        first.disconnect()
+        try await waitUntil { a.peers.first?.connectionCount == 1 }
+        #expect(a.peers.first?.isConnected == true)
+        try a.set("two", forKey: "k")
+        try b.set("from b", forKey: "other")
+        try await waitForConvergence([a, b])
+        #expect(b.value(forKey: "k") == "two")
+        #expect(a.value(forKey: "other") == "from b")
+        second.disconnect()
+        try await waitUntil { a.peers.first?.isConnected == false }
+    }
+}
