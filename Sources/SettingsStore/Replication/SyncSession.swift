@@ -174,6 +174,10 @@ final class SyncSession: @unchecked Sendable {  // state on its executor only
         throws(SettingsError)
         -> ReplicaID
     {
+        // A connection that ended while the hello was on its way must not join the registry.
+        guard !isClosed else {
+            throw SettingsError(.connectionLost, "the connection closed during the hello")
+        }
         guard peer != localID else {
             throw SettingsError(.protocolError, "a replica cannot sync with itself (replica \(peer))")
         }

@@ -17,6 +17,8 @@ final class InProcessLink: Sendable {
     /// Entries carried in `replicate` batches either way, and batches that carried none.
     let replicatedEntries = Atomic<Int>(0)
     let emptyBatches = Atomic<Int>(0)
+    /// `replicate` frames delivered so far (the last 64 each way), for replaying one late.
+    private let history = Mutex<[(frame: JSONValue, toB: Bool)]>([])
 
     init(_ a: Settings, _ b: Settings) {
         let sessionA = SyncSession(
@@ -90,13 +92,31 @@ final class InProcessLink: Sendable {
                 carriedToA.add(entries.count, ordering: .relaxed)
             }
         }
+        if frame["op"] == "replicate" {
+            history.withLock { history in
+                history.append((frame, toB))
+                if history.count > 128 { history.removeFirst() }
+            }
+        }
+        send(frame, toB: toB)
+    }
+
+    /// Delivers again a batch delivered before (chosen by `pick`), as a duplicated or reordered
+    /// frame would arrive: it must change nothing.
+    func replayOldBatch(pick: Int) {
+        guard let (frame, toB) = history.withLock({ $0.isEmpty ? nil : $0[pick % $0.count] }) else { return }
+        send(frame, toB: toB)
+    }
+
+    private func send(_ frame: JSONValue, toB: Bool) {
         let target = sessions.withLock { toB ? $0.b : $0.a }
         (toB ? queueB : queueA).async { [self] in
             guard isUp.load(ordering: .acquiring) else { return }
             do {
                 try target?.receive(frame)
             } catch {
-                disconnect()
+                // On a link queue: disconnecting here would wait on this very queue.
+                disconnectSoon()
             }
         }
     }
