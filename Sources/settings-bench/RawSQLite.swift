@@ -35,4 +35,13 @@ final class RawSQLite {
         sqlite3_step(upsert)
         sqlite3_reset(upsert)
     }
+
+    /// Runs `sql` on the database at `path`, as a bug or an administrator might behind the
+    /// store's back; returns whether SQLite accepted it.
+    static func execute(_ sql: String, onFileAt path: String) -> Bool {
+        var db: OpaquePointer?
+        guard sqlite3_open(path, &db) == SQLITE_OK else { return false }
+        defer { sqlite3_close(db) }
+        return sqlite3_exec(db, sql, nil, nil, nil) == SQLITE_OK
+    }
 }

@@ -89,8 +89,9 @@ struct SyncBenchmark {
         }
         let first = store.sync(with: daemon.socket)
         try waitForDigest(of: store, at: daemon.socket, timeout: 600)
-        // Like `settingsd sync --wait`: the daemon has acknowledged everything this replica has.
+        // Like `settingsd sync --wait`: everything acknowledged, and the pair found to agree.
         while !store.peers.contains(where: { $0.acknowledgedThrough >= store.sequence }) { usleep(500) }
+        try waitForAgreement(of: store)
         first.stop()
         progress("reconnecting after 100 changes")
         while try DaemonStatus(fields: BlockingClient(socketPath: daemon.socket).request(.status)).peers
@@ -106,11 +107,50 @@ struct SyncBenchmark {
         let second = store.sync(with: daemon.socket)
         try waitForDigest(of: store, at: daemon.socket, timeout: 60)
         let elapsed = (clock.now - start).seconds
-        second.stop()
         report.value(
             "catch-up of 100 changes on a \(size / 1000)k-key replica",
             String(format: "%.1f ms", elapsed * 1e3),
             target: "< 100 ms")
+        try waitForAgreement(of: store)
+        second.stop()
+        try antiEntropy(into: &report, store: store, path: scratch.file("embedded.sqlite"), daemon: daemon)
+    }
+
+    /// Damages one entry of the embedded replica's file behind its back, reopens it, and times
+    /// how long the connected pair takes to find and repair the difference and agree again.
+    private func antiEntropy(into report: inout Report, store: Settings, path: String, daemon: BenchDaemon)
+        throws
+    {
+        let size = store.usage.keys
+        store.close()
+        guard RawSQLite.execute("DELETE FROM entries WHERE key = 'big.500'", onFileAt: path) else {
+            throw SettingsError(.io, "cannot damage '\(path)'", path: path)
+        }
+        let damaged = try Settings(path: path)
+        progress("anti-entropy: one entry missing among \(size) keys")
+        let clock = ContinuousClock()
+        let start = clock.now
+        let link = damaged.sync(with: daemon.socket)
+        try waitForAgreement(of: damaged, repaired: true)
+        let elapsed = (clock.now - start).seconds
+        link.stop()
+        guard damaged.value(forKey: "big.500") == 500 else {
+            throw SettingsError(.io, "anti-entropy did not restore the damaged entry")
+        }
+        report.value(
+            "anti-entropy: find and repair 1 key among \(size / 1000)k (connect to agreed)",
+            String(format: "%.0f ms", elapsed * 1e3), target: "< 1 s (1M)")
+    }
+
+    /// Waits until the store's peer is connected and agrees (after a repair, when `repaired`).
+    private func waitForAgreement(of store: Settings, repaired: Bool = false, timeout: Double = 60) throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        while !store.peers.contains(where: {
+            $0.isConnected && $0.agreement == .agreed && (!repaired || $0.repairedKeys > 0)
+        }) {
+            guard Date() < deadline else { throw SettingsError(.timeout, "the replicas did not agree") }
+            usleep(500)
+        }
     }
 
     private func waitForDigest(of store: Settings, at socket: String, timeout: Double) throws {

@@ -3,17 +3,19 @@ enum ReplicationMessage: Equatable {
     /// Entries in sequence order, `through` the last sequence number the batch covers;
     /// `sequence` is how far the sender's log goes that this receiver may still expect.
     case replicate(entries: [SettingEntry], through: Int64, sequence: Int64)
-    /// Everything through `through` is durable at the sender.
-    case acknowledge(through: Int64)
+    /// Everything through `through` is durable at the sender; and the receiver needs nothing of
+    /// the sender's log through `settled` (sent and acknowledged, or skipped because the receiver
+    /// has it), so it may count that far as received without a batch saying so.
+    case acknowledge(through: Int64, settled: Int64)
     /// Start sending after `cursor` (the connecting side's second message).
     case start(cursor: Int64)
     /// The replicas the sender is connected to now: it receives their own writes from them.
     case neighbours([ReplicaID])
     /// Anti-entropy, from the replica with the lower id once nothing is in flight its way:
-    /// compare digests.
-    case check(digest: UInt64)
-    /// The answer to `check` when the digests are equal.
-    case agreed
+    /// compare digests. `settled` is as in `acknowledge`.
+    case check(digest: UInt64, settled: Int64)
+    /// The answer to `check` when the digests are equal; `settled` is as in `acknowledge`.
+    case agreed(settled: Int64)
     /// The answer to `check` while the answerer still has changes in flight: try again later.
     case busy
     /// The answer to `check` when the digests differ: the answerer's bucket sums.
@@ -31,16 +33,16 @@ enum ReplicationMessage: Equatable {
                 "op": "replicate", "entries": Self.json(entries), "through": .integer(through),
                 "sequence": .integer(sequence),
             ])
-        case .acknowledge(let through):
-            return .object(["op": "ack", "through": .integer(through)])
+        case .acknowledge(let through, let settled):
+            return .object(["op": "ack", "through": .integer(through), "settled": .integer(settled)])
         case .start(let cursor):
             return .object(["op": "start", "cursor": .integer(cursor)])
         case .neighbours(let replicas):
             return .object(["op": "neighbours", "replicas": .array(replicas.map { .string($0.description) })])
-        case .check(let digest):
-            return .object(["op": "check", "digest": .string(Self.hex(digest))])
-        case .agreed:
-            return .object(["op": "agreed"])
+        case .check(let digest, let settled):
+            return .object(["op": "check", "digest": .string(Self.hex(digest)), "settled": .integer(settled)])
+        case .agreed(let settled):
+            return .object(["op": "agreed", "settled": .integer(settled)])
         case .busy:
             return .object(["op": "busy"])
         case .buckets(let sums):
@@ -63,7 +65,8 @@ enum ReplicationMessage: Equatable {
                 entries: try Self.entries(fields), through: try fields.integer("through"),
                 sequence: try fields.integer("sequence"))
         case "ack":
-            self = .acknowledge(through: try fields.integer("through"))
+            self = .acknowledge(
+                through: try fields.integer("through"), settled: try fields.optionalInteger("settled") ?? 0)
         case "start":
             self = .start(cursor: try fields.integer("cursor"))
         case "neighbours":
@@ -76,9 +79,11 @@ enum ReplicationMessage: Equatable {
             }
             self = .neighbours(replicas)
         case "check":
-            self = .check(digest: try Self.word(fields.string("digest"), field: "digest"))
+            self = .check(
+                digest: try Self.word(fields.string("digest"), field: "digest"),
+                settled: try fields.optionalInteger("settled") ?? 0)
         case "agreed":
-            self = .agreed
+            self = .agreed(settled: try fields.optionalInteger("settled") ?? 0)
         case "busy":
             self = .busy
         case "buckets":

@@ -44,7 +44,7 @@ extension SyncSession {
         guard !isClosed, !isChecking, agreedAt == nil, hasNothingInFlight, let peer else { return }
         isChecking = true
         note(peer) { $0.agreement = .checking }
-        send(.check(digest: settings.digestValue))
+        send(.check(digest: settings.digestValue, settled: settled))
     }
 
     /// The answering side of `check`.
@@ -56,7 +56,7 @@ extension SyncSession {
         }
         if digest == settings.digestValue {
             markAgreed(peer)
-            send(.agreed)
+            send(.agreed(settled: settled))
             return
         }
         note(peer) { $0.agreement = .checking }

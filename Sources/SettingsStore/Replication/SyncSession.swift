@@ -238,8 +238,9 @@ final class SyncSession: @unchecked Sendable {  // state on its executor only
         switch try ReplicationMessage(json: json) {
         case .start(let cursor):
             try startSending(after: cursor)
-        case .acknowledge(let through):
+        case .acknowledge(let through, let settled):
             acknowledge(through: through)
+            noteSettled(settled, from: peer)
         case .replicate(let entries, let through, let sequence):
             try apply(entries, through: through, sequence: sequence, from: peer)
         case .neighbours(let replicas):
@@ -251,9 +252,11 @@ final class SyncSession: @unchecked Sendable {  // state on its executor only
                     .warning, "this replica is now \(id); every peer resyncs with it, nothing is lost")
             }
             throw SettingsError(.connectionLost, "this replica took a new id; reconnecting")
-        case .check(let digest):
+        case .check(let digest, let settled):
+            noteSettled(settled, from: peer)
             answerCheck(digest: digest)
-        case .agreed:
+        case .agreed(let settled):
+            noteSettled(settled, from: peer)
             conclude(differing: 0, with: peer)
         case .busy:
             retryCheckLater()
@@ -288,7 +291,20 @@ final class SyncSession: @unchecked Sendable {  // state on its executor only
             $0.peerSequence = max($0.receivedThrough, sequence)
             $0.entriesAheadOfClock += outcome.aheadOfClock
         }
-        send(.acknowledge(through: through))
+        send(.acknowledge(through: through, settled: settled))
+    }
+
+    /// How far this side's own log is settled for the peer (sent and acknowledged, or skipped
+    /// because the peer has those entries), told in acks and anti-entropy frames so that skipped
+    /// windows need no empty batch to move the peer's cursor.
+    var settled: Int64 {
+        guard let peer else { return 0 }
+        return settings.peers.first { $0.replica == peer }?.acknowledgedThrough ?? 0
+    }
+
+    private func noteSettled(_ settled: Int64, from peer: ReplicaID) {
+        guard settled > 0 else { return }
+        settings.noteSettled(from: peer, through: settled, incarnation: peerIncarnation)
     }
 
     // MARK: Ending

@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
 extension Settings {
     /// The replicas this one syncs or has synced with during this run, with their progress.
     public var peers: [PeerStatus] {
@@ -8,6 +14,17 @@ extension Settings {
     /// in sequence order, at most `limit`: what a peer that has seen `sequence` still lacks.
     package func entries(after sequence: Int64, limit: Int = .max) -> [SettingEntry] {
         cache.withLock { $0.entries(after: sequence, limit: limit) }
+    }
+
+    /// Records that `peer` has nothing this replica needs through its sequence number
+    /// `through`, in memory (the next batch from it persists the cursor).
+    func noteSettled(from peer: ReplicaID, through: Int64, incarnation: UUID?) {
+        writer.withLock { writer in
+            var record = writer.peers[peer] ?? PeerRecord(receivedSequence: 0, incarnation: incarnation)
+            guard record.receivedSequence < through else { return }
+            record.receivedSequence = through
+            writer.peers[peer] = record
+        }
     }
 
     /// The links this store dials, with their health.
