@@ -9,12 +9,8 @@ extension Reliability {
     struct DaemonSyncTests {
         let directory = TemporaryDirectory()
 
-        func digest(_ daemon: DaemonProcess) throws -> String? {
-            try DaemonStatus(fields: daemon.client().request(.status)).digest
-        }
-
         func waitForEqualDigests(_ daemons: [DaemonProcess]) async throws {
-            try await waitUntil(timeout: 20) { Set(try daemons.map { try digest($0) }).count == 1 }
+            try await waitUntil(timeout: 20) { Set(try daemons.map { try $0.status().digest }).count == 1 }
         }
 
         @Test("three daemons in a chain converge, deletes included; sync --wait returns")
@@ -34,7 +30,7 @@ extension Reliability {
             #expect(c.cli("get", "from.a").output == "1\n")
             #expect(a.cli("get", "from.c").output == "3\n")
             #expect(c.cli("get", "doomed").status == 1)
-            let status = try DaemonStatus(fields: b.client().request(.status))
+            let status = try b.status()
             #expect(status.peers.count == 2)
             #expect(status.peers.allSatisfy { $0.isConnected })
         }
@@ -69,7 +65,7 @@ extension Reliability {
                 directory, database: directory.file("daemon.sqlite"), socket: socket)
             _ = daemon.cli("set", "daemon.note", "from the daemon")
             try await waitUntil(timeout: 20) { app.value(forKey: "daemon.note") == "from the daemon" }
-            try await waitUntil(timeout: 20) { try digest(daemon) == app.digest }
+            try await waitUntil(timeout: 20) { try daemon.status().digest == app.digest }
             #expect(daemon.cli("get", "app.note").output == "offline edit\n")
             link.stop()
         }

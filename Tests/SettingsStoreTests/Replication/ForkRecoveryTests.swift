@@ -8,13 +8,9 @@ extension Reliability {
     struct ForkRecoveryTests {
         let directory = TemporaryDirectory()
 
-        private func status(_ daemon: DaemonProcess) throws -> DaemonStatus {
-            try DaemonStatus(fields: daemon.client().request(.status))
-        }
-
         private func waitForAgreement(_ daemons: [DaemonProcess]) async throws {
             try await waitUntil(timeout: 20) {
-                let statuses = try daemons.map(status)
+                let statuses = try daemons.map { try $0.status() }
                 return Set(statuses.map(\.digest)).count == 1
                     && statuses.allSatisfy { $0.peers.filter(\.isConnected).allSatisfy(\.agrees) }
             }
@@ -37,7 +33,7 @@ extension Reliability {
             try copyFile(b.database, to: backup)
             let originalID = try { () throws -> ReplicaID in
                 try b.start()
-                return try status(b).replica
+                return try b.status().replica
             }()
             _ = b.cli("set", "b.after.backup", "2")  // reaches A, then B's copy is lost
             _ = a.cli("set", "a.meanwhile", "3")
@@ -53,7 +49,7 @@ extension Reliability {
                 #expect(daemon.cli("get", "a.meanwhile").output == "3\n")
                 #expect(daemon.cli("get", "b.after.restore").output == "4\n")
             }
-            #expect(try status(b).replica != originalID)
+            #expect(try b.status().replica != originalID)
         }
 
         @Test("a copied database file run as a second replica: one takes a new id, everything converges")
@@ -73,7 +69,7 @@ extension Reliability {
             _ = two.cli("set", "from.two", "2")
             _ = one.cli("set", "same.key", "one")
             try await waitForAgreement([hub, one, two])
-            #expect(try status(one).replica != status(two).replica)
+            #expect(try one.status().replica != two.status().replica)
             for daemon in [hub, one, two] {
                 #expect(daemon.cli("get", "shared.before.copy").output == "x\n")
                 #expect(daemon.cli("get", "from.one").output == "1\n")
@@ -93,7 +89,7 @@ extension Reliability {
             try b.start()
             try await waitForAgreement([a, b])
             #expect(b.cli("get", "key.7").output == "7\n")
-            let repaired = try status(a).peers.map(\.repairedKeys) + status(b).peers.map(\.repairedKeys)
+            let repaired = try a.status().peers.map(\.repairedKeys) + b.status().peers.map(\.repairedKeys)
             #expect(repaired.reduce(0, +) >= 1)
             #expect(a.cli("sync", "--wait", "--timeout", "10").status == 0)
         }
@@ -103,7 +99,7 @@ extension Reliability {
             let socket = "/tmp/sdt-self-\(UUID().uuidString.prefix(8)).sock"
             let daemon = try DaemonProcess(directory, socket: socket, arguments: ["--peer", socket])
             try await waitUntil(timeout: 20) {
-                try status(daemon).links.first?.lastError?.contains("cannot sync with itself") == true
+                try daemon.status().links.first?.lastError?.contains("cannot sync with itself") == true
             }
             let output = daemon.cli("status").output
             #expect(output.contains("link \(socket): connecting"), "\(output)")

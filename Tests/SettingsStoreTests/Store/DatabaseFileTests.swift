@@ -51,7 +51,7 @@ struct DatabaseFileTests {
 
     @Test("a SQLite database of another application is refused")
     func foreignDatabase() throws {
-        try sqlite(directory.database, "CREATE TABLE contacts (name TEXT);")
+        try runSQLite(directory.database, "CREATE TABLE contacts (name TEXT);")
         let error = #expect(throws: SettingsError.self) { try Settings(path: directory.database) }
         #expect(error?.code == .corruptDatabase)
         #expect(error?.message.contains("another application") == true)
@@ -60,7 +60,7 @@ struct DatabaseFileTests {
     @Test("a database from a newer schema is refused, not downgraded")
     func newerSchema() throws {
         _ = try Settings(path: directory.database).close()
-        try sqlite(directory.database, "PRAGMA user_version = 99;")
+        try runSQLite(directory.database, "PRAGMA user_version = 99;")
         let error = #expect(throws: SettingsError.self) { try Settings(path: directory.database) }
         #expect(error?.code == .unsupportedSchema)
     }
@@ -71,19 +71,9 @@ struct DatabaseFileTests {
             let settings = try Settings(path: directory.database)
             try settings.set(1, forKey: "broken")
         }
-        try sqlite(directory.database, "UPDATE entries SET value = x'FF' WHERE key = 'broken';")
+        try runSQLite(directory.database, "UPDATE entries SET value = x'FF' WHERE key = 'broken';")
         let error = #expect(throws: SettingsError.self) { try Settings(path: directory.database) }
         #expect(error?.code == .corruptDatabase)
         #expect(error?.key == "broken")
-    }
-
-    /// Runs SQL through the sqlite3 command-line tool, as another program would.
-    func sqlite(_ path: String, _ sql: String) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-        process.arguments = [path, sql]
-        try process.run()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
     }
 }

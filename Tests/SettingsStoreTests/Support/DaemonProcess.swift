@@ -95,6 +95,11 @@ final class DaemonProcess {
         try BlockingClient(socketPath: socket, timeout: 10)
     }
 
+    /// The daemon's `status`.
+    func status() throws -> DaemonStatus {
+        try DaemonStatus(fields: client().request(.status))
+    }
+
     /// Runs `settingsd` with `arguments` and waits for it.
     static func run(
         _ arguments: [String], input: String? = nil, environment: [String: String]? = nil,
