@@ -19,9 +19,14 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        .systemLibrary(
+            name: "CLibPQ",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]
+        ),
         .target(
             name: "SettingsStore",
-            dependencies: ["CSQLite"],
+            dependencies: ["CSQLite", "CLibPQ"],
             swiftSettings: upcomingFeatures
         ),
         .executableTarget(

@@ -125,31 +125,45 @@ enum ClientCommands {
         while true {
             let status = try DaemonStatus(fields: client.request(.status))
             let connected = status.peers.filter(\.isConnected)
-            let pending = connected.reduce(0) { $0 + $1.pendingOutgoing }
-            if connected.isEmpty {
-                Output.standardError("no peer is connected: nothing to wait for\n")
+            if connected.isEmpty, status.hubs.isEmpty {
+                Output.standardError("no peer is connected and no hub is set: nothing to wait for\n")
                 return 0
             }
-            // In sync means acknowledged and then found to hold the same entries (anti-entropy).
-            let disagreeing = connected.filter { !$0.agrees }
-            if pending == 0, disagreeing.isEmpty {
+            let waiting = Self.syncBacklog(status, connected: connected)
+            if waiting.isEmpty {
+                let hubs = status.hubs.isEmpty ? "" : " and \(status.hubs.count) hub(s)"
                 Output.standardError(
-                    (terminal ? "\r\u{1B}[K" : "") + "in sync with \(connected.count) peer(s): all agree\n")
+                    (terminal ? "\r\u{1B}[K" : "")
+                        + "in sync with \(connected.count) peer(s)\(hubs): all agree\n")
                 return 0
             }
-            let waiting =
-                pending > 0
-                ? "\(pending) change(s) pending"
-                : disagreeing.map { "\($0.replica): \($0.agreement)" }.joined(separator: ", ")
-            if terminal {
-                Output.standardError("\r\u{1B}[Kwaiting for \(connected.count) peer(s): \(waiting)")
-            }
+            if terminal { Output.standardError("\r\u{1B}[Kwaiting: \(waiting)") }
             guard SettingsConfiguration.systemClock() < deadline else {
                 if terminal { Output.standardError("\n") }
                 throw SettingsError(.timeout, "not in sync after \(timeoutText) s: \(waiting)")
             }
             usleep(20_000)
         }
+    }
+
+    /// What `sync --wait` still waits for, in words; empty when in sync: every connected peer
+    /// acknowledged everything and agrees (anti-entropy), every hub is connected and has every
+    /// local change.
+    private static func syncBacklog(_ status: DaemonStatus, connected: [DaemonStatus.Peer]) -> String {
+        var waiting: [String] = []
+        let pending = connected.reduce(0) { $0 + $1.pendingOutgoing }
+        if pending > 0 { waiting.append("\(pending) change(s) pending for peers") }
+        for peer in connected where pending == 0 && !peer.agrees {
+            waiting.append("peer \(peer.replica): \(peer.agreement)")
+        }
+        for hub in status.hubs {
+            if !hub.isConnected {
+                waiting.append("hub \(hub.address): not connected\(hub.lastError.map { " (\($0))" } ?? "")")
+            } else if hub.pendingUp > 0 {
+                waiting.append("hub \(hub.address): \(hub.pendingUp) change(s) to push")
+            }
+        }
+        return waiting.joined(separator: ", ")
     }
 
     static func status(_ arguments: ParsedArguments) throws -> Int32 {
@@ -164,6 +178,7 @@ enum ClientCommands {
         }
         let peers = result.removeValue(forKey: "peers")
         let links = result.removeValue(forKey: "links")
+        let hubs = result.removeValue(forKey: "hubs")
         let rows: [(label: String, field: String, unit: String)] = [
             ("replica", "replica", ""), ("database", "database", ""), ("socket", "socket", ""),
             ("version", "version", ""), ("pid", "pid", ""), ("uptime", "uptimeSeconds", " s"),
@@ -182,6 +197,16 @@ enum ClientCommands {
                 if let error = link["lastError"] {
                     line += ", \(text(link["failures"])) failure(s), last: \(text(error))"
                 }
+                Output.line(line)
+            }
+        }
+        if case .array(let hubs)? = hubs {
+            for hub in hubs {
+                var line =
+                    "hub \(text(hub["address"])), namespace \(text(hub["namespace"])): "
+                    + (hub["connected"] == .bool(true) ? "connected" : "not connected")
+                    + ", \(text(hub["pendingUp"])) change(s) to push, \(text(hub["pendingDown"])) to pull"
+                if let error = hub["lastError"] { line += ", last error: \(text(error))" }
                 Output.line(line)
             }
         }

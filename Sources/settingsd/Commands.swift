@@ -14,7 +14,7 @@ enum Commands {
         CommandSpec(
             name: "run", overview: "Run the daemon: serve a settings database on a Unix socket.",
             usage:
-                "settingsd run [--db PATH] [--socket PATH] [--peer SOCKET]... [--durability normal|full] [--log-level LEVEL]",
+                "settingsd run [--db PATH] [--socket PATH] [--peer SOCKET]... [--hub URL] [--durability normal|full] [--log-level LEVEL]",
             options: [
                 .option(
                     "--db", "PATH",
@@ -45,6 +45,13 @@ enum Commands {
                     "--peer", "SOCKET",
                     "sync with the daemon at this socket (repeatable; reconnects with backoff)",
                     repeatable: true),
+                .option(
+                    "--hub", "URL",
+                    "sync through this PostgreSQL hub: a libpq connection string or postgresql:// URI (default: $SETTINGSD_HUB)"
+                ),
+                .option(
+                    "--hub-namespace", "NAME",
+                    "the hub namespace: a role the hub role is a member of (default: the hub role itself)"),
             ], run: { try RunCommand($0).run() }),
         CommandSpec(
             name: "get",
@@ -102,10 +109,23 @@ enum Commands {
             options: [.flag("--replace", "also delete keys that are not in the document")] + connection,
             run: ClientCommands.importDocument),
         CommandSpec(
-            name: "sync", overview: "Wait until every connected peer has acknowledged every local change.",
+            name: "hub",
+            overview:
+                "Prepare a PostgreSQL hub (init: create or upgrade its schema) or show what a role sees of it.",
+            usage: "settingsd hub init [URL] | settingsd hub status [URL] [--json]",
+            arguments: [
+                ("ACTION", "init or status"),
+                ("URL", "a libpq connection string or postgresql:// URI (default: $SETTINGSD_HUB)"),
+            ],
+            options: [json], run: HubCommands.run),
+        CommandSpec(
+            name: "sync",
+            overview: "Wait until every connected peer and hub has every local change, and the peers agree.",
             usage: "settingsd sync --wait [--timeout SECONDS]",
             options: [
-                .flag("--wait", "block until connected peers are caught up (a progress line on a terminal)"),
+                .flag(
+                    "--wait",
+                    "block until peers and hubs are caught up and peers agree (progress on a terminal)"),
                 .option("--timeout", "SECONDS", "give up after this long, with exit status 1 (default 60)"),
                 socket,
             ], run: ClientCommands.sync),

@@ -75,6 +75,15 @@ struct RunCommand {
             settings: settings,
             configuration: configuration)
         let links = arguments.allValues("--peer").map { settings.sync(with: $0, logger: logger) }
+        let hubURL = arguments.value("--hub") ?? SettingsPaths.hubFromEnvironment
+        if hubURL == nil, arguments.value("--hub-namespace") != nil {
+            throw UsageError("--hub-namespace needs --hub (or $SETTINGSD_HUB)", command: "run")
+        }
+        let hub = try hubURL.map { url throws(SettingsError) in
+            try settings.sync(
+                withHub: HubConfiguration(url: url, namespace: arguments.value("--hub-namespace")),
+                logger: logger)
+        }
         // Handlers go in before the socket exists: a SIGTERM sent as soon as a client can connect
         // must already stop the daemon cleanly.
         let signals = SignalHandlers.install { signal in
@@ -85,6 +94,7 @@ struct RunCommand {
             }
             logger.log(.info, "received \(signal == SIGTERM ? "SIGTERM" : "SIGINT"), stopping")
             for link in links { link.stop() }
+            hub?.stop()
             server.stop()
             settings.close()
             exit(0)

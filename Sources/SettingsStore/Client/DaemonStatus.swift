@@ -63,6 +63,24 @@ public struct DaemonStatus: Sendable, Equatable {
     public let peers: [Peer]
     /// The links this replica dials.
     public let links: [Link]
+    /// The hubs this replica syncs through.
+    public let hubs: [Hub]
+
+    /// A hub link, as the replica reports it.
+    public struct Hub: Sendable, Equatable {
+        /// The connection string without its password.
+        public let address: String
+        /// The namespace, once known.
+        public let namespace: String?
+        /// Whether a connection is up now.
+        public let isConnected: Bool
+        /// Local changes not pushed yet.
+        public let pendingUp: Int64
+        /// The hub's changes not applied here yet.
+        public let pendingDown: Int64
+        /// Why the last attempt failed, if it did.
+        public let lastError: String?
+    }
 
     /// Reads a `status` result.
     public init(fields: [String: JSONValue]) throws(SettingsError) {
@@ -103,5 +121,17 @@ public struct DaemonStatus: Sendable, Equatable {
                     failures: Int(clamping: try link.optionalInteger("failures") ?? 0)))
         }
         self.links = links
+        var hubs: [Hub] = []
+        for element in try fields.optionalArray("hubs") ?? [] {
+            let hub = try JSONFields(element, what: "each of 'hubs'")
+            hubs.append(
+                Hub(
+                    address: try hub.string("address"), namespace: try hub.optionalString("namespace"),
+                    isConnected: try hub.bool("connected", default: false),
+                    pendingUp: try hub.optionalInteger("pendingUp") ?? 0,
+                    pendingDown: try hub.optionalInteger("pendingDown") ?? 0,
+                    lastError: try hub.optionalString("lastError")))
+        }
+        self.hubs = hubs
     }
 }

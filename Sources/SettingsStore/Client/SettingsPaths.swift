@@ -17,6 +17,12 @@ public enum SettingsPaths {
         environment("SETTINGSD_DB")
     }
 
+    /// `$SETTINGSD_HUB` when it is set and not empty: the PostgreSQL hub `settingsd run` syncs
+    /// through and `settingsd hub` administers.
+    public static var hubFromEnvironment: String? {
+        environment("SETTINGSD_HUB")
+    }
+
     /// `$SETTINGSD_SOCKET`, else `$XDG_RUNTIME_DIR/settingsd/settingsd.sock`, else
     /// `/tmp/settingsd-<uid>/settingsd.sock`.
     public static var socket: String {

@@ -36,6 +36,7 @@ final class PeerRegistry: Sendable {
         var senders: [ReplicaID: Senders] = [:]
         var sessions: [ObjectIdentifier: Session] = [:]
         var links: [String: LinkStatus] = [:]
+        var hubs: [String: HubStatus] = [:]
     }
 
     private let state = Mutex(State())
@@ -135,6 +136,25 @@ final class PeerRegistry: Sendable {
     /// Forgets a stopped link.
     func removeLink(_ address: String) {
         _ = state.withLock { $0.links.removeValue(forKey: address) }
+    }
+
+    /// Changes what is known of the hub link to `url`.
+    func updateHub(_ url: String, _ change: (inout HubStatus) -> Void) {
+        state.withLock { state in
+            var status = state.hubs[url] ?? HubStatus(address: PostgresConnectionString.redacted(url))
+            change(&status)
+            state.hubs[url] = status
+        }
+    }
+
+    /// Forgets a stopped hub link.
+    func removeHub(_ url: String) {
+        _ = state.withLock { $0.hubs.removeValue(forKey: url) }
+    }
+
+    /// The hub links, by address.
+    var hubs: [HubStatus] {
+        state.withLock { Array($0.hubs.values) }.sorted { $0.address < $1.address }
     }
 
     /// The links this store dials, by address.

@@ -103,21 +103,7 @@ final class PollLoop: @unchecked Sendable {  // table: loop thread only; `execut
             run()
             onExit()
         }
-        let box = Unmanaged.passRetained(ThreadBody(body))
-        var thread = pthread_t()
-        let result = pthread_create(
-            &thread, nil,
-            { argument in
-                guard let argument else { return nil }
-                let body = Unmanaged<ThreadBody>.fromOpaque(argument).takeRetainedValue()
-                body.run()
-                return nil
-            }, box.toOpaque())
-        guard result == 0 else {
-            box.release()
-            throw SettingsError(.io, "cannot start the event loop thread (error \(result))")
-        }
-        pthread_detach(thread)
+        try DetachedThread.start("event loop", body)
     }
 
     /// Runs rounds until `stop()`; call on the thread that is to be the loop thread.
@@ -162,14 +148,5 @@ final class PollLoop: @unchecked Sendable {  // table: loop thread only; `execut
             return tasks
         }
         for task in pending { task() }
-    }
-}
-
-/// A closure handed to a new pthread.
-private final class ThreadBody: Sendable {
-    let run: @Sendable () -> Void
-
-    init(_ run: @escaping @Sendable () -> Void) {
-        self.run = run
     }
 }

@@ -16,6 +16,7 @@ enum StatusReport {
             "version": .string(SettingsdVersion.current), "digest": .string(settings.digest),
             "peers": .array(settings.peers.map { json(of: $0, localSequence: sequence) }),
             "links": .array(settings.links.map(json(of:))),
+            "hubs": .array(settings.hubs.map(json(of:))),
             "clients": .integer(0), "watches": .integer(0),
         ]
         if let server {
@@ -44,6 +45,17 @@ enum StatusReport {
             "clockOffsetMs": .integer(peer.clockOffsetMilliseconds),
             "entriesAheadOfClock": .integer(Int64(peer.entriesAheadOfClock)),
         ])
+    }
+
+    private static func json(of hub: HubStatus) -> JSONValue {
+        var members: [String: JSONValue] = [
+            "address": .string(hub.address), "connected": .bool(hub.isConnected),
+            "lastContactMs": .integer(Int64(clamping: hub.lastContactMilliseconds)),
+            "pendingUp": .integer(hub.pendingUp), "pendingDown": .integer(hub.pendingDown),
+        ]
+        if let namespace = hub.namespace { members["namespace"] = .string(namespace) }
+        if let error = hub.lastError { members["lastError"] = .string(error) }
+        return .object(members)
     }
 
     private static func json(of link: LinkStatus) -> JSONValue {

@@ -95,10 +95,12 @@ extension Settings {
             let batch = Commit(
                 entries: accepted, reason: reason, origin: peer, cursor: cursor, refused: merge.refused,
                 unannounced: Set(merge.expired))
-            let applied = try commit(batch, writer: &writer).count
+            let records = try commit(batch, writer: &writer)
+            let sequences = records.first.flatMap { first in records.last.map { first.sequence...$0.sequence }
+            }
             return RemoteBatchOutcome(
-                applied: applied, refused: merge.refused.count, aheadOfClock: ahead,
-                expired: merge.expired.count)
+                applied: records.count, refused: merge.refused.count, aheadOfClock: ahead,
+                expired: merge.expired.count, sequences: sequences)
         }
         observers.deliverPending()
         return outcome
@@ -116,4 +118,6 @@ struct RemoteBatchOutcome: Equatable {
     /// Entries for keys not held here that were older than the tombstone horizon, answered
     /// with a fresh deletion (counted in `applied` too).
     var expired: Int
+    /// The local sequence numbers the applied entries took (contiguous), if any.
+    var sequences: ClosedRange<Int64>?
 }

@@ -1,0 +1,183 @@
+/// One namespace of a hub, on an open connection: the statements of hub sync, all
+/// parameterised. Row-level security decides what the connecting role may see.
+struct HubNamespace {
+    let connection: PostgresConnection
+    /// The role name the entries belong to.
+    let name: String
+    /// The replica id this replica keeps its hub cursor under: one per hub and namespace.
+    let peerID: ReplicaID
+
+    /// Entries per push or pull statement.
+    static let batchEntries = 1_000
+
+    /// Opens `namespace` (the connecting role when nil): checks the role may use it, makes sure
+    /// its counter row exists, and listens for its notifications.
+    init(connection: PostgresConnection, namespace: String?) throws(SettingsError) {
+        self.connection = connection
+        let name: String
+        if let namespace {
+            name = namespace
+        } else {
+            name = try connection.execute("SELECT current_user::text").text(0, 0)
+        }
+        let visible = try connection.execute("SELECT settingsd.visible($1)::int::bigint", [.text(name)])
+        guard visible.count == 1, visible.int64(0, 0) == 1 else {
+            let role = try connection.execute("SELECT current_user::text").text(0, 0)
+            throw SettingsError(
+                .accessDenied,
+                "role '\(role)' may not use hub namespace '\(name)' (it must be a member of the role so named)"
+            )
+        }
+        self.name = name
+        try connection.execute(
+            "INSERT INTO settingsd.namespaces (namespace) VALUES ($1) ON CONFLICT (namespace) DO NOTHING",
+            [.text(name)])
+        let hub = try connection.execute("SELECT value FROM settingsd.meta WHERE name = 'hub_id'").text(0, 0)
+        peerID = Self.peerID(hub: hub, namespace: name)
+        try connection.execute("LISTEN \(try connection.quotedIdentifier(channel))")
+    }
+
+    /// The notification channel of the namespace (its name hashed: channels are identifiers).
+    var channel: String {
+        var fingerprint = Fingerprint()
+        fingerprint.mix(text: name)
+        return "settingsd_" + String(fingerprint.value, radix: 16)
+    }
+
+    /// The namespace's last hub sequence number.
+    func lastSequence() throws(SettingsError) -> Int64 {
+        let rows = try connection.execute(
+            "SELECT last_seq FROM settingsd.namespaces WHERE namespace = $1", [.text(name)])
+        return rows.count == 1 ? rows.int64(0, 0) : 0
+    }
+
+    /// The last local sequence number `replica` pushed to this namespace (0: never).
+    func pushedSequence(of replica: ReplicaID) throws(SettingsError) -> Int64 {
+        let rows = try connection.execute(
+            "SELECT pushed_seq FROM settingsd.replicas WHERE namespace = $1 AND replica = $2",
+            [.text(name), .bytes(replica.bytes)])
+        return rows.count == 1 ? rows.int64(0, 0) : 0
+    }
+
+    /// The entries after hub sequence `cursor`, in hub order (each entry's `sequence` is its hub
+    /// sequence number), at most `limit`; rows whose value this build cannot read are skipped
+    /// and counted.
+    func pull(after cursor: Int64, limit: Int = batchEntries) throws(SettingsError)
+        -> (entries: [SettingEntry], through: Int64, unreadable: Int)
+    {
+        let rows = try connection.execute(
+            """
+            SELECT key, value, hlc, replica, hub_seq FROM settingsd.entries
+            WHERE namespace = $1 AND hub_seq > $2 ORDER BY hub_seq LIMIT $3
+            """,
+            [.text(name), .int64(cursor), .int64(Int64(limit))])
+        var entries: [SettingEntry] = []
+        var through = cursor
+        var unreadable = 0
+        for row in 0..<rows.count {
+            through = max(through, rows.int64(row, 4))
+            guard let replica = ReplicaID(bytes: rows.bytes(row, 3)) else {
+                unreadable += 1
+                continue
+            }
+            let value: SettingValue?
+            if rows.isNull(row, 1) {
+                value = nil
+            } else {
+                guard let decoded = Self.decode(rows.bytes(row, 1)) else {
+                    unreadable += 1
+                    continue
+                }
+                value = decoded
+            }
+            let version = SettingVersion(
+                timestamp: HybridTimestamp(rawValue: UInt64(bitPattern: rows.int64(row, 2))), replica: replica
+            )
+            entries.append(
+                SettingEntry(
+                    key: rows.text(row, 0), value: value, version: version, sequence: rows.int64(row, 4)))
+        }
+        return (entries, through, unreadable)
+    }
+
+    /// Pushes `entries` (each key once) and records that `replica` has pushed through its local
+    /// sequence number `through`, in one statement: one transaction, which takes the namespace's
+    /// next hub sequence numbers under the counter row's lock, keeps per key the higher version
+    /// (decided inside PostgreSQL), and notifies listeners once it commits.
+    ///
+    /// - Returns: How many entries replaced the hub's.
+    @discardableResult
+    func push(_ entries: [SettingEntry], from replica: ReplicaID, through: Int64) throws(SettingsError) -> Int
+    {
+        guard !entries.isEmpty else {
+            try connection.execute(
+                """
+                INSERT INTO settingsd.replicas AS r (namespace, replica, pushed_seq, last_seen) VALUES ($1, $2, $3, now())
+                ON CONFLICT (namespace, replica) DO UPDATE
+                    SET pushed_seq = GREATEST(r.pushed_seq, excluded.pushed_seq), last_seen = now()
+                """,
+                [.text(name), .bytes(replica.bytes), .int64(through)])
+            return 0
+        }
+        var parameters: [PostgresValue] = [
+            .text(name), .int64(Int64(entries.count)), .bytes(replica.bytes), .int64(through), .text(channel),
+        ]
+        var rows: [String] = []
+        for (index, entry) in entries.enumerated() {
+            let first = parameters.count + 1
+            rows.append(
+                "($\(first)::text, $\(first + 1)::bytea, $\(first + 2)::bigint, $\(first + 3)::bytea, $\(first + 4)::bigint)"
+            )
+            parameters += [
+                .text(entry.key), entry.value.map { .bytes($0.encoded()) } ?? .null,
+                .int64(Int64(bitPattern: entry.version.timestamp.rawValue)),
+                .bytes(entry.version.replica.bytes),
+                .int64(Int64(index + 1)),
+            ]
+        }
+        let result = try connection.execute(
+            """
+            WITH counter AS (
+                UPDATE settingsd.namespaces SET last_seq = last_seq + $2 WHERE namespace = $1
+                RETURNING last_seq - $2 AS base, last_seq),
+            upserted AS (
+                INSERT INTO settingsd.entries AS e (namespace, key, value, hlc, replica, hub_seq)
+                SELECT $1, v.key, v.value, v.hlc, v.replica, counter.base + v.ord
+                FROM counter, (VALUES \(rows.joined(separator: ", "))) AS v (key, value, hlc, replica, ord)
+                ON CONFLICT (namespace, key) DO UPDATE
+                    SET value = excluded.value, hlc = excluded.hlc, replica = excluded.replica,
+                        hub_seq = excluded.hub_seq
+                    WHERE (excluded.hlc, excluded.replica) > (e.hlc, e.replica)
+                RETURNING 1),
+            seen AS (
+                INSERT INTO settingsd.replicas AS r (namespace, replica, pushed_seq, last_seen)
+                VALUES ($1, $3, $4, now())
+                ON CONFLICT (namespace, replica) DO UPDATE
+                    SET pushed_seq = GREATEST(r.pushed_seq, excluded.pushed_seq), last_seen = now()
+                RETURNING 1),
+            notified AS (
+                SELECT pg_notify($5, (SELECT last_seq FROM counter)::text))
+            SELECT (SELECT count(*) FROM upserted), (SELECT count(*) FROM seen), (SELECT count(*) FROM notified)
+            """, parameters)
+        return result.count == 1 ? Int(result.int64(0, 0)) : 0
+    }
+
+    private static func decode(_ bytes: [UInt8]) -> SettingValue? {
+        bytes.withUnsafeBytes { buffer in try? SettingValue(decoding: buffer) }
+    }
+
+    /// A stable replica id for a hub's namespace, derived from the hub's id and the name.
+    static func peerID(hub: String, namespace: String) -> ReplicaID {
+        var high = Fingerprint()
+        high.mix(text: hub)
+        high.mix(text: namespace)
+        var low = high
+        low.mix(word: 0x5345_5454)
+        var bytes =
+            withUnsafeBytes(of: high.value.bigEndian) { Array($0) }
+            + withUnsafeBytes(of: low.value.bigEndian) { Array($0) }
+        bytes[6] = (bytes[6] & 0x0F) | 0x80  // a custom (version 8) UUID
+        bytes[8] = (bytes[8] & 0x3F) | 0x80
+        return ReplicaID(bytes: bytes) ?? ReplicaID.random()
+    }
+}

@@ -1,0 +1,35 @@
+/// Where and how a replica syncs through a PostgreSQL hub.
+public struct HubConfiguration: Sendable, Equatable {
+    /// A libpq connection string or `postgresql://` URI: TLS (`sslmode=verify-full`),
+    /// `PGPASSFILE`/`~/.pgpass`, service files and every libpq option work unchanged.
+    public var url: String
+    /// The namespace (a PostgreSQL role the connecting role is a member of); nil: the
+    /// connecting role itself.
+    public var namespace: String?
+
+    /// Creates a configuration.
+    public init(url: String, namespace: String? = nil) {
+        self.url = url
+        self.namespace = namespace
+    }
+}
+
+/// What a replica knows of its hub link; the password never appears in it.
+public struct HubStatus: Sendable, Equatable {
+    /// The connection string without its password.
+    public var address: String
+    /// The namespace, once known (the connecting role's name when none was given).
+    public var namespace: String?
+    /// Whether a connection is up now.
+    public var isConnected = false
+    /// When the hub last answered, in milliseconds since 1970 (0: never).
+    public var lastContactMilliseconds: UInt64 = 0
+    /// Why the last attempt or statement failed, if one did.
+    public var lastError: String?
+    /// The last local sequence number pushed to the hub.
+    public var pushedThrough: Int64 = 0
+    /// Local changes not pushed yet.
+    public var pendingUp: Int64 = 0
+    /// The hub's changes not applied here yet, as of the last look.
+    public var pendingDown: Int64 = 0
+}

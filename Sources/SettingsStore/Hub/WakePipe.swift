@@ -1,0 +1,55 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A self-pipe that wakes a thread blocked in `poll(2)`: from another thread (a local commit,
+/// `stop()`), or together with a socket (the hub's notifications).
+final class WakePipe: Sendable {
+    private let readEnd: Int32
+    private let writeEnd: Int32
+
+    init() throws(SettingsError) {
+        var fds: [Int32] = [0, 0]
+        guard pipe(&fds) == 0 else {
+            throw SettingsError(.io, "cannot create a wake-up pipe (errno \(errno))")
+        }
+        for fd in fds {
+            _ = fcntl(fd, F_SETFL, O_NONBLOCK)
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        }
+        readEnd = fds[0]
+        writeEnd = fds[1]
+    }
+
+    deinit {
+        close(readEnd)
+        close(writeEnd)
+    }
+
+    /// Wakes the waiter (a full pipe already will).
+    func signal() {
+        var byte: UInt8 = 1
+        _ = write(writeEnd, &byte, 1)
+    }
+
+    /// Sleeps up to `seconds`, or until signalled.
+    func wait(seconds: Double) {
+        _ = wait(for: nil, seconds: seconds)
+    }
+
+    /// Sleeps up to `seconds`, until signalled, or until `socket` is readable; returns whether
+    /// the socket is.
+    func wait(for socket: Int32?, seconds: Double) -> Bool {
+        var fds = [pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0)]
+        if let socket, socket >= 0 { fds.append(pollfd(fd: socket, events: Int16(POLLIN), revents: 0)) }
+        let ready = poll(&fds, nfds_t(fds.count), Int32(seconds * 1000))
+        guard ready > 0 else { return false }
+        if fds[0].revents != 0 { drain() }
+        return fds.count > 1 && fds[1].revents != 0
+    }
+
+    private func drain() {
+        var sink = [UInt8](repeating: 0, count: 64)
+        while read(readEnd, &sink, sink.count) > 0 {}
+    }
+}

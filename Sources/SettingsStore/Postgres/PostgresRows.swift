@@ -1,0 +1,42 @@
+internal import CLibPQ
+
+/// The rows of a statement, read in binary; owns its `PGresult`.
+final class PostgresRows {
+    private let result: OpaquePointer
+
+    init(_ result: OpaquePointer) {
+        self.result = result
+    }
+
+    deinit {
+        PQclear(result)
+    }
+
+    /// How many rows there are.
+    var count: Int { Int(PQntuples(result)) }
+
+    /// Whether the value is SQL NULL.
+    func isNull(_ row: Int, _ column: Int) -> Bool {
+        PQgetisnull(result, Int32(row), Int32(column)) == 1
+    }
+
+    /// The raw bytes of a value (`bytea`, or text's UTF-8).
+    func bytes(_ row: Int, _ column: Int) -> [UInt8] {
+        let length = Int(PQgetlength(result, Int32(row), Int32(column)))
+        guard length > 0, let value = PQgetvalue(result, Int32(row), Int32(column)) else { return [] }
+        return UnsafeRawBufferPointer(start: value, count: length).map { $0 }
+    }
+
+    /// A `text` (or `name`) value.
+    func text(_ row: Int, _ column: Int) -> String {
+        String(decoding: bytes(row, column), as: UTF8.self)
+    }
+
+    /// A `bigint` value (binary: eight bytes, big-endian); a `integer` (four) is widened.
+    func int64(_ row: Int, _ column: Int) -> Int64 {
+        let bytes = bytes(row, column)
+        let unsigned = bytes.reduce(UInt64(0)) { ($0 << 8) | UInt64($1) }
+        guard bytes.count == 4 else { return Int64(bitPattern: unsigned) }
+        return Int64(Int32(bitPattern: UInt32(truncatingIfNeeded: unsigned)))
+    }
+}

@@ -1,0 +1,57 @@
+/// A statement parameter, sent in PostgreSQL's binary format.
+enum PostgresValue {
+    /// SQL NULL.
+    case null
+    /// `text`.
+    case text(String)
+    /// `bigint`.
+    case int64(Int64)
+    /// `bytea`.
+    case bytes([UInt8])
+
+    /// The bytes libpq sends (nil for NULL) and whether they are binary.
+    var encoded: (bytes: [UInt8]?, isBinary: Bool) {
+        switch self {
+        case .null: (nil, false)
+        case .text(let text): (Array(text.utf8), false)
+        case .int64(let value): (withUnsafeBytes(of: value.bigEndian) { Array($0) }, true)
+        case .bytes(let bytes): (bytes, true)
+        }
+    }
+}
+
+extension Array where Element == (bytes: [UInt8]?, isBinary: Bool) {
+    /// Calls `body` with libpq's parallel arrays of values, lengths and formats, valid during the call.
+    func withParameterPointers<Result>(
+        _ body: (UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?, UnsafePointer<Int32>?) ->
+            Result
+    ) -> Result {
+        // One buffer holds every value; each parameter points into it (a NUL after text values).
+        var storage: [UInt8] = []
+        var offsets: [Int?] = []
+        for (bytes, _) in self {
+            guard let bytes else {
+                offsets.append(nil)
+                continue
+            }
+            offsets.append(storage.count)
+            storage += bytes
+            storage.append(0)
+        }
+        let lengths = map { Int32($0.bytes?.count ?? 0) }
+        let formats = map { Int32($0.isBinary ? 1 : 0) }
+        return storage.withUnsafeBufferPointer { buffer in
+            let values: [UnsafePointer<CChar>?] = offsets.map { offset in
+                guard let offset, let base = buffer.baseAddress else { return nil }
+                return UnsafeRawPointer(base + offset).assumingMemoryBound(to: CChar.self)
+            }
+            return values.withUnsafeBufferPointer { values in
+                lengths.withUnsafeBufferPointer { lengths in
+                    formats.withUnsafeBufferPointer { formats in
+                        body(values.baseAddress, lengths.baseAddress, formats.baseAddress)
+                    }
+                }
+            }
+        }
+    }
+}

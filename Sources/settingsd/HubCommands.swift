@@ -1,0 +1,69 @@
+import SettingsStore
+
+/// `settingsd hub init|status [URL]`.
+enum HubCommands {
+    static func run(_ arguments: ParsedArguments) throws -> Int32 {
+        let positionals = try arguments.positionals(1...2)
+        guard let url = positionals.count == 2 ? positionals[1] : SettingsPaths.hubFromEnvironment else {
+            throw UsageError("hub \(positionals[0]) needs a URL (or $SETTINGSD_HUB)", command: "hub")
+        }
+        switch positionals[0] {
+        case "init":
+            let (before, after) = try HubAdministration.initialize(url: url)
+            Output.standardError(
+                before == after
+                    ? "the hub schema is already at version \(after)\n"
+                    : "the hub schema is now at version \(after) (was \(before == 0 ? "none" : String(before)))\n"
+            )
+            return 0
+        case "status":
+            let report = try HubAdministration.report(url: url)
+            if arguments.flag("--json") {
+                Output.line(json(report).serialized())
+            } else {
+                print(report)
+            }
+            return 0
+        case let action:
+            throw UsageError("hub has no action '\(action)' (init or status)", command: "hub")
+        }
+    }
+
+    private static func print(_ report: HubAdministration.Report) {
+        Output.line("hub: \(report.address)")
+        Output.line("role: \(report.role)")
+        Output.line("schema: version \(report.schemaVersion)")
+        if report.namespaces.isEmpty { Output.line("namespaces: none visible to this role") }
+        for namespace in report.namespaces {
+            Output.line(
+                "namespace \(namespace.name): \(namespace.keys) key(s), hub sequence \(namespace.lastSequence)"
+            )
+        }
+        for replica in report.replicas {
+            Output.line(
+                "replica \(replica.replica) in \(replica.namespace): pushed through \(replica.pushedThrough), last seen \(replica.lastSeen)"
+            )
+        }
+    }
+
+    private static func json(_ report: HubAdministration.Report) -> JSONValue {
+        .object([
+            "address": .string(report.address), "role": .string(report.role),
+            "schemaVersion": .integer(report.schemaVersion),
+            "namespaces": .array(
+                report.namespaces.map {
+                    .object([
+                        "name": .string($0.name), "keys": .integer(Int64($0.keys)),
+                        "lastSequence": .integer($0.lastSequence),
+                    ])
+                }),
+            "replicas": .array(
+                report.replicas.map {
+                    .object([
+                        "namespace": .string($0.namespace), "replica": .string($0.replica.description),
+                        "pushedThrough": .integer($0.pushedThrough), "lastSeen": .string($0.lastSeen),
+                    ])
+                }),
+        ])
+    }
+}

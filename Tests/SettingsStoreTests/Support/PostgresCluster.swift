@@ -1,0 +1,174 @@
+import Foundation
+import Synchronization
+
+@testable import SettingsStore
+
+/// A private PostgreSQL cluster for the hub tests: `initdb` into a temporary folder (as the
+/// `postgres` user when the tests run as root, since PostgreSQL refuses root), Unix socket only,
+/// started once per test run and stopped when the run ends.
+///
+/// Roles log in with passwords (scram-sha-256); `postgres` is trusted locally and owns the hub
+/// schema (`settingsd hub init`).
+final class PostgresCluster: Sendable {
+    /// Why the tests cannot have a cluster here, or nil when they can.
+    static let unavailableReason: String? = {
+        guard PostgresCluster.binaries != nil else {
+            return "PostgreSQL's initdb and pg_ctl are not installed (Debian: apt-get install postgresql)"
+        }
+        return nil
+    }()
+
+    /// Whether hub tests run: PostgreSQL is installed, or CI is set (then a missing one fails them).
+    static var testsEnabled: Bool {
+        unavailableReason == nil || ProcessInfo.processInfo.environment["CI"] != nil
+    }
+
+    /// The cluster of this test run, started on first use.
+    static func shared() throws -> PostgresCluster {
+        try sharedCluster.withLock { cluster in
+            if let cluster { return cluster }
+            let started = try PostgresCluster()
+            cluster = started
+            return started
+        }
+    }
+
+    private static let sharedCluster = Mutex<PostgresCluster?>(nil)
+
+    /// The folder holding the data directory, the log and the socket.
+    let folder: String
+    private let bin: String
+
+    /// The hub's database.
+    static let database = "settings"
+
+    private init() throws {
+        guard let bin = Self.binaries else {
+            throw SettingsError(.io, Self.unavailableReason ?? "PostgreSQL is not installed")
+        }
+        self.bin = bin
+        folder = "/tmp/sdt-pg-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        chmod(folder, 0o755)
+        if getuid() == 0 { try Self.run("/bin/chown", ["postgres", folder]) }
+        try runAsOwner(
+            "\(bin)/initdb",
+            ["-D", "\(folder)/data", "-A", "trust", "-U", "postgres", "-E", "UTF8", "--no-sync"])
+        try "local all postgres trust\nlocal all all scram-sha-256\n".write(
+            toFile: "\(folder)/data/pg_hba.conf", atomically: false, encoding: .utf8)
+        try start()
+        PostgresClusterRegistry.register(stop: "\(bin)/pg_ctl", data: "\(folder)/data", folder: folder)
+        try psql("CREATE DATABASE \(Self.database)", database: "postgres")
+    }
+
+    /// Starts the server (after `stop`, or a crash).
+    func start() throws {
+        try runAsOwner(
+            "\(bin)/pg_ctl",
+            [
+                "-D", "\(folder)/data", "-l", "\(folder)/log", "-w", "-o",
+                "-k \(folder) -c listen_addresses='' -c fsync=off -c max_connections=200", "start",
+            ])
+    }
+
+    /// Stops the server; `immediate` is the crash-like mode.
+    func stop(immediate: Bool = false) throws {
+        try runAsOwner(
+            "\(bin)/pg_ctl", ["-D", "\(folder)/data", "-m", immediate ? "immediate" : "fast", "-w", "stop"])
+    }
+
+    /// SIGKILLs the postmaster, as a crash would, and waits until it is gone.
+    func killPostmaster() throws {
+        let pidLine = try String(contentsOfFile: "\(folder)/data/postmaster.pid", encoding: .utf8)
+            .split(separator: "\n").first
+        guard let pidLine, let pid = Int32(pidLine) else {
+            throw SettingsError(.io, "no postmaster.pid in \(folder)/data")
+        }
+        kill(pid, SIGKILL)
+        while kill(pid, 0) == 0 { usleep(10_000) }
+    }
+
+    /// A connection string for `user` (a password included when given).
+    func conninfo(user: String = "postgres", password: String? = nil) -> String {
+        var text = "host=\(folder) dbname=\(Self.database) user=\(user)"
+        if let password { text += " password=\(password)" }
+        return text
+    }
+
+    /// A new login role with a password, named after `prefix`; returns its name and password.
+    func makeRole(_ prefix: String) throws -> (name: String, password: String) {
+        let name = "\(prefix)_\(UUID().uuidString.prefix(8).lowercased())"
+        let password = "pw-\(UUID().uuidString.prefix(12))"
+        try psql("CREATE ROLE \(name) LOGIN PASSWORD '\(password)'")
+        return (name, password)
+    }
+
+    /// Runs SQL as the superuser, failing on the first error.
+    func psql(_ sql: String, database: String = PostgresCluster.database) throws {
+        try Self.run(
+            "/usr/bin/psql",
+            ["-h", folder, "-U", "postgres", "-d", database, "-v", "ON_ERROR_STOP=1", "-qc", sql])
+    }
+
+    private func runAsOwner(_ executable: String, _ arguments: [String]) throws {
+        if getuid() == 0 {
+            try Self.run("/usr/sbin/runuser", ["-u", "postgres", "--", executable] + arguments)
+        } else {
+            try Self.run(executable, arguments)
+        }
+    }
+
+    /// Runs a program and waits for it, with `posix_spawn` and `waitpid`: its output goes to a
+    /// file, not a pipe, because `pg_ctl start` leaves the server holding what it inherited.
+    static func run(_ executable: String, _ arguments: [String]) throws {
+        let outputPath = NSTemporaryDirectory() + "sdt-pg-output-\(UUID().uuidString.prefix(8))"
+        defer { unlink(outputPath) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid = pid_t()
+        let spawned = posix_spawn(&pid, executable, &actions, nil, argv, environ)
+        guard spawned == 0 else { throw SettingsError(.io, "cannot run \(executable) (error \(spawned))") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+        guard status == 0 else {
+            let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+            throw SettingsError(.io, "\(executable) \(arguments.joined(separator: " ")) failed: \(text)")
+        }
+    }
+
+    /// The folder holding initdb and pg_ctl (`/usr/lib/postgresql/<version>/bin`), newest first.
+    private static let binaries: String? = {
+        let root = "/usr/lib/postgresql"
+        let versions = (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []
+        for version in versions.sorted(by: { (Int($0) ?? 0) > (Int($1) ?? 0) }) {
+            let bin = "\(root)/\(version)/bin"
+            if FileManager.default.isExecutableFile(atPath: "\(bin)/initdb") { return bin }
+        }
+        return nil
+    }()
+}
+
+/// Stops the test cluster when the test process exits.
+enum PostgresClusterRegistry {
+    private static let command = Mutex<[String]?>(nil)
+
+    static func register(stop pgCtl: String, data: String, folder: String) {
+        let arguments =
+            getuid() == 0
+            ? ["/usr/sbin/runuser", "-u", "postgres", "--", pgCtl, "-D", data, "-m", "immediate", "stop"]
+            : [pgCtl, "-D", data, "-m", "immediate", "stop"]
+        command.withLock { $0 = arguments + [folder] }
+        atexit {
+            guard var arguments = PostgresClusterRegistry.command.withLock({ $0 }) else { return }
+            let folder = arguments.removeLast()
+            try? PostgresCluster.run(arguments[0], Array(arguments.dropFirst()))
+            try? FileManager.default.removeItem(atPath: folder)
+        }
+    }
+}
