@@ -89,8 +89,12 @@ final class PostgresCluster: Sendable {
     }
 
     /// A connection string for `user` (a password included when given).
-    func conninfo(user: String = "postgres", password: String? = nil) -> String {
-        var text = "host=\(folder) dbname=\(Self.database) user=\(user)"
+    func conninfo(
+        user: String = "postgres", password: String? = nil, database: String = PostgresCluster.database
+    )
+        -> String
+    {
+        var text = "host=\(folder) dbname=\(database) user=\(user)"
         if let password { text += " password=\(password)" }
         return text
     }
@@ -101,6 +105,13 @@ final class PostgresCluster: Sendable {
         let password = "pw-\(UUID().uuidString.prefix(12))"
         try psql("CREATE ROLE \(name) LOGIN PASSWORD '\(password)'")
         return (name, password)
+    }
+
+    /// A new, empty database (no hub schema); returns its name.
+    func makeDatabase() throws -> String {
+        let name = "db_\(UUID().uuidString.prefix(8).lowercased())"
+        try psql("CREATE DATABASE \(name)", database: "postgres")
+        return name
     }
 
     /// Runs SQL as the superuser, failing on the first error.
