@@ -34,10 +34,16 @@ let package = Package(
             dependencies: ["SettingsStore"],
             swiftSettings: upcomingFeatures
         ),
+        .target(
+            name: "PostgresFixture",
+            // A private PostgreSQL cluster for the hub tests and the hub benchmark.
+            dependencies: ["SettingsStore"],
+            swiftSettings: upcomingFeatures
+        ),
         .executableTarget(
             name: "settings-bench",
-            // The bench measures the raw libsqlite3 floor, so it talks to the C API directly.
-            dependencies: ["SettingsStore", "CSQLite"],
+            // The bench measures the raw libsqlite3 and libpq floors, so it talks to the C APIs directly.
+            dependencies: ["SettingsStore", "CSQLite", "CLibPQ", "PostgresFixture"],
             swiftSettings: upcomingFeatures
         ),
         .executableTarget(
@@ -49,7 +55,7 @@ let package = Package(
         .testTarget(
             name: "SettingsStoreTests",
             // settingsd is listed so `swift test` builds the binary the daemon tests start.
-            dependencies: ["SettingsStore", "settingsd"],
+            dependencies: ["SettingsStore", "settingsd", "PostgresFixture"],
             swiftSettings: upcomingFeatures
         ),
     ],

@@ -1,4 +1,5 @@
 import Foundation
+import SettingsStore
 
 #if canImport(Glibc)
     import Glibc
@@ -59,4 +60,10 @@ final class BenchDaemon {
         process.terminate()
         process.waitUntilExit()
     }
+}
+
+/// A blocking client handed to the one thread that alone uses it.
+struct UncheckedClient: @unchecked Sendable {  // used by exactly one thread
+    let client: BlockingClient
+    init(_ client: BlockingClient) { self.client = client }
 }

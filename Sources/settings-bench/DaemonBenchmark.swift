@@ -197,9 +197,3 @@ struct DaemonBenchmark {
             : "Swift runtime linked dynamically: build with --static-swift-stdlib for start-up figures"
     }
 }
-
-/// A blocking client used by exactly one writer thread.
-private struct UncheckedClient: @unchecked Sendable {  // used by exactly one writer thread
-    let client: BlockingClient
-    init(_ client: BlockingClient) { self.client = client }
-}

@@ -14,6 +14,9 @@ let usage = """
                 (build with: swift build -c release --static-swift-stdlib)
       sync      initial sync between two daemons, set-to-remote-watch latency, catch-up of
                 100 changes on a large replica (uses the settingsd next to this binary)
+      hub       daemons through a PostgreSQL hub: push beside raw libpq upserts, initial sync,
+                catch-up, fan-out latency to 10 daemons, 10 concurrent writers (starts a private
+                cluster, or uses $SETTINGSD_HUB as an administrator)
     """
 
 switch arguments.first {
@@ -25,6 +28,8 @@ case "daemon":
     DaemonBenchmark(quick: arguments.contains("--quick"), binary: siblingSettingsd()).run()
 case "sync":
     SyncBenchmark(quick: arguments.contains("--quick"), binary: siblingSettingsd()).run()
+case "hub":
+    HubBenchmark(quick: arguments.contains("--quick"), binary: siblingSettingsd()).run()
 case "-h", "--help", "help":
     print(usage)
 default:

@@ -145,8 +145,8 @@ public final class HubLink: Sendable {
             guard settings.replicaID == localID else {
                 throw SettingsError(.connectionLost, "this replica took a new id; reconnecting")
             }
-            cursor = try pullAll(from: hub, after: cursor, initialTarget: initialTarget)
-            pushed = try pushAll(to: hub, after: pushed, as: localID)
+            cursor = try pullAll(from: hub, after: cursor, as: localID, initialTarget: initialTarget)
+            (pushed, cursor) = try pushAll(to: hub, after: pushed, as: localID, cursor: cursor)
             let behind = try hub.lastSequence() - (cursor ?? 0)
             update { status in
                 status.isConnected = true
@@ -169,6 +169,9 @@ public final class HubLink: Sendable {
                     "syncing with the hub \(connection.displayName), namespace \(hub.name)\(recovered ? " again" : "")"
                 )
             }
+            // Notifications that arrived during the statements above wait in libpq, not on the
+            // socket: look there first, or the next change would wait for the safety net.
+            guard try connection.notifications().isEmpty else { continue }
             if wake.wait(for: connection.socket, seconds: Self.safetyNetInterval) {
                 _ = try connection.notifications()
             }
@@ -176,13 +179,14 @@ public final class HubLink: Sendable {
     }
 
     /// Applies what the hub has after `cursor`, batch by batch; returns the new cursor.
-    private func pullAll(from hub: HubNamespace, after cursor: Int64?, initialTarget: Int64?)
-        throws(SettingsError)
-        -> Int64?
+    private func pullAll(
+        from hub: HubNamespace, after cursor: Int64?, as replica: ReplicaID, initialTarget: Int64?
+    )
+        throws(SettingsError) -> Int64?
     {
         var cursor = cursor
         while true {
-            let batch = try hub.pull(after: cursor ?? 0)
+            let batch = try hub.pull(after: cursor ?? 0, for: replica)
             guard batch.through > (cursor ?? 0) else { return cursor }
             if batch.unreadable > 0 {
                 logger?.log(.warning, "skipped \(batch.unreadable) hub entries this build cannot read")
@@ -198,21 +202,27 @@ public final class HubLink: Sendable {
     }
 
     /// Pushes the local entries after `pushed` that did not come from the hub; returns the new
-    /// pushed position.
-    private func pushAll(to hub: HubNamespace, after pushed: Int64, as replica: ReplicaID)
-        throws(SettingsError)
-        -> Int64
+    /// pushed position, and the hub cursor: when a push's hub sequence numbers follow the cursor
+    /// directly, nobody else wrote in between and the cursor moves past them without a pull.
+    private func pushAll(to hub: HubNamespace, after pushed: Int64, as replica: ReplicaID, cursor: Int64?)
+        throws(SettingsError) -> (pushed: Int64, cursor: Int64?)
     {
         var pushed = pushed
+        var cursor = cursor
         while true {
             let candidates = settings.entries(after: pushed, limit: HubNamespace.batchEntries)
-            guard let last = candidates.last else { return pushed }
+            guard let last = candidates.last else { return (pushed, cursor) }
             let fromHub = state.withLock { $0.fromHub }
             let needed = candidates.filter { entry in
                 !fromHub.contains { $0.contains(entry.sequence) }
                     && (entry.value?.nestingDepth ?? 0) <= SettingValue.maximumNestingDepth
             }
-            try hub.push(needed, from: replica, through: last.sequence)
+            let numbers = try hub.push(needed, from: replica, through: last.sequence)
+            if let numbers, numbers.lowerBound == (cursor ?? 0) + 1 {
+                // Persisted like any cursor, in the store's own commit.
+                try settings.applyRemote([], from: hub.peerID, through: numbers.upperBound, reason: .replica)
+                cursor = numbers.upperBound
+            }
             pushed = last.sequence
             state.withLock { state in
                 state.fromHub.removeAll { $0.upperBound <= pushed }

@@ -60,22 +60,26 @@ struct HubNamespace {
     }
 
     /// The entries after hub sequence `cursor`, in hub order (each entry's `sequence` is its hub
-    /// sequence number), at most `limit`; rows whose value this build cannot read are skipped
-    /// and counted.
-    func pull(after cursor: Int64, limit: Int = batchEntries) throws(SettingsError)
+    /// sequence number), at most `limit`, except those `replica` pushed itself (it has them; they
+    /// come without their value and only move the cursor); rows whose value this build cannot
+    /// read are skipped and counted.
+    func pull(after cursor: Int64, for replica: ReplicaID, limit: Int = batchEntries) throws(SettingsError)
         -> (entries: [SettingEntry], through: Int64, unreadable: Int)
     {
         let rows = try connection.execute(
             """
-            SELECT key, value, hlc, replica, hub_seq FROM settingsd.entries
+            SELECT key, CASE WHEN pushed_by = $4 THEN NULL ELSE value END, hlc, replica, hub_seq,
+                (pushed_by = $4)::int::bigint
+            FROM settingsd.entries
             WHERE namespace = $1 AND hub_seq > $2 ORDER BY hub_seq LIMIT $3
             """,
-            [.text(name), .int64(cursor), .int64(Int64(limit))])
+            [.text(name), .int64(cursor), .int64(Int64(limit)), .bytes(replica.bytes)])
         var entries: [SettingEntry] = []
         var through = cursor
         var unreadable = 0
         for row in 0..<rows.count {
             through = max(through, rows.int64(row, 4))
+            guard rows.int64(row, 5) == 0 else { continue }
             guard let replica = ReplicaID(bytes: rows.bytes(row, 3)) else {
                 unreadable += 1
                 continue
@@ -105,9 +109,11 @@ struct HubNamespace {
     /// next hub sequence numbers under the counter row's lock, keeps per key the higher version
     /// (decided inside PostgreSQL), and notifies listeners once it commits.
     ///
-    /// - Returns: How many entries replaced the hub's.
+    /// - Returns: The hub sequence numbers the batch took (each entry one, whether or not it
+    ///   replaced the hub's); nil for an empty batch.
     @discardableResult
-    func push(_ entries: [SettingEntry], from replica: ReplicaID, through: Int64) throws(SettingsError) -> Int
+    func push(_ entries: [SettingEntry], from replica: ReplicaID, through: Int64) throws(SettingsError)
+        -> ClosedRange<Int64>?
     {
         guard !entries.isEmpty else {
             try connection.execute(
@@ -117,36 +123,28 @@ struct HubNamespace {
                     SET pushed_seq = GREATEST(r.pushed_seq, excluded.pushed_seq), last_seen = now()
                 """,
                 [.text(name), .bytes(replica.bytes), .int64(through)])
-            return 0
+            return nil
         }
-        var parameters: [PostgresValue] = [
+        // The batch travels as four arrays, so the statement's text never changes with its size.
+        let parameters: [PostgresValue] = [
             .text(name), .int64(Int64(entries.count)), .bytes(replica.bytes), .int64(through), .text(channel),
+            .textArray(entries.map(\.key)), .bytesArray(entries.map { $0.value?.encoded() }),
+            .int64Array(entries.map { Int64(bitPattern: $0.version.timestamp.rawValue) }),
+            .bytesArray(entries.map { $0.version.replica.bytes }),
         ]
-        var rows: [String] = []
-        for (index, entry) in entries.enumerated() {
-            let first = parameters.count + 1
-            rows.append(
-                "($\(first)::text, $\(first + 1)::bytea, $\(first + 2)::bigint, $\(first + 3)::bytea, $\(first + 4)::bigint)"
-            )
-            parameters += [
-                .text(entry.key), entry.value.map { .bytes($0.encoded()) } ?? .null,
-                .int64(Int64(bitPattern: entry.version.timestamp.rawValue)),
-                .bytes(entry.version.replica.bytes),
-                .int64(Int64(index + 1)),
-            ]
-        }
         let result = try connection.execute(
             """
             WITH counter AS (
                 UPDATE settingsd.namespaces SET last_seq = last_seq + $2 WHERE namespace = $1
                 RETURNING last_seq - $2 AS base, last_seq),
             upserted AS (
-                INSERT INTO settingsd.entries AS e (namespace, key, value, hlc, replica, hub_seq)
-                SELECT $1, v.key, v.value, v.hlc, v.replica, counter.base + v.ord
-                FROM counter, (VALUES \(rows.joined(separator: ", "))) AS v (key, value, hlc, replica, ord)
+                INSERT INTO settingsd.entries AS e (namespace, key, value, hlc, replica, hub_seq, pushed_by)
+                SELECT $1, v.key, v.value, v.hlc, v.replica, counter.base + v.ord, $3
+                FROM counter, unnest($6::text[], $7::bytea[], $8::bigint[], $9::bytea[])
+                    WITH ORDINALITY AS v (key, value, hlc, replica, ord)
                 ON CONFLICT (namespace, key) DO UPDATE
                     SET value = excluded.value, hlc = excluded.hlc, replica = excluded.replica,
-                        hub_seq = excluded.hub_seq
+                        hub_seq = excluded.hub_seq, pushed_by = excluded.pushed_by
                     WHERE (excluded.hlc, excluded.replica) > (e.hlc, e.replica)
                 RETURNING 1),
             seen AS (
@@ -157,9 +155,14 @@ struct HubNamespace {
                 RETURNING 1),
             notified AS (
                 SELECT pg_notify($5, (SELECT last_seq FROM counter)::text))
-            SELECT (SELECT count(*) FROM upserted), (SELECT count(*) FROM seen), (SELECT count(*) FROM notified)
+            SELECT (SELECT base FROM counter), (SELECT count(*) FROM upserted), (SELECT count(*) FROM seen),
+                (SELECT count(*) FROM notified)
             """, parameters)
-        return result.count == 1 ? Int(result.int64(0, 0)) : 0
+        guard result.count == 1, !result.isNull(0, 0) else {
+            throw SettingsError(.io, "the hub did not number a push to namespace '\(name)'")
+        }
+        let base = result.int64(0, 0)
+        return (base + 1)...(base + Int64(entries.count))
     }
 
     private static func decode(_ bytes: [UInt8]) -> SettingValue? {

@@ -38,6 +38,7 @@ enum HubSchema {
                     hlc bigint NOT NULL,
                     replica bytea NOT NULL,
                     hub_seq bigint NOT NULL,
+                    pushed_by bytea NOT NULL,
                     PRIMARY KEY (namespace, key)
                 );
                 CREATE INDEX entries_by_seq ON settingsd.entries (namespace, hub_seq);
@@ -52,12 +53,21 @@ enum HubSchema {
                 ALTER TABLE settingsd.namespaces ENABLE ROW LEVEL SECURITY;
                 ALTER TABLE settingsd.entries ENABLE ROW LEVEL SECURITY;
                 ALTER TABLE settingsd.replicas ENABLE ROW LEVEL SECURITY;
+                -- The role's namespaces as an uncorrelated subquery: PostgreSQL computes it once per
+                -- statement (a hashed subplan), not once per row.
                 CREATE POLICY members ON settingsd.namespaces
-                    USING (settingsd.visible(namespace)) WITH CHECK (settingsd.visible(namespace));
+                    USING (namespace IN (SELECT r.rolname FROM pg_catalog.pg_roles AS r
+                        WHERE pg_catalog.pg_has_role(current_user, r.oid, 'MEMBER')))
+                    WITH CHECK (settingsd.visible(namespace));
                 CREATE POLICY members ON settingsd.entries
-                    USING (settingsd.visible(namespace)) WITH CHECK (settingsd.visible(namespace));
+                    USING (namespace IN (SELECT r.rolname FROM pg_catalog.pg_roles AS r
+                        WHERE pg_catalog.pg_has_role(current_user, r.oid, 'MEMBER')))
+                    WITH CHECK (namespace IN (SELECT r.rolname FROM pg_catalog.pg_roles AS r
+                        WHERE pg_catalog.pg_has_role(current_user, r.oid, 'MEMBER')));
                 CREATE POLICY members ON settingsd.replicas
-                    USING (settingsd.visible(namespace)) WITH CHECK (settingsd.visible(namespace));
+                    USING (namespace IN (SELECT r.rolname FROM pg_catalog.pg_roles AS r
+                        WHERE pg_catalog.pg_has_role(current_user, r.oid, 'MEMBER')))
+                    WITH CHECK (settingsd.visible(namespace));
                 GRANT USAGE ON SCHEMA settingsd TO PUBLIC;
                 GRANT SELECT ON settingsd.meta TO PUBLIC;
                 GRANT SELECT, INSERT, UPDATE ON settingsd.namespaces, settingsd.entries, settingsd.replicas TO PUBLIC;

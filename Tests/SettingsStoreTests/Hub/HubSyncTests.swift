@@ -1,4 +1,5 @@
 import Foundation
+import PostgresFixture
 import Testing
 
 @testable import SettingsStore

@@ -1,17 +1,16 @@
 import Foundation
+import SettingsStore
 import Synchronization
 
-@testable import SettingsStore
-
-/// A private PostgreSQL cluster for the hub tests: `initdb` into a temporary folder (as the
+/// A private PostgreSQL cluster for the hub tests and `settings-bench hub`: `initdb` into a temporary folder (as the
 /// `postgres` user when the tests run as root, since PostgreSQL refuses root), Unix socket only,
 /// started once per test run and stopped when the run ends.
 ///
 /// Roles log in with passwords (scram-sha-256); `postgres` is trusted locally and owns the hub
 /// schema (`settingsd hub init`).
-final class PostgresCluster: Sendable {
+public final class PostgresCluster: Sendable {
     /// Why the tests cannot have a cluster here, or nil when they can.
-    static let unavailableReason: String? = {
+    public static let unavailableReason: String? = {
         guard PostgresCluster.binaries != nil else {
             return "PostgreSQL's initdb and pg_ctl are not installed (Debian: apt-get install postgresql)"
         }
@@ -19,12 +18,12 @@ final class PostgresCluster: Sendable {
     }()
 
     /// Whether hub tests run: PostgreSQL is installed, or CI is set (then a missing one fails them).
-    static var testsEnabled: Bool {
+    public static var testsEnabled: Bool {
         unavailableReason == nil || ProcessInfo.processInfo.environment["CI"] != nil
     }
 
     /// The cluster of this test run, started on first use.
-    static func shared() throws -> PostgresCluster {
+    public static func shared() throws -> PostgresCluster {
         try sharedCluster.withLock { cluster in
             if let cluster { return cluster }
             let started = try PostgresCluster()
@@ -36,11 +35,11 @@ final class PostgresCluster: Sendable {
     private static let sharedCluster = Mutex<PostgresCluster?>(nil)
 
     /// The folder holding the data directory, the log and the socket.
-    let folder: String
+    public let folder: String
     private let bin: String
 
     /// The hub's database.
-    static let database = "settings"
+    public static let database = "settings"
 
     private init() throws {
         guard let bin = Self.binaries else {
@@ -62,7 +61,7 @@ final class PostgresCluster: Sendable {
     }
 
     /// Starts the server (after `stop`, or a crash).
-    func start() throws {
+    public func start() throws {
         try runAsOwner(
             "\(bin)/pg_ctl",
             [
@@ -72,13 +71,13 @@ final class PostgresCluster: Sendable {
     }
 
     /// Stops the server; `immediate` is the crash-like mode.
-    func stop(immediate: Bool = false) throws {
+    public func stop(immediate: Bool = false) throws {
         try runAsOwner(
             "\(bin)/pg_ctl", ["-D", "\(folder)/data", "-m", immediate ? "immediate" : "fast", "-w", "stop"])
     }
 
     /// SIGKILLs the postmaster, as a crash would, and waits until it is gone.
-    func killPostmaster() throws {
+    public func killPostmaster() throws {
         let pidLine = try String(contentsOfFile: "\(folder)/data/postmaster.pid", encoding: .utf8)
             .split(separator: "\n").first
         guard let pidLine, let pid = Int32(pidLine) else {
@@ -89,7 +88,7 @@ final class PostgresCluster: Sendable {
     }
 
     /// A connection string for `user` (a password included when given).
-    func conninfo(
+    public func conninfo(
         user: String = "postgres", password: String? = nil, database: String = PostgresCluster.database
     )
         -> String
@@ -100,7 +99,7 @@ final class PostgresCluster: Sendable {
     }
 
     /// A new login role with a password, named after `prefix`; returns its name and password.
-    func makeRole(_ prefix: String) throws -> (name: String, password: String) {
+    public func makeRole(_ prefix: String) throws -> (name: String, password: String) {
         let name = "\(prefix)_\(UUID().uuidString.prefix(8).lowercased())"
         let password = "pw-\(UUID().uuidString.prefix(12))"
         try psql("CREATE ROLE \(name) LOGIN PASSWORD '\(password)'")
@@ -108,14 +107,14 @@ final class PostgresCluster: Sendable {
     }
 
     /// A new, empty database (no hub schema); returns its name.
-    func makeDatabase() throws -> String {
+    public func makeDatabase() throws -> String {
         let name = "db_\(UUID().uuidString.prefix(8).lowercased())"
         try psql("CREATE DATABASE \(name)", database: "postgres")
         return name
     }
 
     /// Runs SQL as the superuser, failing on the first error.
-    func psql(_ sql: String, database: String = PostgresCluster.database) throws {
+    public func psql(_ sql: String, database: String = PostgresCluster.database) throws {
         try Self.run(
             "/usr/bin/psql",
             ["-h", folder, "-U", "postgres", "-d", database, "-v", "ON_ERROR_STOP=1", "-qc", sql])
@@ -131,7 +130,7 @@ final class PostgresCluster: Sendable {
 
     /// Runs a program and waits for it, with `posix_spawn` and `waitpid`: its output goes to a
     /// file, not a pipe, because `pg_ctl start` leaves the server holding what it inherited.
-    static func run(_ executable: String, _ arguments: [String]) throws {
+    public static func run(_ executable: String, _ arguments: [String]) throws {
         let outputPath = NSTemporaryDirectory() + "sdt-pg-output-\(UUID().uuidString.prefix(8))"
         defer { unlink(outputPath) }
         var actions = posix_spawn_file_actions_t()

@@ -1,0 +1,61 @@
+import CLibPQ
+import Foundation
+import SettingsStore
+
+/// The floor for hub pushes: batches of 1,000 parameterised `INSERT … ON CONFLICT DO UPDATE`
+/// rows on one libpq connection into a plain table (no counter, no row-level security).
+final class RawPostgres {
+    private let connection: OpaquePointer
+
+    init(conninfo: String) throws {
+        guard let connection = PQconnectdb(conninfo), PQstatus(connection) == CONNECTION_OK else {
+            throw SettingsError(.connectionLost, "raw libpq: cannot connect")
+        }
+        self.connection = connection
+        try run("DROP TABLE IF EXISTS bench_kv")
+        try run("CREATE TABLE bench_kv (key text PRIMARY KEY, value bytea)")
+    }
+
+    deinit {
+        PQfinish(connection)
+    }
+
+    /// Seconds to upsert `count` rows of a 9-byte value (what an integer setting stores).
+    func upsertSeconds(count: Int) throws -> Double {
+        try measureSeconds {
+            for chunk in stride(from: 0, to: count, by: 1_000) {
+                let rows = Array(chunk..<min(chunk + 1_000, count))
+                let placeholders = rows.indices.map { "($\($0 * 2 + 1)::text, $\($0 * 2 + 2)::bytea)" }
+                let sql =
+                    "INSERT INTO bench_kv (key, value) VALUES \(placeholders.joined(separator: ", ")) "
+                    + "ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+                var values: [[UInt8]] = []
+                var formats: [Int32] = []
+                for row in rows {
+                    values.append(Array("hub.key.\(row)".utf8) + [0])
+                    formats.append(0)
+                    values.append([3] + withUnsafeBytes(of: Int64(row).littleEndian) { Array($0) })
+                    formats.append(1)
+                }
+                try run(sql, values: values, formats: formats)
+            }
+        }
+    }
+
+    private func run(_ sql: String, values: [[UInt8]] = [], formats: [Int32] = []) throws {
+        let pointers = values.map { bytes in
+            let pointer = UnsafeMutablePointer<CChar>.allocate(capacity: bytes.count)
+            for (index, byte) in bytes.enumerated() { pointer[index] = CChar(bitPattern: byte) }
+            return pointer
+        }
+        defer { pointers.forEach { $0.deallocate() } }
+        let lengths = values.map { Int32($0.count) }
+        let parameters: [UnsafePointer<CChar>?] = pointers.map { UnsafePointer($0) }
+        let result = PQexecParams(connection, sql, Int32(values.count), nil, parameters, lengths, formats, 0)
+        defer { PQclear(result) }
+        let status = PQresultStatus(result)
+        guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
+            throw SettingsError(.io, "raw libpq: \(String(cString: PQerrorMessage(connection)))")
+        }
+    }
+}
