@@ -26,8 +26,7 @@ final class PollLoop: @unchecked Sendable {  // table: loop thread only; `execut
     private var handlers: [Int32: Handler] = [:]
     private var interests: [Int32: Interest] = [:]
     private let tasks = Mutex<[@Sendable () -> Void]>([])
-    private let wakeRead: Int32
-    private let wakeWrite: Int32
+    private let wake: WakePipe
     private let loopThread = Mutex<pthread_t?>(nil)
     private var isStopping = false
     /// Called after every round of ready descriptors and tasks, on the loop thread.
@@ -38,19 +37,7 @@ final class PollLoop: @unchecked Sendable {  // table: loop thread only; `execut
     var tickMilliseconds: Int32 = 250
 
     init() throws(SettingsError) {
-        var fds: [Int32] = [0, 0]
-        guard pipe(&fds) == 0 else { throw SettingsError(.io, "cannot create the event loop's wake-up pipe") }
-        for fd in fds {
-            _ = fcntl(fd, F_SETFL, O_NONBLOCK)
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-        }
-        wakeRead = fds[0]
-        wakeWrite = fds[1]
-    }
-
-    deinit {
-        close(wakeRead)
-        close(wakeWrite)
+        wake = try WakePipe()
     }
 
     /// Whether the caller runs on the loop thread.
@@ -69,10 +56,7 @@ final class PollLoop: @unchecked Sendable {  // table: loop thread only; `execut
             defer { tasks.append(task) }
             return tasks.isEmpty
         }
-        if wasEmpty {
-            var byte: UInt8 = 1
-            _ = write(wakeWrite, &byte, 1)
-        }
+        if wasEmpty { wake.signal() }
     }
 
     /// Watches `fd` (on the loop thread).
@@ -113,7 +97,7 @@ final class PollLoop: @unchecked Sendable {  // table: loop thread only; `execut
         var nextTick = SettingsConfiguration.systemClock() + UInt64(tickMilliseconds)
         while !isStopping {
             descriptors.removeAll(keepingCapacity: true)
-            descriptors.append(pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0))
+            descriptors.append(pollfd(fd: wake.readEnd, events: Int16(POLLIN), revents: 0))
             for (fd, interest) in interests where !interest.isEmpty {
                 descriptors.append(pollfd(fd: fd, events: interest.rawValue, revents: 0))
             }
@@ -122,7 +106,7 @@ final class PollLoop: @unchecked Sendable {  // table: loop thread only; `execut
                 if errno == EINTR { continue }
                 break
             }
-            if descriptors[0].revents != 0 { drainWakeups() }
+            if descriptors[0].revents != 0 { wake.drain() }
             for descriptor in descriptors.dropFirst() where descriptor.revents != 0 {
                 handlers[descriptor.fd]?(descriptor.revents)
             }
@@ -135,11 +119,6 @@ final class PollLoop: @unchecked Sendable {  // table: loop thread only; `execut
             }
         }
         loopThread.withLock { $0 = nil }
-    }
-
-    private func drainWakeups() {
-        var buffer = [UInt8](repeating: 0, count: 64)
-        while buffer.withUnsafeMutableBytes({ read(wakeRead, $0.baseAddress, $0.count) }) > 0 {}
     }
 
     private func runTasks() {

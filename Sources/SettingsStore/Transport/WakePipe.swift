@@ -2,10 +2,11 @@
     import Glibc
 #endif
 
-/// A self-pipe that wakes a thread blocked in `poll(2)`: from another thread (a local commit,
-/// `stop()`), or together with a socket (the hub's notifications).
+/// A self-pipe that wakes a thread blocked in `poll(2)` from another thread: the daemon's event
+/// loop (posted tasks), a hub link (a local commit, `stop()`, together with the hub's socket).
 final class WakePipe: Sendable {
-    private let readEnd: Int32
+    /// The end to poll for reading; `drain()` it once it is readable.
+    let readEnd: Int32
     private let writeEnd: Int32
 
     init() throws(SettingsError) {
@@ -48,7 +49,8 @@ final class WakePipe: Sendable {
         return fds.count > 1 && fds[1].revents != 0
     }
 
-    private func drain() {
+    /// Empties the pipe, so the next `signal()` wakes the poll again.
+    func drain() {
         var sink = [UInt8](repeating: 0, count: 64)
         while read(readEnd, &sink, sink.count) > 0 {}
     }
