@@ -8,23 +8,7 @@ import SettingsStore
 enum FileIO {
     /// The bytes of `path`, or of stdin for `-`; files over `limit` bytes are refused.
     static func read(_ path: String, limit: Int = 256 << 20) throws(SettingsError) -> [UInt8] {
-        let fd = path == "-" ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw failure("cannot open '\(path)'", path) }
-        defer { if fd != STDIN_FILENO { close(fd) } }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if count == 0 { return bytes }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw failure("cannot read '\(path)'", path)
-            }
-            bytes.append(contentsOf: chunk[0..<count])
-            if bytes.count > limit {
-                throw SettingsError(.invalidValue, "'\(path)' is larger than \(limit) bytes", path: path)
-            }
-        }
+        try FileSystem.read(path, limit: limit)
     }
 
     /// Writes `text` to `path` (mode 0600, replaced atomically), or to stdout for `-`.

@@ -32,6 +32,8 @@ public struct SettingsError: Error, Sendable, Equatable, CustomStringConvertible
             case connectionLost
             case timeout
             case replicaForked
+            case schemaViolation
+            case locked
         }
 
         private let kind: Kind
@@ -99,6 +101,11 @@ public struct SettingsError: Error, Sendable, Equatable, CustomStringConvertible
         /// A replica's history forked (its file was restored from a backup or copied): it takes
         /// a new replica id and resyncs.
         public static let replicaForked = Code(.replicaForked)
+        /// A value breaks its key's schema (type, range, choices, length), or a strict store
+        /// has no schema for the key.
+        public static let schemaViolation = Code(.schemaViolation)
+        /// The key is locked by the administrator (`locks.d`): its value cannot be changed here.
+        public static let locked = Code(.locked)
     }
 
     /// The kind of failure.

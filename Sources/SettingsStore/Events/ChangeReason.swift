@@ -12,6 +12,10 @@ public enum ChangeReason: String, Sendable, Codable, CaseIterable, CustomStringC
     case initialSync
     /// An incoming change was refused because it would break a local limit; the key is unchanged.
     case quotaViolation
+    /// An incoming change was refused because it breaks the key's schema; the key is unchanged.
+    case schemaViolation
+    /// The administrator's schemas, system defaults or locks changed the key's effective value.
+    case system
     /// A `SettingsClient` reconnected to its daemon: changes made while it was away are not
     /// replayed, so re-read what you show. Carries no keys.
     case resync

@@ -213,8 +213,10 @@ public final class HubLink: Sendable {
             let candidates = settings.entries(after: pushed, limit: HubNamespace.batchEntries)
             guard let last = candidates.last else { return (pushed, cursor) }
             let fromHub = state.withLock { $0.fromHub }
+            let policy = settings.policy
             let needed = candidates.filter { entry in
                 !fromHub.contains { $0.contains(entry.sequence) }
+                    && (policy.isEmpty || !policy.isLocal(entry.key))
                     && (entry.value?.nestingDepth ?? 0) <= SettingValue.maximumNestingDepth
             }
             let numbers = try hub.push(needed, from: replica, through: last.sequence)

@@ -82,11 +82,12 @@ extension SyncSession {
         var batch: [SettingEntry] = []
         var bytes = 0
         var through = sentThrough
+        let policy = settings.policy
         for entry in candidates {
             bytes += entry.key.utf8.count + (entry.value?.storageSize ?? 0) + 64
             if bytes > Self.batchBytes, !batch.isEmpty { break }
             through = entry.sequence
-            if needs(entry, peer: peer) { batch.append(entry) }
+            if needs(entry, peer: peer), policy.isEmpty || !policy.isLocal(entry.key) { batch.append(entry) }
         }
         sentThrough = through
         note(peer) { $0.sentThrough = through }

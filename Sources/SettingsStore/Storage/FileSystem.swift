@@ -5,7 +5,7 @@
 #endif
 
 /// The few file-system operations the store needs, with errors that name the path.
-enum FileSystem {
+package enum FileSystem {
     /// Creates `path` and its missing parents with `mode` (existing folders are left as they are).
     static func createDirectories(_ path: String, mode: mode_t = 0o700) throws(SettingsError) {
         var prefix = path.hasPrefix("/") ? "" : "."
@@ -22,6 +22,46 @@ enum FileSystem {
         let fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, mode)
         guard fd >= 0 else { throw error("cannot create '\(path)'", path: path) }
         close(fd)
+    }
+
+    /// The bytes of the file at `path` (`-`: standard input), at most `limit` of them.
+    package static func read(_ path: String, limit: Int = 256 << 20) throws(SettingsError) -> [UInt8] {
+        let fd = path == "-" ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw error("cannot open '\(path)'", path: path) }
+        defer { if fd != STDIN_FILENO { close(fd) } }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if count == 0 { return bytes }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw error("cannot read '\(path)'", path: path)
+            }
+            bytes += chunk[0..<count]
+            guard bytes.count <= limit else {
+                throw SettingsError(.invalidValue, "'\(path)' is larger than \(limit) bytes", path: path)
+            }
+        }
+    }
+
+    /// The names in the folder at `path` that end with `suffix` (all when empty), sorted by
+    /// their bytes; nothing when the folder does not exist.
+    static func files(in path: String, endingWith suffix: String = "") throws(SettingsError) -> [String] {
+        guard let folder = opendir(path) else {
+            if errno == ENOENT || errno == ENOTDIR { return [] }
+            throw error("cannot list '\(path)'", path: path)
+        }
+        defer { closedir(folder) }
+        var names: [String] = []
+        while let entry = readdir(folder) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { buffer in
+                String(decoding: buffer.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            guard !name.hasPrefix("."), name.hasSuffix(suffix) else { continue }
+            names.append(name)
+        }
+        return names.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
     }
 
     /// The folder part of `path` (`.` when there is none).

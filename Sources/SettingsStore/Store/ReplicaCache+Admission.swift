@@ -34,6 +34,10 @@ extension ReplicaCache {
         var accepted: [SettingEntry] = []
         /// The ones the limits refused, described by the key's unchanged local state.
         var refused: [SettingsChange.KeyChange] = []
+        /// The ones their schema refused, described the same way.
+        var schemaRefused: [SettingsChange.KeyChange] = []
+        /// Accepted keys whose effective value a lock holds: stored, not announced.
+        var locked: [String] = []
         /// Keys this replica does not hold whose incoming entry is older than the tombstone
         /// horizon: possibly deleted long ago, so not taken back.
         var expired: [String] = []
@@ -46,6 +50,8 @@ extension ReplicaCache {
         var winners: [String: SettingEntry] = [:]
         var order: [String] = []
         for received in incoming {
+            // Keys of scope `local` belong to each replica alone: never taken from another.
+            if !policy.isEmpty, policy.isLocal(received.key) { continue }
             // A replica of another build may send a key in another normal form: it is the same key.
             let entry =
                 KeyIdentity.isNormalized(received.key)
@@ -66,6 +72,18 @@ extension ReplicaCache {
                 continue
             }
             let after = running.replacing(key: key, old: entries[key]?.value, with: entry.value)
+            if !policy.isEmpty {
+                do throws(SettingsError) {
+                    try policy.checkArrival(entry.value, forKey: key)
+                } catch {
+                    let local = entries[key]
+                    result.schemaRefused.append(
+                        SettingsChange.KeyChange(
+                            key: key, value: local?.value, version: local?.version ?? entry.version))
+                    continue
+                }
+                if policy.lock(forKey: key) != nil { result.locked.append(key) }
+            }
             do throws(SettingsError) {
                 if let value = entry.value {
                     try KeyValidation.validate(key, maximumBytes: limits.maximumKeyBytes)

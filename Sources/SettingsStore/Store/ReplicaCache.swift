@@ -3,6 +3,8 @@
 struct ReplicaCache {
     private(set) var entries: [String: SettingEntry] = [:]
     var defaults: [String: SettingValue] = [:]
+    /// Schemas, system defaults and locks: they shape reads, writes and arrivals.
+    var policy = SettingsPolicy()
     /// The keys that hold a value (not tombstones) and their bytes, as the limits count them.
     private(set) var totals = StoreTotals(keys: 0, bytes: 0)
     /// Every applied entry's sequence number and key, in sequence order; an element is current
@@ -25,7 +27,8 @@ struct ReplicaCache {
         return Int(truncatingIfNeeded: fingerprint.value >> 52)
     }
 
-    init(entries: [SettingEntry]) {
+    init(entries: [SettingEntry], policy: SettingsPolicy = SettingsPolicy()) {
+        self.policy = policy
         apply(entries)
         sequenceLog.sort { $0.sequence < $1.sequence }
     }
@@ -36,23 +39,31 @@ struct ReplicaCache {
         for entry in batch { apply(entry) }
     }
 
-    /// The stored value, or the registered default, or nil.
+    /// The effective value: a lock's, else the stored value, else the defaults' layers
+    /// (system, registered, schema), else nil.
     func value(forKey key: String) -> SettingValue? {
-        entries[key]?.value ?? defaults[key]
+        guard !policy.isEmpty else { return entries[key]?.value ?? defaults[key] }
+        let fallback = { policy.fallback(forKey: key, registered: defaults[key]) }
+        if policy.lock(forKey: key) != nil {
+            return policy.systemDefaults[key]?.value ?? policy.schema.rule(forKey: key)?.defaultValue
+        }
+        return entries[key]?.value ?? fallback()
     }
 
     /// Replaces a key's entry, keeping the totals right.
     mutating func apply(_ entry: SettingEntry) {
         let previous = entries.updateValue(entry, forKey: entry.key)
-        let bucket = Self.bucket(of: entry.key)
-        if let previous {
-            let old = Fingerprint.of(previous)
-            fingerprintSum &-= old
-            bucketSums[bucket] &-= old
+        if isShared(entry.key) {
+            let bucket = Self.bucket(of: entry.key)
+            if let previous {
+                let old = Fingerprint.of(previous)
+                fingerprintSum &-= old
+                bucketSums[bucket] &-= old
+            }
+            let new = Fingerprint.of(entry)
+            fingerprintSum &+= new
+            bucketSums[bucket] &+= new
         }
-        let new = Fingerprint.of(entry)
-        fingerprintSum &+= new
-        bucketSums[bucket] &+= new
         sequenceLog.append((entry.sequence, entry.key))
         if sequenceLog.count > 2 * entries.count + 1024 {
             sequenceLog.removeAll { self.entries[$0.key]?.sequence != $0.sequence }
@@ -100,7 +111,24 @@ struct ReplicaCache {
 
     /// The entries (tombstones included) whose keys fall in `buckets`.
     func entries(inBuckets buckets: Set<Int>) -> [SettingEntry] {
-        entries.values.filter { buckets.contains(Self.bucket(of: $0.key)) }
+        entries.values.filter { buckets.contains(Self.bucket(of: $0.key)) && isShared($0.key) }
+    }
+
+    /// Whether `key` is compared with other replicas: every key but those of scope `local`,
+    /// which each replica keeps to itself (so they are left out of the digest).
+    func isShared(_ key: String) -> Bool {
+        policy.isEmpty || !policy.isLocal(key)
+    }
+
+    /// Sums every shared entry's fingerprint again, after the policy changed which keys are local.
+    mutating func recomputeFingerprints() {
+        fingerprintSum = 0
+        bucketSums = [UInt64](repeating: 0, count: Self.bucketCount)
+        for entry in entries.values where isShared(entry.key) {
+            let fingerprint = Fingerprint.of(entry)
+            fingerprintSum &+= fingerprint
+            bucketSums[Self.bucket(of: entry.key)] &+= fingerprint
+        }
     }
 
     /// The tombstones stamped below `cutoff`.
@@ -112,6 +140,7 @@ struct ReplicaCache {
     mutating func remove(_ tombstones: [SettingEntry]) {
         for entry in tombstones {
             entries.removeValue(forKey: entry.key)
+            guard isShared(entry.key) else { continue }
             let fingerprint = Fingerprint.of(entry)
             fingerprintSum &-= fingerprint
             bucketSums[Self.bucket(of: entry.key)] &-= fingerprint

@@ -16,6 +16,8 @@ struct Commit {
     var cursor: PeerCursor? = nil
     /// Changes from a peer that the limits refused, announced with `quotaViolation`.
     var refused: [SettingsChange.KeyChange] = []
+    /// Changes from a peer that their schema refused, announced with `schemaViolation`.
+    var schemaRefused: [SettingsChange.KeyChange] = []
     /// Keys whose new state is not announced: tombstones for keys that held nothing here.
     var unannounced: Set<String> = []
 }
@@ -42,6 +44,11 @@ extension Settings {
         if !commit.refused.isEmpty {
             observers.enqueue(
                 SettingsChange(reason: .quotaViolation, origin: commit.origin, changes: commit.refused))
+        }
+        if !commit.schemaRefused.isEmpty {
+            observers.enqueue(
+                SettingsChange(reason: .schemaViolation, origin: commit.origin, changes: commit.schemaRefused)
+            )
         }
         return records
     }
@@ -92,9 +99,10 @@ extension Settings {
                     incarnation: peerIncarnation ?? writer.peers[peer]?.incarnation)
                 return PeerCursor(peer: peer, record: record, contactMilliseconds: now)
             }
+            // A locked key's change is kept for other machines but changes nothing here.
             let batch = Commit(
                 entries: accepted, reason: reason, origin: peer, cursor: cursor, refused: merge.refused,
-                unannounced: Set(merge.expired))
+                schemaRefused: merge.schemaRefused, unannounced: Set(merge.expired + merge.locked))
             let records = try commit(batch, writer: &writer)
             let sequences = records.first.flatMap { first in records.last.map { first.sequence...$0.sequence }
             }

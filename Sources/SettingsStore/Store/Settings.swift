@@ -82,7 +82,7 @@ public final class Settings: Sendable {
         loaded: LoadedReplica, backend: sending any SettingsBackend, lock: sending OwnerLock?, path: String?,
         configuration: SettingsConfiguration
     ) {
-        let cache = ReplicaCache(entries: loaded.entries)
+        let cache = ReplicaCache(entries: loaded.entries, policy: configuration.policy)
         // A stamp a wild peer clock left on disk must not drag this clock along on every
         // restart: the clock resumes from the highest stamp within the bound, and writes to the
         // wild stamp's key still beat it (`SettingsWriter.stamp`).
@@ -183,11 +183,15 @@ public final class Settings: Sendable {
         try typed { try transaction(reason: .reset) { try $0.removeValue(forKey: key) } }
     }
 
-    /// Removes every stored value (reason `.reset`); defaults stay registered.
+    /// Removes every stored value (reason `.reset`), except locked keys (their value is the
+    /// administrator's anyway); defaults stay registered.
     public func reset() throws(SettingsError) {
+        let policy = self.policy
         try typed {
             try transaction(reason: .reset) { transaction in
-                for key in keys() { try transaction.removeValue(forKey: key) }
+                for key in keys() where policy.lock(forKey: key) == nil {
+                    try transaction.removeValue(forKey: key)
+                }
             }
         }
     }

@@ -24,6 +24,9 @@ public struct SettingsConfiguration: Sendable {
     /// the store opens and by `collectTombstones()`; a replica offline for longer gets the state
     /// as it is, without the keys deleted meanwhile (see `docs/SYNC.md`).
     public var tombstoneLifetime: UInt64 = 90 * 24 * 3_600_000
+    /// Schemas, system defaults and locks (see `SettingsPolicy`); none by default. Replace them
+    /// while the store is open with `Settings.apply(_:)`.
+    public var policy = SettingsPolicy()
     /// Whether the store only reads its file: nothing is created, locked or written, and every
     /// write throws `readOnly`. A reader that cannot write the file or its folder still reads it.
     /// Defaults to `false`.

@@ -4,6 +4,9 @@
 /// and do not call the store itself from there: the transaction holds the store's writer lock.
 public final class SettingsTransaction {
     let settings: Settings
+    /// The store's policy when the transaction began (it changes only under the writer lock the
+    /// transaction holds).
+    private let policy: SettingsPolicy
     /// Every write in order, repeats included; `latestWrites()` keeps the last one per key.
     private var log: [(key: String, value: SettingValue?)] = []
     /// The last position of each key in `log[..<indexed]`, built only when the transaction reads:
@@ -13,12 +16,18 @@ public final class SettingsTransaction {
 
     init(settings: Settings) {
         self.settings = settings
+        self.policy = settings.cache.withLock { $0.policy }
     }
 
     /// The value `key` will have after this transaction: written here, stored, or the default.
     public func value(forKey key: String) -> SettingValue? {
         if let position = latestPosition(of: key) {
-            return log[position].value ?? settings.cache.withLock { $0.defaults[key] }
+            guard let value = log[position].value else {
+                return settings.cache.withLock {
+                    $0.policy.fallback(forKey: key, registered: $0.defaults[key])
+                }
+            }
+            return value
         }
         return settings.value(forKey: key)
     }
@@ -75,10 +84,12 @@ public final class SettingsTransaction {
         }
     }
 
-    /// Logs a write under the key's one identity (`KeyIdentity`), after checking the key.
+    /// Logs a write under the key's one identity (`KeyIdentity`), after checking the key and the
+    /// policy (locks, schemas).
     private func record(_ key: String, _ value: SettingValue?) throws(SettingsError) {
         let key = KeyIdentity.normalize(key)
         try KeyValidation.validate(key, maximumBytes: settings.configuration.limits.maximumKeyBytes)
+        try policy.checkWrite(value, forKey: key)
         log.append((key, value))
     }
 }

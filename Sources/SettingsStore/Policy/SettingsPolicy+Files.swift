@@ -1,0 +1,138 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Reading a policy from its folders: schema files, `defaults.d` and `locks.d`.
+extension SettingsPolicy {
+    /// The folders schema files are read from by default: `$XDG_DATA_DIRS/settingsd/schemas`
+    /// (`/usr/local/share` and `/usr/share` when unset).
+    public static var defaultSchemaDirectories: [String] {
+        let variable = getenv("XDG_DATA_DIRS").map { String(cString: $0) } ?? ""
+        let folders = variable.isEmpty ? "/usr/local/share:/usr/share" : variable
+        return folders.split(separator: ":").map { "\($0)/settingsd/schemas" }
+    }
+
+    /// The folder of system defaults and locks by default.
+    public static let defaultSystemDirectory = "/etc/settingsd"
+
+    /// Reads every `*.json` schema in `schemaDirectories` (in order, files by name),
+    /// `systemDirectory/defaults.d/*.json` (in file-name order, later files win) and
+    /// `systemDirectory/locks.d/*`. Missing folders are empty.
+    ///
+    /// - Throws: `schemaViolation` naming the file for a malformed schema, a key declared with two
+    ///   types, or a system default that breaks its schema; `invalidValue` for a malformed
+    ///   defaults file; `io` for a file that cannot be read.
+    public static func load(schemaDirectories: [String], systemDirectory: String?, isStrict: Bool = false)
+        throws(SettingsError) -> SettingsPolicy
+    {
+        var policy = SettingsPolicy()
+        policy.isStrict = isStrict
+        for directory in schemaDirectories {
+            for name in try FileSystem.files(in: directory, endingWith: ".json") {
+                for rule in try readSchema(at: "\(directory)/\(name)") { try policy.schema.add(rule) }
+            }
+        }
+        guard let systemDirectory else { return policy }
+        let defaults = "\(systemDirectory)/defaults.d"
+        for name in try FileSystem.files(in: defaults, endingWith: ".json") {
+            let file = "\(defaults)/\(name)"
+            for (key, value) in try readDefaults(at: file) {
+                if let rule = policy.schema.rule(forKey: key) {
+                    do throws(SettingsError) {
+                        try rule.check(value, forKey: key)
+                    } catch {
+                        throw SettingsError(
+                            .schemaViolation, "\(file): \(error.message)", key: key, path: file)
+                    }
+                }
+                policy.systemDefaults[key] = SystemDefault(value: value, file: file)
+            }
+        }
+        let locks = "\(systemDirectory)/locks.d"
+        for name in try FileSystem.files(in: locks) {
+            let file = "\(locks)/\(name)"
+            let text = String(decoding: try FileSystem.read(file, limit: 1 << 20), as: UTF8.self)
+            for line in text.split(whereSeparator: \.isNewline) {
+                let entry = String(
+                    line.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)[0]
+                        .drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
+                guard !entry.isEmpty else { continue }
+                policy.locks.append(Lock(key: KeyIdentity.normalize(entry), file: file))
+            }
+        }
+        return policy
+    }
+
+    /// The rules of one schema file: `{"format": "settingsd-schema", "version": 1, "keys": {...}}`.
+    static func readSchema(at file: String) throws(SettingsError) -> [SchemaRule] {
+        do throws(SettingsError) {
+            let fields = try JSONFields(
+                try JSONValue.parse(FileSystem.read(file, limit: 16 << 20)), what: "a schema file")
+            guard try fields.string("format") == "settingsd-schema" else {
+                throw SettingsError(.schemaViolation, "field 'format' must be \"settingsd-schema\"")
+            }
+            guard try fields.integer("version") == 1 else {
+                throw SettingsError(.schemaViolation, "field 'version' must be 1")
+            }
+            guard case .object(let keys)? = fields.members["keys"] else {
+                throw SettingsError(.schemaViolation, "field 'keys' must be an object of key → rule")
+            }
+            return try keys.sorted { $0.key < $1.key }.map { (key, json) throws(SettingsError) in
+                try rule(key: key, json: json, file: file)
+            }
+        } catch {
+            guard error.path == nil else { throw error }
+            throw SettingsError(
+                .schemaViolation, "schema \(file): \(error.message)", key: error.key, path: file)
+        }
+    }
+
+    private static func rule(key: String, json: JSONValue, file: String) throws(SettingsError) -> SchemaRule {
+        let fields = try JSONFields(json, what: "the rule for '\(key)'")
+        let typeName = try fields.string("type")
+        guard let type = SchemaRule.ValueType(rawValue: typeName) else {
+            throw SettingsError(
+                .schemaViolation,
+                "'\(key)': unknown type '\(typeName)' (one of \(SchemaRule.ValueType.allCases.map(\.rawValue).joined(separator: ", ")))",
+                key: key)
+        }
+        let scopeName = try fields.optionalString("scope") ?? "synced"
+        guard let scope = SchemaRule.Scope(rawValue: scopeName) else {
+            throw SettingsError(.schemaViolation, "'\(key)': scope must be synced or local", key: key)
+        }
+        let name = key.hasSuffix(".*") ? key : KeyIdentity.normalize(key)
+        try KeyValidation.validate(
+            key.hasSuffix(".*") ? String(key.dropLast()) + "x" : name, maximumBytes: 1024)
+        var rule = SchemaRule(
+            key: name, type: type, minimum: try fields.optionalNumber("min"),
+            maximum: try fields.optionalNumber("max"),
+            choices: try fields.strings("choices", limit: 10_000),
+            maximumLength: try fields.optionalInteger("maxLength").map { Int(clamping: $0) },
+            summary: try fields.optionalString("summary"),
+            description: try fields.optionalString("description"),
+            scope: scope, file: file)
+        if let json = fields.members["default"], json != .null {
+            let value = try SettingValue(json: json)
+            try rule.check(value, forKey: "\(key) (its default)")
+            rule.defaultValue = value
+        }
+        return rule
+    }
+
+    /// A `defaults.d` file: a JSON object of key → value in the wire's value form.
+    private static func readDefaults(at file: String) throws(SettingsError) -> [(String, SettingValue)] {
+        do throws(SettingsError) {
+            guard case .object(let members) = try JSONValue.parse(FileSystem.read(file, limit: 16 << 20))
+            else {
+                throw SettingsError(.invalidValue, "must be a JSON object of key → value")
+            }
+            return try members.sorted { $0.key < $1.key }.map { (key, json) throws(SettingsError) in
+                try KeyValidation.validate(key, maximumBytes: 1024)
+                return (KeyIdentity.normalize(key), try SettingValue(json: json))
+            }
+        } catch {
+            throw SettingsError(
+                .invalidValue, "defaults \(file): \(error.message)", key: error.key, path: file)
+        }
+    }
+}

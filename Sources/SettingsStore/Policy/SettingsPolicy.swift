@@ -1,0 +1,85 @@
+/// What an administrator and the app's schemas impose on a store: schema rules, system defaults
+/// (`/etc/settingsd/defaults.d`) and locks (`/etc/settingsd/locks.d`), as in dconf's profiles and
+/// GSettings' schemas (see `docs/SCHEMA.md`).
+///
+/// A key's effective value is, first to last: the lock (the system default, else the schema
+/// default), the stored value, the system default, a registered default, the schema default.
+public struct SettingsPolicy: Sendable, Equatable {
+    /// A system default and the file that set it.
+    public struct SystemDefault: Sendable, Equatable {
+        /// The value.
+        public let value: SettingValue
+        /// The `defaults.d` file.
+        public let file: String
+    }
+
+    /// A lock on a key, or on every key under a prefix ending in `.`.
+    public struct Lock: Sendable, Equatable {
+        /// The key or the prefix.
+        public let key: String
+        /// The `locks.d` file.
+        public let file: String
+
+        /// Whether the lock covers `name`.
+        func covers(_ name: String) -> Bool {
+            key.hasSuffix(".") ? KeyIdentity.hasPrefix(name, key) : key == name
+        }
+    }
+
+    /// The schema rules.
+    public var schema = SettingsSchema()
+    /// System defaults by key.
+    public var systemDefaults: [String: SystemDefault] = [:]
+    /// Locks.
+    public var locks: [Lock] = []
+    /// Whether keys no schema declares are refused (`settingsd run --strict-schemas`).
+    public var isStrict = false
+
+    /// No rules, no defaults, no locks: every key is free-form.
+    public init() {}
+
+    /// Whether there is nothing to apply.
+    public var isEmpty: Bool { schema.isEmpty && systemDefaults.isEmpty && locks.isEmpty && !isStrict }
+
+    /// The lock covering `key`, if any.
+    public func lock(forKey key: String) -> Lock? {
+        locks.isEmpty ? nil : locks.first { $0.covers(key) }
+    }
+
+    /// Throws `locked` or `schemaViolation` unless a local write of `value` (nil: a removal) to
+    /// `key` is allowed.
+    public func checkWrite(_ value: SettingValue?, forKey key: String) throws(SettingsError) {
+        guard !isEmpty else { return }
+        if let lock = lock(forKey: key) {
+            throw SettingsError(
+                .locked, "'\(key)' is locked by \(lock.file); its value cannot be changed here", key: key,
+                path: lock.file)
+        }
+        try checkArrival(value, forKey: key)
+    }
+
+    /// Throws `schemaViolation` unless `value` fits the key's schema (a lock does not refuse
+    /// what arrives from a replica: it is stored, and the lock keeps the effective value).
+    func checkArrival(_ value: SettingValue?, forKey key: String) throws(SettingsError) {
+        guard let rule = schema.rule(forKey: key) else {
+            guard !isStrict else {
+                throw SettingsError(
+                    .schemaViolation, "'\(key)' is not declared by any schema, and schemas are strict",
+                    key: key)
+            }
+            return
+        }
+        if let value { try rule.check(value, forKey: key) }
+    }
+
+    /// Whether `key` is kept on this replica only (schema scope `local`).
+    public func isLocal(_ key: String) -> Bool {
+        schema.rule(forKey: key)?.scope == .local
+    }
+
+    /// The default the layers give `key` when no user value applies: system, then registered
+    /// (`registered`), then schema.
+    func fallback(forKey key: String, registered: SettingValue?) -> SettingValue? {
+        systemDefaults[key]?.value ?? registered ?? schema.rule(forKey: key)?.defaultValue
+    }
+}
