@@ -8,22 +8,95 @@ import SettingsStore
 enum ClientCommands {
     static func get(_ arguments: ParsedArguments) throws -> Int32 {
         let key = try arguments.positionals(1...1)[0]
-        let fields = try arguments.requestTarget(forWriting: false).request(.get(key: key))
-        guard fields["found"] == .bool(true), let json = fields["value"] else {
+        let target = try arguments.requestTarget(forWriting: false)
+        // The effective value, layers and all; `--explain` asks where it comes from too.
+        let fields = try target.request(arguments.flag("--explain") ? .describe(key: key) : .get(key: key))
+        guard let json = fields["value"] else {
             Output.error("'\(key)' is not set")
             return 1
         }
         let value = try SettingValue(json: json)
         Output.line(arguments.flag("--json") ? json.serialized() : Output.text(of: value))
+        if arguments.flag("--explain"), case .string(let source)? = fields["source"] {
+            Output.line("from: \(source)")
+        }
         return 0
     }
 
     static func set(_ arguments: ParsedArguments) throws -> Int32 {
         let positionals = try arguments.positionals(2...2)
-        let type = arguments.flag("--json") ? "json" : arguments.value("--type") ?? "string"
-        let value = try ValueParser.parse(positionals[1], type: type)
-        _ = try arguments.requestTarget(forWriting: true).request(.set(key: positionals[0], value: value))
+        let target = try arguments.requestTarget(forWriting: true)
+        var type = arguments.flag("--json") ? "json" : arguments.value("--type")
+        if type == nil {
+            // A schema that types the key saves the --type.
+            let rule = try target.request(.describe(key: positionals[0]))["schema"]
+            if case .string(let declared)? = rule?["type"] {
+                type = ValueParser.type(forSchemaType: declared)
+            }
+        }
+        let value = try ValueParser.parse(positionals[1], type: type ?? "string")
+        _ = try target.request(.set(key: positionals[0], value: value))
         return 0
+    }
+
+    static func describe(_ arguments: ParsedArguments) throws -> Int32 {
+        let key = try arguments.positionals(1...1)[0]
+        let fields = try arguments.requestTarget(forWriting: false).request(.describe(key: key))
+        if arguments.flag("--json") {
+            Output.line(JSONValue.object(fields).serialized())
+            return 0
+        }
+        Output.line("key: \(key)")
+        if let rule = fields["schema"] {
+            let declared = rule["key"] == .string(key) ? "" : " (by pattern \(text(rule["key"])))"
+            Output.line("type: \(text(rule["type"]))\(declared)")
+            if let value = rule["default"] {
+                Output.line("default: \(Output.listed(try SettingValue(json: value)))")
+            }
+            if rule["min"] != nil || rule["max"] != nil {
+                Output.line("range: \(number(rule["min"]) ?? "-∞") to \(number(rule["max"]) ?? "+∞")")
+            }
+            if case .array(let choices)? = rule["choices"] {
+                Output.line("choices: \(choices.map { text($0) }.joined(separator: ", "))")
+            }
+            if let length = rule["maxLength"] { Output.line("maximum length: \(text(length))") }
+            if let summary = rule["summary"] { Output.line("summary: \(text(summary))") }
+            if let description = rule["description"] { Output.line("description: \(text(description))") }
+            Output.line("scope: \(text(rule["scope"]))\(rule["scope"] == "local" ? " (never synced)" : "")")
+            Output.line("schema: \(text(rule["file"]))")
+        } else {
+            Output.line("type: any (no schema declares this key)")
+        }
+        if let value = fields["systemDefault"] {
+            Output.line(
+                "system default: \(Output.listed(try SettingValue(json: value))) (\(text(fields["systemDefaultFile"])))"
+            )
+        }
+        if let file = fields["lockedBy"] { Output.line("locked by: \(text(file))") }
+        if let value = fields["value"] {
+            Output.line("value: \(Output.listed(try SettingValue(json: value)))")
+        } else {
+            Output.line("value: unset")
+        }
+        Output.line("from: \(text(fields["source"]))")
+        return 0
+    }
+
+    static func reset(_ arguments: ParsedArguments) throws -> Int32 {
+        let key = try arguments.positionals(1...1)[0]
+        let fields = try arguments.requestTarget(forWriting: true).request(.reset(keyOrPrefix: key))
+        if case .integer(let removed)? = fields["removed"], key.hasSuffix(".") {
+            Output.standardError("reset \(removed) key(s) under '\(key)' to their defaults\n")
+        }
+        return 0
+    }
+
+    private static func number(_ value: JSONValue?) -> String? {
+        switch value {
+        case .double(let number)?: number == number.rounded() ? String(Int64(number)) : String(number)
+        case .integer(let number)?: String(number)
+        default: nil
+        }
     }
 
     static func delete(_ arguments: ParsedArguments) throws -> Int32 {
@@ -37,6 +110,7 @@ enum ClientCommands {
         if arguments.flag("--pretty") && !arguments.flag("--json") {
             throw UsageError("--pretty goes with --json", command: "list")
         }
+        if arguments.flag("--schema") { return try listSchema(arguments, prefix: prefix) }
         let fields = try arguments.requestTarget(forWriting: false).request(
             .list(prefix: prefix, includeValues: true))
         let values = fields["values"] ?? .object([:])
@@ -48,6 +122,29 @@ enum ClientCommands {
         for case .string(let key) in keys {
             guard let json = values[key] else { continue }
             Output.line("\(key) = \(Output.listed(try SettingValue(json: json)))")
+        }
+        return 0
+    }
+
+    /// `list --schema`: the declared keys under `prefix` with their effective values.
+    private static func listSchema(_ arguments: ParsedArguments, prefix: String) throws -> Int32 {
+        let fields = try arguments.requestTarget(forWriting: false).request(.schema)
+        guard case .array(let keys)? = fields["keys"] else { return 0 }
+        let selected = keys.filter { entry in
+            if case .string(let key)? = entry["rule"]?["key"] { return key.hasPrefix(prefix) }
+            return false
+        }
+        if arguments.flag("--json") {
+            Output.line(JSONValue.array(selected).serialized(pretty: arguments.flag("--pretty")))
+            return 0
+        }
+        for entry in selected {
+            let rule = entry["rule"]
+            let value = try entry["value"].map { Output.listed(try SettingValue(json: $0)) } ?? "unset"
+            let scope = rule?["scope"] == "local" ? ", local" : ""
+            Output.line(
+                "\(text(rule?["key"])) (\(text(rule?["type"]))\(scope)) = \(value)  [\(text(entry["source"]))]"
+            )
         }
         return 0
     }

@@ -52,19 +52,37 @@ enum Commands {
                 .option(
                     "--hub-namespace", "NAME",
                     "the hub namespace: a role the hub role is a member of (default: the hub role itself)"),
+                .option(
+                    "--schemas", "DIR",
+                    "read schema files (*.json) here (repeatable; default: $XDG_DATA_DIRS/settingsd/schemas)",
+                    repeatable: true),
+                .option(
+                    "--system-dir", "DIR",
+                    "read system defaults (defaults.d) and locks (locks.d) here (default: /etc/settingsd)"),
+                .flag("--strict-schemas", "refuse keys that no schema declares"),
             ], run: { try RunCommand($0).run() }),
         CommandSpec(
             name: "get",
             overview:
                 "Print a key's value: strings as they are, dates in ISO 8601, the rest as JSON. Exit 1 if unset.",
-            usage: "settingsd get KEY [--json]", arguments: [("KEY", "the key")],
-            options: [.flag("--json", "print the value as JSON even when it is a string")] + connection,
+            usage: "settingsd get KEY [--json] [--explain]", arguments: [("KEY", "the key")],
+            options: [
+                .flag("--json", "print the value as JSON even when it is a string"),
+                .flag(
+                    "--explain", "also print where the value comes from (user, system default, lock, schema)"),
+            ] + connection,
             run: ClientCommands.get),
         CommandSpec(
             name: "set", overview: "Store a value.",
             usage: "settingsd set KEY VALUE [--type TYPE] | settingsd set KEY --json VALUE",
             arguments: [
-                ("KEY", "the key"), ("VALUE", "the value; a string unless --type or --json says otherwise"),
+                (
+                    "KEY", "the key"
+                ),
+                (
+                    "VALUE",
+                    "the value: typed by the key's schema, else a string, unless --type or --json says"
+                ),
             ],
             options: [
                 .option(
@@ -81,10 +99,23 @@ enum Commands {
             usage: "settingsd delete KEY", arguments: [("KEY", "the key")], options: connection,
             run: ClientCommands.delete),
         CommandSpec(
+            name: "reset", overview: "Return a key, or every key under a prefix, to its defaults (synced).",
+            usage: "settingsd reset KEY | settingsd reset PREFIX.",
+            arguments: [("KEY", "a key, or a prefix ending in '.'")], options: connection,
+            run: ClientCommands.reset),
+        CommandSpec(
+            name: "describe",
+            overview:
+                "Show a key's schema (type, default, range, choices, summary, scope), lock and value's source.",
+            usage: "settingsd describe KEY [--json]", arguments: [("KEY", "the key")],
+            options: [json] + connection, run: ClientCommands.describe),
+        CommandSpec(
             name: "list", overview: "List keys and values under a prefix, sorted; strings are quoted.",
-            usage: "settingsd list [PREFIX] [--json [--pretty]]",
+            usage: "settingsd list [PREFIX] [--schema] [--json [--pretty]]",
             arguments: [("PREFIX", "only keys starting with this (default: all)")],
             options: [
+                .flag(
+                    "--schema", "list the keys the schemas declare, with their effective values and sources"),
                 .flag("--json", "print one JSON object of key: value"),
                 .flag("--pretty", "indent the JSON (with --json)"),
             ] + connection, run: ClientCommands.list),
@@ -108,6 +139,13 @@ enum Commands {
             arguments: [("FILE", "the document; '-' reads stdin")],
             options: [.flag("--replace", "also delete keys that are not in the document")] + connection,
             run: ClientCommands.importDocument),
+        CommandSpec(
+            name: "schema",
+            overview:
+                "Check a schema file, or print typed Swift keys for it (an app declares its keys once).",
+            usage: "settingsd schema check FILE | settingsd schema swift FILE",
+            arguments: [("ACTION", "check or swift"), ("FILE", "a schema file (see docs/SCHEMA.md)")],
+            run: SchemaCommands.run),
         CommandSpec(
             name: "hub",
             overview:

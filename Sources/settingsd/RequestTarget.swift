@@ -40,6 +40,10 @@ extension ParsedArguments {
     private func direct(_ database: String, forWriting: Bool) throws(SettingsError) -> DirectClient {
         var configuration = SettingsConfiguration()
         configuration.isReadOnly = !forWriting
+        // The same schemas, system defaults and locks as a daemon started without options.
+        configuration.policy = try SettingsPolicy.load(
+            schemaDirectories: SettingsPolicy.defaultSchemaDirectories,
+            systemDirectory: SettingsPolicy.defaultSystemDirectory)
         do throws(SettingsError) {
             return DirectClient(settings: try Settings(path: database, configuration: configuration))
         } catch  where error.code == .databaseInUse {

@@ -68,12 +68,22 @@ struct RunCommand {
         var configuration = ServerConfiguration(
             socketPath: socket, maximumFrameBytes: maximumFrame, allowedUIDs: allowed, logger: logger)
         configuration.idleTimeout = idleTimeout
+        let schemaDirectories =
+            arguments.allValues("--schemas").isEmpty
+            ? SettingsPolicy.defaultSchemaDirectories : arguments.allValues("--schemas")
+        let systemDirectory = arguments.value("--system-dir") ?? SettingsPolicy.defaultSystemDirectory
+        let isStrict = arguments.flag("--strict-schemas")
         var storeConfiguration = SettingsConfiguration(durability: durability)
         storeConfiguration.tombstoneLifetime = tombstoneLifetime
+        storeConfiguration.policy = try PolicyWatcher.load(
+            schemaDirectories: schemaDirectories, systemDirectory: systemDirectory, isStrict: isStrict)
         let settings = try Self.open(database, configuration: storeConfiguration)
         let server = try SettingsServer(
             settings: settings,
             configuration: configuration)
+        let policy = PolicyWatcher(
+            schemaDirectories: schemaDirectories, systemDirectory: systemDirectory, isStrict: isStrict,
+            settings: settings, logger: logger)
         let links = arguments.allValues("--peer").map { settings.sync(with: $0, logger: logger) }
         let hubURL = arguments.value("--hub") ?? SettingsPaths.hubFromEnvironment
         if hubURL == nil, arguments.value("--hub-namespace") != nil {
@@ -88,8 +98,7 @@ struct RunCommand {
         // must already stop the daemon cleanly.
         let signals = SignalHandlers.install { signal in
             guard signal != SIGHUP else {
-                // Nothing the daemon reads at start-up can change under it yet: keep serving.
-                logger.log(.info, "received SIGHUP: nothing to reload; still serving")
+                policy.reload(because: "SIGHUP")
                 return
             }
             logger.log(.info, "received \(signal == SIGTERM ? "SIGTERM" : "SIGINT"), stopping")

@@ -8,6 +8,14 @@ import SettingsStore
 enum ValueParser {
     static let types = ["bool", "int", "double", "string", "json", "data", "date"]
 
+    /// The `--type` that reads a value of a schema type; `any` and arrays or dictionaries read JSON.
+    static func type(forSchemaType declared: String) -> String {
+        switch declared {
+        case "bool", "int", "double", "string", "data", "date": declared
+        default: "json"
+        }
+    }
+
     static func parse(_ text: String, type: String) throws(UsageError) -> SettingValue {
         switch type {
         case "string":

@@ -65,6 +65,16 @@ extension SettingsPolicy {
 
     /// The rules of one schema file: `{"format": "settingsd-schema", "version": 1, "keys": {...}}`.
     static func readSchema(at file: String) throws(SettingsError) -> [SchemaRule] {
+        try SettingsSchema.rules(inFile: file)
+    }
+}
+
+extension SettingsSchema {
+    /// The rules of one schema file (see `docs/SCHEMA.md`).
+    ///
+    /// - Throws: `schemaViolation` naming the file and what is wrong with it; `io` when it
+    ///   cannot be read.
+    public static func rules(inFile file: String) throws(SettingsError) -> [SchemaRule] {
         do throws(SettingsError) {
             let fields = try JSONFields(
                 try JSONValue.parse(FileSystem.read(file, limit: 16 << 20)), what: "a schema file")
@@ -78,7 +88,7 @@ extension SettingsPolicy {
                 throw SettingsError(.schemaViolation, "field 'keys' must be an object of key → rule")
             }
             return try keys.sorted { $0.key < $1.key }.map { (key, json) throws(SettingsError) in
-                try rule(key: key, json: json, file: file)
+                try SettingsPolicy.rule(key: key, json: json, file: file)
             }
         } catch {
             guard error.path == nil else { throw error }
@@ -87,7 +97,12 @@ extension SettingsPolicy {
         }
     }
 
-    private static func rule(key: String, json: JSONValue, file: String) throws(SettingsError) -> SchemaRule {
+}
+
+extension SettingsPolicy {
+    fileprivate static func rule(key: String, json: JSONValue, file: String) throws(SettingsError)
+        -> SchemaRule
+    {
         let fields = try JSONFields(json, what: "the rule for '\(key)'")
         let typeName = try fields.string("type")
         guard let type = SchemaRule.ValueType(rawValue: typeName) else {

@@ -37,13 +37,14 @@ struct RequestHandler {
             if let server { fields["maxFrame"] = .integer(Int64(server.configuration.maximumFrameBytes)) }
             return .answer(.success(fields))
         case .get(let key):
-            guard let value = settings.storedValue(forKey: key) else {
+            // The effective value: the lock's, the stored one, or a default (system, schema).
+            guard let value = settings.value(forKey: key) else {
                 return .answer(.success(["found": .bool(false)]))
             }
             return .answer(.success(["found": .bool(true), "value": value.json]))
         case .getMany(let keys):
             var values: [String: JSONValue] = [:]
-            for key in keys { if let value = settings.storedValue(forKey: key) { values[key] = value.json } }
+            for key in keys { if let value = settings.value(forKey: key) { values[key] = value.json } }
             return .answer(.success(["values": .object(values)]))
         case .list(let prefix, let includeValues):
             let keys = settings.keys(withPrefix: prefix)
@@ -86,6 +87,14 @@ struct RequestHandler {
             return .write(reason: .import) { transaction in
                 try transaction.importValues(document.values, replacingExisting: replace)
                 return ["imported": .integer(Int64(document.values.count))]
+            }
+        case .describe(let key):
+            return .answer(.success(PolicyReport.describe(KeyIdentity.normalize(key), in: settings)))
+        case .schema:
+            return .answer(.success(PolicyReport.schema(of: settings)))
+        case .reset(let keyOrPrefix):
+            return .write(reason: .reset) { transaction in
+                ["removed": .integer(Int64(try transaction.reset(keyOrPrefix)))]
             }
         case .watch, .unwatch, .importPart:
             // Watches belong to the connection, which handles them itself.

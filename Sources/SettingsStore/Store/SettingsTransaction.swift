@@ -84,6 +84,21 @@ public final class SettingsTransaction {
         }
     }
 
+    /// Removes `keyOrPrefix`, or every stored key under it when it ends in `.`, so reads return
+    /// the defaults again.
+    ///
+    /// - Returns: How many of the keys held a value.
+    @discardableResult
+    public func reset(_ keyOrPrefix: String) throws(SettingsError) -> Int {
+        let keys = keyOrPrefix.hasSuffix(".") ? settings.keys(withPrefix: keyOrPrefix) : [keyOrPrefix]
+        var removed = 0
+        for key in keys {
+            if settings.storedValue(forKey: key) != nil { removed += 1 }
+            try removeValue(forKey: key)
+        }
+        return removed
+    }
+
     /// Logs a write under the key's one identity (`KeyIdentity`), after checking the key and the
     /// policy (locks, schemas).
     private func record(_ key: String, _ value: SettingValue?) throws(SettingsError) {

@@ -73,6 +73,9 @@ extension WireRequest {
                 throw SettingsError(.protocolError, "missing field 'document' (an export document)")
             }
             return .importPart(document: try ExportDocument(json: document))
+        case "describe": return .describe(key: try fields.string("key"))
+        case "schema": return .schema
+        case "reset": return .reset(keyOrPrefix: try fields.string("key"))
         default:
             throw SettingsError(
                 .unknownOperation, "unknown operation '\(operation.debugDescriptionTruncated)'")
@@ -85,7 +88,7 @@ extension WireRequest {
         switch self {
         case .hello(let hello):
             hello.write(to: &members)
-        case .get(let key), .delete(let key):
+        case .get(let key), .delete(let key), .describe(let key), .reset(let key):
             members["key"] = .string(key)
         case .getMany(let keys):
             members["keys"] = .array(keys.map { .string($0) })
@@ -114,7 +117,7 @@ extension WireRequest {
             }
         case .unwatch(let watch):
             members["watch"] = .integer(watch)
-        case .status, .export:
+        case .status, .export, .schema:
             break
         case .import(let document, let replace):
             members["document"] = document.json

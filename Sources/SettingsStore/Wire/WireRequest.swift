@@ -28,6 +28,12 @@ public enum WireRequest: Sendable, Equatable {
     /// Stages part of a document for the `import` that follows on this connection, so a document
     /// larger than one frame can be imported whole (see `BlockingClient.importDocument`).
     case importPart(document: ExportDocument)
+    /// Describes a key: its schema rule, lock, system default, effective value and its source.
+    case describe(key: String)
+    /// Lists the keys the schemas declare (patterns included) with their effective values.
+    case schema
+    /// Returns a key, or every key under a prefix ending in `.`, to its defaults (a delete).
+    case reset(keyOrPrefix: String)
 
     /// One write of a `setMany`: a value, or nil to delete.
     public struct KeyWrite: Sendable, Equatable {
@@ -62,6 +68,9 @@ public enum WireRequest: Sendable, Equatable {
         case .export: "export"
         case .import: "import"
         case .importPart: "importPart"
+        case .describe: "describe"
+        case .schema: "schema"
+        case .reset: "reset"
         }
     }
 }

@@ -54,12 +54,23 @@ final class DaemonProcess {
         unlink(socket)
     }
 
+    /// Keeps the machine's own schemas and `/etc/settingsd` out of a test unless it names its own.
+    private var isolation: [String] {
+        var arguments: [String] = []
+        if !extraArguments.contains("--schemas") { arguments += ["--schemas", directory.file("no-schemas")] }
+        if !extraArguments.contains("--system-dir") {
+            arguments += ["--system-dir", directory.file("no-system")]
+        }
+        return arguments
+    }
+
     /// Starts the daemon and waits until it prints that it is listening.
     func start() throws {
         process = Process()
         process.executableURL = URL(fileURLWithPath: SettingsdBinary.path)
         process.arguments =
-            ["run", "--db", database, "--socket", socket, "--log-level", "warning"] + extraArguments
+            ["run", "--db", database, "--socket", socket, "--log-level", "warning"] + isolation
+            + extraArguments
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
