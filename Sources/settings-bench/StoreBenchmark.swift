@@ -19,6 +19,7 @@ struct StoreBenchmark {
             var report = Report(title: "store (durability normal)")
             try reads(into: &report, scratch: scratch)
             try durableWrites(into: &report, scratch: scratch)
+            try schemaWrites(into: &report, scratch: scratch)
             try batch(into: &report, scratch: scratch)
             try openLarge(into: &report, scratch: scratch)
             report.print()
@@ -64,6 +65,25 @@ struct StoreBenchmark {
         report.rate(
             "durable single set", ours: rates.ours, peer: peer, peerName: "UserDefaults+sync",
             target: ">= 20x")
+    }
+
+    /// Durable sets through a schema of 1,000 keys and 100 patterns, beside the same sets with
+    /// no schema: what checking every write costs.
+    private func schemaWrites(into report: inout Report, scratch: Scratch) throws {
+        let count = quick ? 5_000 : 30_000
+        let keys = (0..<1000).map { "app.group\($0 % 100).key\($0)" }
+        var rules = keys.map { SchemaRule(key: $0, type: .int, minimum: 0, file: "bench.json") }
+        rules += (0..<100).map { SchemaRule(key: "other.group\($0).*", type: .any, file: "bench.json") }
+        var configuration = SettingsConfiguration()
+        configuration.policy.schema = try SettingsSchema(rules: rules)
+        let governed = try Settings(path: scratch.file("schema-writes.sqlite"), configuration: configuration)
+        let free = try Settings(path: scratch.file("free-writes.sqlite"))
+        let rates = try alternating(
+            ours: { try measureRate(count) { try governed.set($0, forKey: keys[$0 % keys.count]) } },
+            peer: { try measureRate(count) { try free.set($0, forKey: keys[$0 % keys.count]) } })
+        report.rate(
+            "durable set, schema of 1,000 keys + 100 patterns", ours: rates.ours, peer: rates.peer,
+            peerName: "no schema", target: ">= 0.9x")
     }
 
     private func batch(into report: inout Report, scratch: Scratch) throws {

@@ -25,16 +25,24 @@ enum ClientCommands {
 
     static func set(_ arguments: ParsedArguments) throws -> Int32 {
         let positionals = try arguments.positionals(2...2)
+        let given = arguments.flag("--json") ? "json" : arguments.value("--type")
+        // A value typed on the command line is checked before anything is contacted.
+        let parsed = try given.map { type throws(UsageError) in
+            try ValueParser.parse(positionals[1], type: type)
+        }
         let target = try arguments.requestTarget(forWriting: true)
-        var type = arguments.flag("--json") ? "json" : arguments.value("--type")
-        if type == nil {
+        let value: SettingValue
+        if let parsed {
+            value = parsed
+        } else {
             // A schema that types the key saves the --type.
             let rule = try target.request(.describe(key: positionals[0]))["schema"]
+            var type = "string"
             if case .string(let declared)? = rule?["type"] {
                 type = ValueParser.type(forSchemaType: declared)
             }
+            value = try ValueParser.parse(positionals[1], type: type)
         }
-        let value = try ValueParser.parse(positionals[1], type: type ?? "string")
         _ = try target.request(.set(key: positionals[0], value: value))
         return 0
     }

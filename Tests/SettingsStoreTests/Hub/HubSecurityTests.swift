@@ -155,5 +155,36 @@ extension Reliability {
             #expect(strict.value(forKey: "big") == nil)
             #expect(Set(violations.withLock { $0 }) == [longKey, "big"])
         }
+
+        @Test("schemas hold on the hub path: local keys stay home, schema breaks are refused on arrival")
+        func schemasThroughTheHub() async throws {
+            let cluster = try HubSyncTests.hub()
+            let role = try cluster.makeRole("schema")
+            let url = cluster.conninfo(user: role.name, password: role.password)
+            var configuration = SettingsConfiguration()
+            configuration.policy = try SettingsPolicy.load(
+                schemaDirectories: [exampleSchemaDirectory], systemDirectory: nil)
+            let governed = Settings(inMemoryWith: configuration)
+            let free = Settings(inMemoryWith: .init())
+            let violations = Mutex<[String]>([])
+            let token = governed.observe(.all) { change in
+                if change.reason == .schemaViolation { violations.withLock { $0 += change.keys } }
+            }
+            defer { token.cancel() }
+            let links = [
+                try governed.sync(withHub: HubConfiguration(url: url)),
+                try free.sync(withHub: HubConfiguration(url: url)),
+            ]
+            defer { links.forEach { $0.stop() } }
+            try governed.set(["w": 800], forKey: "window.main")
+            try governed.set("dark", forKey: "ui.theme")
+            try free.set("neon", forKey: "ui.theme.accent")
+            try free.set(3.0, forKey: "audio.volume")
+            try await waitUntil { free.value(forKey: "ui.theme") == "dark" }
+            try await waitUntil { violations.withLock { $0 } == ["audio.volume"] }
+            #expect(free.entry(forKey: "window.main") == nil)
+            #expect(governed.value(forKey: "audio.volume") == 0.5)
+            #expect(governed.value(forKey: "ui.theme.accent") == "neon")
+        }
     }
 }

@@ -1,0 +1,148 @@
+import Foundation
+import Testing
+
+@testable import SettingsStore
+
+extension Reliability {
+    @Suite("Schemas, system defaults and locks through the daemon, the CLI and clients")
+    struct PolicyDaemonTests {
+        let directory = TemporaryDirectory()
+
+        private func daemon(_ system: SystemFolder, strict: Bool = false) throws -> DaemonProcess {
+            try DaemonProcess(
+                directory,
+                arguments: ["--schemas", exampleSchemaDirectory, "--system-dir", system.path]
+                    + (strict ? ["--strict-schemas"] : []))
+        }
+
+        @Test("the CLI types values by schema; describe, get --explain, list --schema and reset")
+        func cli() throws {
+            let system = try SystemFolder(
+                directory, defaults: ["10.json": #"{"ui.theme": "dark"}"#], locks: ["audio": "audio.muted\n"])
+            let node = try daemon(system)
+            #expect(node.cli("set", "audio.volume", "0.8").status == 0)
+            #expect(node.cli("get", "audio.volume", "--json").output == "0.8\n")
+            #expect(node.cli("set", "ui.font.size", "14").status == 0)
+            #expect(node.cli("get", "ui.font.size", "--json").output == "14\n")
+            let bad = node.cli("set", "audio.volume", "2")
+            #expect(bad.status == 1)
+            #expect(bad.error.contains("must be at most 1"), "\(bad.error)")
+            #expect(bad.error.split(separator: "\n").count == 1)
+            let locked = node.cli("set", "audio.muted", "true")
+            #expect(locked.status == 1)
+            #expect(locked.error.contains("locked by \(system.path)/locks.d/audio"), "\(locked.error)")
+
+            let explain = node.cli("get", "ui.theme", "--explain").output
+            #expect(
+                explain == "dark\nfrom: system default from \(system.path)/defaults.d/10.json\n", "\(explain)"
+            )
+            let described = node.cli("describe", "audio.volume").output
+            for line in [
+                "type: double", "default: 0.5", "range: 0 to 1", "summary: Output volume", "scope: synced",
+                "value: 0.8", "from: the user's value",
+            ] {
+                #expect(described.contains(line), "\(line) in \(described)")
+            }
+            let pattern = node.cli("describe", "window.main.size").output
+            #expect(pattern.contains("type: any (by pattern window.*)"), "\(pattern)")
+            #expect(pattern.contains("scope: local (never synced)"))
+            let muted = node.cli("describe", "audio.muted").output
+            #expect(muted.contains("locked by: \(system.path)/locks.d/audio"), "\(muted)")
+            let listed = node.cli("list", "--schema").output
+            #expect(listed.contains("audio.volume (double) = 0.8  [the user's value]"), "\(listed)")
+            #expect(listed.contains("window.* (any, local) = unset  [pattern]"), "\(listed)")
+
+            _ = node.cli("set", "ui.theme", "light")
+            #expect(node.cli("reset", "ui.").status == 0)
+            #expect(node.cli("get", "ui.theme").output == "dark\n")
+            #expect(node.cli("reset", "audio.volume").status == 0)
+            #expect(node.cli("get", "audio.volume").output == "0.5\n")
+        }
+
+        @Test("clients, imports and strict schemas meet the same rules")
+        func otherPaths() async throws {
+            let system = try SystemFolder(directory)
+            let node = try daemon(system, strict: true)
+            let client = try await SettingsClient.connect(to: node.socket)
+            defer { client.close() }
+            let error = await #expect(throws: SettingsError.self) {
+                try await client.set("purple", forKey: "ui.theme")
+            }
+            #expect(error?.code == .schemaViolation)
+            let strict = await #expect(throws: SettingsError.self) {
+                try await client.set(1, forKey: "undeclared")
+            }
+            #expect(strict?.code == .schemaViolation)
+            let file = directory.file("import.json")
+            try
+                #"{"format": "settingsd-export", "version": 1, "values": {"ui.theme": "dark", "audio.volume": 9}}"#
+                .write(toFile: file, atomically: true, encoding: .utf8)
+            let imported = node.cli("import", file)
+            #expect(imported.status == 1)
+            #expect(imported.error.contains("audio.volume"), "\(imported.error)")
+            #expect(node.cli("get", "ui.theme").output == "light\n")  // nothing of the import was written
+        }
+
+        @Test("SIGHUP and a file change reload defaults and locks; watchers hear it as system")
+        func reload() async throws {
+            let system = try SystemFolder(directory)
+            let node = try daemon(system)
+            let watcher = try node.client()
+            try watcher.request(.watch(filter: .keys(["ui.theme"])))
+            try system.write(defaults: ["20.json": #"{"ui.theme": "dark"}"#], locks: [:])
+            // inotify notices the new file on its own.
+            var change = try watcher.nextEvent().change
+            #expect(change.reason == .system)
+            #expect(change.changes.first?.value == "dark")
+            #expect(node.cli("get", "ui.theme").output == "dark\n")
+            // A lock written in place, then SIGHUP (both reload; the change is announced once).
+            try system.write(defaults: ["20.json": #"{"ui.theme": "dark"}"#], locks: ["ui": "ui.\n"])
+            kill(node.process.processIdentifier, SIGHUP)
+            try await waitUntil { node.cli("set", "ui.theme", "light").status == 1 }
+            #expect(node.cli("set", "ui.theme", "light").error.contains("locked by"))
+            try system.write(defaults: [:], locks: [:])
+            change = try watcher.nextEvent().change
+            #expect(change.reason == .system)
+            #expect(change.changes.first?.value == "light")  // back to the schema default
+        }
+
+        @Test("a broken schema file stops the daemon at start with one line naming the file")
+        func brokenSchemaAtStart() throws {
+            let folder = directory.file("broken-schemas")
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            try #"{"format": "settingsd-schema", "version": 1, "keys": {"a": {"type": "float"}}}"#.write(
+                toFile: "\(folder)/bad.json", atomically: true, encoding: .utf8)
+            let result = DaemonProcess.run([
+                "run", "--db", directory.database, "--socket", directory.file("s.sock"), "--schemas", folder,
+                "--system-dir", directory.file("etc"),
+            ])
+            #expect(result.status == 1)
+            #expect(result.error.contains("\(folder)/bad.json"), "\(result.error)")
+            #expect(result.error.contains("unknown type 'float'"), "\(result.error)")
+        }
+
+        @Test("generated Swift keys compile against SettingsStore")
+        func generatedSwiftCompiles() throws {
+            let generated = DaemonProcess.run(["schema", "swift", "\(exampleSchemaDirectory)/example.json"])
+            #expect(generated.status == 0)
+            #expect(
+                generated.output.contains(
+                    "static let audioVolume = SettingKey<Double>(\"audio.volume\", default: 0.5)"))
+            let source = directory.file("Keys.swift")
+            try (generated.output + "\nlet check: Double = SettingKeys.audioVolume.defaultValue\n").write(
+                toFile: source, atomically: true, encoding: .utf8)
+            let build = URL(fileURLWithPath: SettingsdBinary.path).deletingLastPathComponent().path
+            let sources = URL(fileURLWithPath: exampleSchemaDirectory).deletingLastPathComponent()
+                .deletingLastPathComponent().appendingPathComponent("Sources").path
+            let swiftc = ProcessInfo.processInfo.environment["SWIFT_EXEC"] ?? "/usr/bin/env"
+            let arguments =
+                (swiftc == "/usr/bin/env" ? ["swiftc"] : [])
+                + [
+                    "-typecheck", source, "-I", "\(build)/Modules", "-I", "\(sources)/CSQLite", "-I",
+                    "\(sources)/CLibPQ", "-I", "/usr/include/postgresql",
+                ]
+            let result = DaemonProcess.run(arguments, through: swiftc)
+            #expect(result.status == 0, "\(result.error)")
+        }
+    }
+}
