@@ -50,6 +50,16 @@ struct ReplicaCache {
         return entries[key]?.value ?? fallback()
     }
 
+    /// What overrides an app's own default for `key`: a lock's value, the stored value, or a
+    /// system default (typed keys fall back to their declared default after these).
+    func overridingValue(forKey key: String) -> SettingValue? {
+        guard !policy.isEmpty else { return entries[key]?.value }
+        if policy.lock(forKey: key) != nil {
+            return policy.systemDefaults[key]?.value ?? policy.schema.rule(forKey: key)?.defaultValue
+        }
+        return entries[key]?.value ?? policy.systemDefaults[key]?.value
+    }
+
     /// Replaces a key's entry, keeping the totals right.
     mutating func apply(_ entry: SettingEntry) {
         let previous = entries.updateValue(entry, forKey: entry.key)

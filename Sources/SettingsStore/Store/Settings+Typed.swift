@@ -12,11 +12,13 @@ extension Settings {
         }
     }
 
-    /// The value for `key`, or its default when unset.
+    /// The value for `key`, or its default when unset (a lock or a system default comes first).
     ///
     /// - Throws: `SettingsError` with code `typeMismatch` when the stored value has another type.
     public func value<Value>(for key: SettingKey<Value>) throws(SettingsError) -> Value {
-        guard let stored = cache.withLock({ $0.entries[key.name]?.value }) else { return key.defaultValue }
+        guard let stored = cache.withLock({ $0.overridingValue(forKey: key.name) }) else {
+            return key.defaultValue
+        }
         do {
             return try Value(settingValue: stored)
         } catch {

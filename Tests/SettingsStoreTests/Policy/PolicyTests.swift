@@ -167,3 +167,26 @@ struct PolicyTests {
         link.disconnect()
     }
 }
+
+@Suite("@Setting properties under a lock", .timeLimit(.minutes(2)))
+struct LockedOwnerTests {
+    let directory = TemporaryDirectory()
+
+    @Test("a locked key reads the locked value; a write is refused through onError and changes nothing")
+    func lockedProperty() throws {
+        let system = try SystemFolder(
+            directory, defaults: ["site.json": #"{"display.brightness": 0.4}"#],
+            locks: ["display": "display.brightness\n"])
+        let errors = Mutex<[SettingsError]>([])
+        var configuration = SettingsConfiguration(onError: { error in errors.withLock { $0.append(error) } })
+        configuration.policy = try system.policy()
+        let settings = Settings(inMemoryWith: configuration)
+        let model = DisplayModel(store: settings)
+        #expect(model.brightness == 0.4)
+        model.brightness = 0.9
+        #expect(model.brightness == 0.4)
+        #expect(errors.withLock { $0.map(\.code) } == [.locked])
+        model.contrast = 0.7  // unlocked keys are unaffected
+        #expect(model.contrast == 0.7)
+    }
+}
