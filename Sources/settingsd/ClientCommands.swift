@@ -193,7 +193,9 @@ enum ClientCommands {
 
     static func export(_ arguments: ParsedArguments) throws -> Int32 {
         let file = try arguments.positionals(0...1).first ?? "-"
-        let fields = try arguments.requestTarget(forWriting: false).request(.export)
+        let at = try HistoryCommands.time(arguments, "--at", command: "export")
+        let fields = try arguments.requestTarget(forWriting: false).request(
+            at.map { .exportAt(timeMilliseconds: $0) } ?? .export)
         try FileIO.write((fields["document"] ?? .null).serialized(pretty: true), to: file)
         return 0
     }

@@ -60,6 +60,10 @@ enum Commands {
                     "--system-dir", "DIR",
                     "read system defaults (defaults.d) and locks (locks.d) here (default: /etc/settingsd)"),
                 .flag("--strict-schemas", "refuse keys that no schema declares"),
+                .option(
+                    "--history-keep", "DURATION",
+                    "keep history records this long: 90d (default), 12h, 0 (no history)"),
+                .option("--history-max", "N", "keep at most this many history records (default 1000000)"),
             ], run: { try RunCommand($0).run() }),
         CommandSpec(
             name: "get",
@@ -129,9 +133,35 @@ enum Commands {
             run: ClientCommands.watch),
         CommandSpec(
             name: "export", overview: "Write every value as one JSON document.",
-            usage: "settingsd export [FILE]",
+            usage: "settingsd export [FILE] [--at TIME]",
             arguments: [("FILE", "where to write (mode 0600); default or '-': stdout")],
-            options: connection, run: ClientCommands.export),
+            options: [
+                .option(
+                    "--at", "TIME",
+                    "the store as it was then, from the history (ISO 8601 or seconds since 1970)")
+            ] + connection, run: ClientCommands.export),
+        CommandSpec(
+            name: "history", overview: "Show who changed keys, when, from where, newest first.",
+            usage: "settingsd history [KEY | PREFIX.] [--since TIME] [--until TIME] [--limit N] [--json]",
+            arguments: [("KEY", "a key, or a prefix ending in '.'; none: every key")],
+            options: [
+                .option(
+                    "--since", "TIME", "only changes at or after this time (ISO 8601 or seconds since 1970)"),
+                .option("--until", "TIME", "only changes at or before this time"),
+                .option("--limit", "N", "at most this many changes (default 100)"),
+                .flag("--json", "one JSON object per line"),
+            ] + connection, run: HistoryCommands.history),
+        CommandSpec(
+            name: "revert",
+            overview: "Write earlier values back, as new writes (synced, recorded as revert).",
+            usage: "settingsd revert KEY --to VERSION | settingsd revert PREFIX. --before TIME",
+            arguments: [("KEY", "a key, or a prefix ending in '.' (with --before)")],
+            options: [
+                .option(
+                    "--to", "VERSION", "the version to restore, as history prints it", conflicts: ["--before"]
+                ),
+                .option("--before", "TIME", "restore the values from before this time", conflicts: ["--to"]),
+            ] + connection, run: HistoryCommands.revert),
         CommandSpec(
             name: "import",
             overview: "Restore an exported document in one transaction; checked before anything is written.",

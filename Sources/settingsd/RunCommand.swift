@@ -61,6 +61,21 @@ struct RunCommand {
             }
             tombstoneLifetime = UInt64(days * 86_400_000)
         }
+        var history = HistoryRetention()
+        if let text = arguments.value("--history-keep") {
+            guard let milliseconds = Self.milliseconds(text) else {
+                throw UsageError(
+                    "--history-keep needs a duration such as 90d, 12h, 30m or 0 (off), not '\(text)'",
+                    command: "run")
+            }
+            history.keepMilliseconds = milliseconds
+        }
+        if let text = arguments.value("--history-max") {
+            guard let count = Int(text), count >= 0 else {
+                throw UsageError("--history-max needs a number of records, not '\(text)'", command: "run")
+            }
+            history.maximumRecords = count
+        }
         // A closed stderr pipe (`settingsd run 2>&1 | head`) must fail a write, not kill the daemon.
         signal(SIGPIPE, SIG_IGN)
         let logger = SettingsLogger(minimumLevel: level)
@@ -75,6 +90,7 @@ struct RunCommand {
         let isStrict = arguments.flag("--strict-schemas")
         var storeConfiguration = SettingsConfiguration(durability: durability)
         storeConfiguration.tombstoneLifetime = tombstoneLifetime
+        storeConfiguration.history = history
         storeConfiguration.policy = try PolicyWatcher.load(
             schemaDirectories: schemaDirectories, systemDirectory: systemDirectory, isStrict: isStrict)
         let settings = try Self.open(database, configuration: storeConfiguration)
@@ -110,10 +126,40 @@ struct RunCommand {
         }
         try server.start()
         let collector = Self.collectTombstonesPeriodically(settings, logger: logger)
+        let pruner = Self.pruneHistoryPeriodically(settings, logger: logger)
         Output.line(
             "settingsd \(SettingsdVersion.current) listening on \(socket) (database \(database), replica \(settings.replicaID))"
         )
-        Self.serveForever(keeping: (signals, collector))
+        let timers: [any DispatchSourceTimer] = [collector, pruner]
+        Self.serveForever(keeping: (signals, timers))
+    }
+
+    /// Prunes the history past its retention every ten seconds, a small batch at a time, so the
+    /// writer lock is never held long enough to delay a client.
+    private static func pruneHistoryPeriodically(_ settings: Settings, logger: SettingsLogger)
+        -> any DispatchSourceTimer
+    {
+        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "settingsd.history"))
+        timer.schedule(deadline: .now() + .seconds(10), repeating: .seconds(10))
+        timer.setEventHandler {
+            do throws(SettingsError) {
+                while try settings.pruneHistory(batch: 200) > 0 { usleep(1_000) }
+            } catch {
+                logger.log(.warning, "pruning the history failed: \(error.message)")
+            }
+        }
+        timer.resume()
+        return timer
+    }
+
+    /// `90d`, `12h`, `30m`, `45s` or a plain number of seconds, in milliseconds.
+    static func milliseconds(_ text: String) -> UInt64? {
+        let units: [Character: Double] = ["d": 86_400, "h": 3_600, "m": 60, "s": 1]
+        let unit = text.last.flatMap { units[$0] }
+        guard let number = Double(unit == nil ? text : String(text.dropLast())), number >= 0, number.isFinite,
+            number * (unit ?? 1) < 1e12
+        else { return nil }
+        return UInt64(number * (unit ?? 1) * 1000)
     }
 
     /// Collects old tombstones every six hours (the store also does when it opens).
@@ -148,7 +194,7 @@ struct RunCommand {
         }
     }
 
-    private static func serveForever(keeping sources: ([any DispatchSourceSignal], any DispatchSourceTimer))
+    private static func serveForever(keeping sources: ([any DispatchSourceSignal], [any DispatchSourceTimer]))
         -> Never
     {
         withExtendedLifetime(sources) { dispatchMain() }

@@ -17,9 +17,9 @@ public final class DirectClient: Sendable {
         switch handler.handle(request) {
         case .answer(let result):
             return try result.get()
-        case .write(let reason, let apply):
+        case .write(let reason, let historyReason, let apply):
             return try settings.typed {
-                var result = try settings.transaction(reason: reason, apply)
+                var result = try settings.transaction(reason: reason, historyReason: historyReason, apply)
                 result["sequence"] = .integer(settings.sequence)
                 return result
             }

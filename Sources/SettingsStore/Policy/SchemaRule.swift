@@ -51,6 +51,8 @@ public struct SchemaRule: Sendable, Equatable {
     public var description: String?
     /// Whether the key syncs.
     public var scope: Scope
+    /// Whether the history records the key's values only as fingerprints.
+    public var isSecret = false
     /// The schema file that declared it.
     public var file: String
 

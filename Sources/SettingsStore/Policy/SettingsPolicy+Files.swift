@@ -126,6 +126,7 @@ extension SettingsPolicy {
             summary: try fields.optionalString("summary"),
             description: try fields.optionalString("description"),
             scope: scope, file: file)
+        rule.isSecret = try fields.bool("secret", default: false)
         if let json = fields.members["default"], json != .null {
             let value = try SettingValue(json: json)
             try rule.check(value, forKey: "\(key) (its default)")

@@ -9,8 +9,11 @@ struct RequestHandler {
     enum Outcome {
         /// Answer now with these result fields, or this error.
         case answer(Result<[String: JSONValue], SettingsError>)
-        /// Submit these writes; answer when they are durable.
-        case write(reason: ChangeReason, apply: @Sendable (SettingsTransaction) throws -> [String: JSONValue])
+        /// Submit these writes; answer when they are durable. `historyReason` names them in the
+        /// history when it differs from `reason` (`revert`).
+        case write(
+            reason: ChangeReason, historyReason: String? = nil,
+            apply: @Sendable (SettingsTransaction) throws -> [String: JSONValue])
     }
 
     func handle(_ request: WireRequest) -> Outcome {
@@ -95,6 +98,43 @@ struct RequestHandler {
         case .reset(let keyOrPrefix):
             return .write(reason: .reset) { transaction in
                 ["removed": .integer(Int64(try transaction.reset(keyOrPrefix)))]
+            }
+        case .history(let query):
+            do throws(SettingsError) {
+                let records = try settings.history(query)
+                return .answer(.success(["records": .array(records.map { HistoryReport.json(of: $0) })]))
+            } catch {
+                return .answer(.failure(error))
+            }
+        case .exportAt(let time):
+            do throws(SettingsError) {
+                return .answer(
+                    .success(["document": ExportDocument(values: try settings.snapshot(at: time)).json]))
+            } catch {
+                return .answer(.failure(error))
+            }
+        case .revert(let key, let version):
+            // Read before the write: the history is read under the store's writer lock.
+            do throws(SettingsError) {
+                let value = try settings.historicValue(of: key, version: version)
+                return .write(reason: .local, historyReason: "revert") { transaction in
+                    try transaction.set(value, forKey: key)
+                    return [:]
+                }
+            } catch {
+                return .answer(.failure(error))
+            }
+        case .revertBefore(let key, let time):
+            do throws(SettingsError) {
+                let changes = try settings.historicValues(under: key, at: time)
+                return .write(reason: .local, historyReason: "revert") { transaction in
+                    for (changed, value) in changes.sorted(by: { $0.key < $1.key }) {
+                        try transaction.set(value, forKey: changed)
+                    }
+                    return ["reverted": .integer(Int64(changes.count))]
+                }
+            } catch {
+                return .answer(.failure(error))
             }
         case .watch, .unwatch, .importPart:
             // Watches belong to the connection, which handles them itself.

@@ -13,6 +13,8 @@
 final class ServerConnection: @unchecked Sendable {  // loop thread only
     let id: Int
     let peer: PeerCredentials
+    /// The client process as the history records its writes (its executable read at connect).
+    private let actor: ChangeActor
     private let fd: Int32
     private let context: ServerContext
     private let loop: PollLoop
@@ -55,6 +57,8 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
         self.id = id
         self.fd = fd
         self.peer = peer
+        self.actor = ChangeActor(
+            uid: peer.uid, pid: peer.pid, executable: ChangeActor.executable(of: peer.pid))
         self.context = context
         self.loop = loop
         self.batch = batch
@@ -194,14 +198,22 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
                     stagedImport = [:]
                     stagedImportBytes = 0
                 }
-                if case .write(let reason, let apply) = handler.handle(request) {
-                    writesInFlight += 1
-                    batch.add(
-                        WriteBatch.Work(reason: reason, apply: apply) { [weak self] result in
-                            self?.writeFinished(id: id, result)
-                        })
-                } else {
+                switch request {
+                case .watch, .unwatch:
                     enqueue(answer(request, id: id))
+                default:
+                    switch handler.handle(request) {
+                    case .answer(.success(let fields)): enqueue(WireMessage.success(id: id, fields))
+                    case .answer(.failure(let error)): enqueue(WireMessage.failure(id: id, error))
+                    case .write(let reason, let historyReason, let apply):
+                        writesInFlight += 1
+                        batch.add(
+                            WriteBatch.Work(
+                                reason: reason, historyReason: historyReason, actor: actor, apply: apply
+                            ) {
+                                [weak self] result in self?.writeFinished(id: id, result)
+                            })
+                    }
                 }
             }
         }
@@ -269,11 +281,9 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
             context.watches.subtract(1, ordering: .relaxed)
             return WireMessage.success(id: id)
         default:
-            switch handler.handle(request) {
-            case .answer(.success(let fields)): return WireMessage.success(id: id, fields)
-            case .answer(.failure(let error)): return WireMessage.failure(id: id, error)
-            case .write: return WireMessage.failure(id: id, SettingsError(.protocolError, "unexpected write"))
-            }
+            return WireMessage.failure(
+                id: id,
+                SettingsError(.unknownOperation, "'\(request.operation)' is not a connection's own request"))
         }
     }
 

@@ -18,6 +18,7 @@ enum StatusReport {
             "links": .array(settings.links.map(json(of:))),
             "hubs": .array(settings.hubs.map(json(of:))),
             "clients": .integer(0), "watches": .integer(0),
+            "historyRecords": .integer(Int64(settings.historyCount)),
         ]
         if let server {
             fields["clients"] = .integer(Int64(server.clients.load(ordering: .relaxed)))

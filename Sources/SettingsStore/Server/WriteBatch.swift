@@ -7,6 +7,10 @@ final class WriteBatch {
     /// One request's writes, applied inside a store transaction, and where its outcome goes.
     struct Work {
         let reason: ChangeReason
+        /// How the history names the write when not by `reason` (`revert`); such work commits alone.
+        var historyReason: String? = nil
+        /// The client, for the history.
+        let actor: ChangeActor?
         let apply: (SettingsTransaction) throws -> [String: JSONValue]
         let completion: (Result<[String: JSONValue], SettingsError>) -> Void
     }
@@ -30,7 +34,7 @@ final class WriteBatch {
             pending.removeAll(keepingCapacity: true)
             var group: [Work] = []
             for work in batch {
-                if work.reason == .local {
+                if work.reason == .local, work.historyReason == nil {
                     group.append(work)
                 } else {
                     commitGroup(group)
@@ -47,8 +51,12 @@ final class WriteBatch {
     private func commitGroup(_ group: [Work]) {
         guard let first = group.first else { return }
         do {
-            let results = try settings.transaction(reason: first.reason) { transaction in
-                try group.map { try $0.apply(transaction) }
+            let results = try settings.transaction(reason: first.reason, historyReason: first.historyReason) {
+                transaction in
+                try group.map { work in
+                    transaction.actor = work.actor
+                    return try work.apply(transaction)
+                }
             }
             let sequence = JSONValue.integer(settings.sequence)
             for (work, result) in zip(group, results) {

@@ -6,6 +6,7 @@ final class SQLiteBackend: SettingsBackend {
     private let begin: SQLiteStatement
     private let commit: SQLiteStatement
     private let saveCursor: SQLiteStatement
+    private let record: SQLiteStatement
     private var lastReplica: (id: ReplicaID, bytes: [UInt8])?
     private let isReadOnly: Bool
 
@@ -50,6 +51,12 @@ final class SQLiteBackend: SettingsBackend {
             ON CONFLICT (replica) DO UPDATE SET
                 received_seq = excluded.received_seq, last_contact_ms = excluded.last_contact_ms,
                 incarnation = excluded.incarnation
+            """)
+        record = try connection.prepare(
+            """
+            INSERT OR REPLACE INTO history
+                (seq, key, value, previous, redacted, hlc, replica, reason, origin, time_ms, uid, pid, exe)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
             """)
     }
 
@@ -108,7 +115,8 @@ final class SQLiteBackend: SettingsBackend {
         let horizon = try connection.scalar("SELECT value FROM meta WHERE name = 'tombstone_horizon'") ?? 0
         return LoadedReplica(
             replicaID: replicaID, entries: entries, peers: peers, lineage: lineage,
-            tombstoneHorizon: HybridTimestamp(rawValue: UInt64(bitPattern: horizon)))
+            tombstoneHorizon: HybridTimestamp(rawValue: UInt64(bitPattern: horizon)),
+            historyCount: try historyCount())
     }
 
     func collectTombstones(below cutoff: HybridTimestamp, horizon: HybridTimestamp) throws(SettingsError) {
@@ -176,12 +184,13 @@ final class SQLiteBackend: SettingsBackend {
         try insert.run()
     }
 
-    func write(_ entries: [SettingEntry], cursor: PeerCursor?) throws(SettingsError) {
+    func write(_ entries: [SettingEntry], cursor: PeerCursor?, history: [HistoryRecord]) throws(SettingsError)
+    {
         guard !isReadOnly else {
             throw SettingsError(
                 .readOnly, "'\(connection.path)' is open for reading only", path: connection.path)
         }
-        guard entries.count + (cursor == nil ? 0 : 1) > 1 else {
+        guard entries.count + history.count + (cursor == nil ? 0 : 1) > 1 else {
             // A single statement commits on its own: no explicit transaction to pay for.
             if let entry = entries.first { try store(entry) }
             if let cursor { try store(cursor) }
@@ -191,6 +200,7 @@ final class SQLiteBackend: SettingsBackend {
         do {
             for entry in entries { try store(entry) }
             if let cursor { try store(cursor) }
+            for change in history { try store(change) }
             try commit.run()
         } catch {
             if connection.isInTransaction {
@@ -227,6 +237,122 @@ final class SQLiteBackend: SettingsBackend {
             }
             for key in affected { if let entry = winners[key] { try store(entry) } }
         }
+    }
+
+    private func store(_ change: HistoryRecord) throws(SettingsError) {
+        try record.bind(change.sequence, at: 1)
+        try record.bind(change.key, at: 2)
+        if let value = change.value {
+            try record.bind(value.encoded(), at: 3)
+        } else {
+            try record.bindNull(at: 3)
+        }
+        if let previous = change.previous {
+            try record.bind(previous.encoded(), at: 4)
+        } else {
+            try record.bindNull(at: 4)
+        }
+        try record.bind(change.isRedacted ? 1 : 0, at: 5)
+        try record.bind(Int64(bitPattern: change.version.timestamp.rawValue), at: 6)
+        try record.bind(replicaBytes(change.version.replica), at: 7)
+        try record.bind(change.reason, at: 8)
+        try record.bind(change.origin.bytes, at: 9)
+        try record.bind(Int64(clamping: change.timeMilliseconds), at: 10)
+        if let actor = change.actor {
+            try record.bind(Int64(actor.uid), at: 11)
+            try record.bind(Int64(actor.pid), at: 12)
+            if let executable = actor.executable {
+                try record.bind(executable, at: 13)
+            } else {
+                try record.bindNull(at: 13)
+            }
+        } else {
+            try record.bindNull(at: 11)
+            try record.bindNull(at: 12)
+            try record.bindNull(at: 13)
+        }
+        try record.run()
+    }
+
+    func history(_ query: HistoryQuery) throws(SettingsError) -> [HistoryRecord] {
+        var conditions: [String] = []
+        var parameters: [(Int32, String?, Int64?)] = []
+        if let key = query.keyOrPrefix {
+            if key.hasSuffix(".") {
+                conditions.append("key >= ?1 AND key < ?2")
+                parameters += [(1, key, nil), (2, key + "\u{10FFFF}", nil)]
+            } else {
+                conditions.append("key = ?1")
+                parameters.append((1, key, nil))
+            }
+        }
+        if let since = query.sinceMilliseconds {
+            conditions.append("time_ms >= ?3")
+            parameters.append((3, nil, Int64(clamping: since)))
+        }
+        if let until = query.untilMilliseconds {
+            conditions.append("time_ms <= ?4")
+            parameters.append((4, nil, Int64(clamping: until)))
+        }
+        let select = try connection.prepare(
+            """
+            SELECT seq, key, value, previous, redacted, hlc, replica, reason, origin, time_ms, uid, pid, exe
+            FROM history \(conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND "))
+            ORDER BY seq DESC LIMIT ?5
+            """)
+        for (index, text, number) in parameters {
+            if let text { try select.bind(text, at: index) }
+            if let number { try select.bind(number, at: index) }
+        }
+        try select.bind(Int64(query.limit), at: 5)
+        var records: [HistoryRecord] = []
+        while try select.step() {
+            let decode = { (column: Int32) -> SettingValue? in
+                guard !select.isNull(at: column) else { return nil }
+                return try? select.withBytes(at: column) { (bytes) throws(SettingsError) in
+                    try SettingValue(decoding: bytes)
+                }
+            }
+            guard let replica = ReplicaID(bytes: select.bytes(at: 6)),
+                let origin = ReplicaID(bytes: select.bytes(at: 8))
+            else { continue }
+            let actor =
+                select.isNull(at: 10)
+                ? nil
+                : ChangeActor(
+                    uid: UInt32(truncatingIfNeeded: select.int64(at: 10)),
+                    pid: Int32(truncatingIfNeeded: select.int64(at: 11)),
+                    executable: select.isNull(at: 12) ? nil : select.string(at: 12))
+            records.append(
+                HistoryRecord(
+                    key: select.string(at: 1), value: decode(2), previous: decode(3),
+                    isRedacted: select.int64(at: 4) == 1,
+                    version: SettingVersion(
+                        timestamp: HybridTimestamp(rawValue: UInt64(bitPattern: select.int64(at: 5))),
+                        replica: replica),
+                    sequence: select.int64(at: 0), reason: select.string(at: 7), origin: origin,
+                    timeMilliseconds: UInt64(clamping: select.int64(at: 9)), actor: actor))
+        }
+        return records
+    }
+
+    func historyCount() throws(SettingsError) -> Int {
+        Int(try connection.scalar("SELECT count(*) FROM history") ?? 0)
+    }
+
+    func pruneHistory(before: UInt64, keep: Int, batch: Int) throws(SettingsError) -> Int {
+        let prune = try connection.prepare(
+            """
+            DELETE FROM history WHERE seq IN (
+                SELECT seq FROM history
+                WHERE time_ms < ?1 OR seq <= (SELECT seq FROM history ORDER BY seq DESC LIMIT 1 OFFSET ?2)
+                ORDER BY seq LIMIT ?3)
+            """)
+        try prune.bind(Int64(clamping: before), at: 1)
+        try prune.bind(Int64(keep), at: 2)
+        try prune.bind(Int64(batch), at: 3)
+        try prune.run()
+        return Int(try connection.scalar("SELECT changes()") ?? 0)
     }
 
     private func store(_ cursor: PeerCursor) throws(SettingsError) {

@@ -43,6 +43,28 @@ enum Schema {
                     ALTER TABLE peers ADD COLUMN incarnation BLOB;
                     """
             ),
+            .init(
+                version: 3,
+                sql: """
+                    CREATE TABLE history (
+                        seq INTEGER PRIMARY KEY,
+                        key TEXT NOT NULL,
+                        value BLOB,
+                        previous BLOB,
+                        redacted INTEGER NOT NULL DEFAULT 0,
+                        hlc INTEGER NOT NULL,
+                        replica BLOB NOT NULL,
+                        reason TEXT NOT NULL,
+                        origin BLOB NOT NULL,
+                        time_ms INTEGER NOT NULL,
+                        uid INTEGER,
+                        pid INTEGER,
+                        exe TEXT
+                    );
+                    CREATE INDEX history_by_key ON history (key, seq);
+                    CREATE INDEX history_by_time ON history (time_ms);
+                    """
+            ),
         ]
     )
 }

@@ -12,9 +12,19 @@ protocol SettingsBackend: AnyObject {
     /// The replica's identity, its entries (tombstones included) and its highest sequence number.
     func load() throws(SettingsError) -> LoadedReplica
 
-    /// Persists `entries`, and the peer cursor if given, in one atomic commit; when it returns,
-    /// they are durable.
-    func write(_ entries: [SettingEntry], cursor: PeerCursor?) throws(SettingsError)
+    /// Persists `entries`, the peer cursor if given, and the history records of the change, in
+    /// one atomic commit; when it returns, they are durable.
+    func write(_ entries: [SettingEntry], cursor: PeerCursor?, history: [HistoryRecord]) throws(SettingsError)
+
+    /// The history records `query` selects, newest first.
+    func history(_ query: HistoryQuery) throws(SettingsError) -> [HistoryRecord]
+
+    /// How many history records there are.
+    func historyCount() throws(SettingsError) -> Int
+
+    /// Deletes up to `batch` of the oldest records that are older than `before` (milliseconds
+    /// since 1970) or beyond the newest `keep`; returns how many it deleted.
+    func pruneHistory(before: UInt64, keep: Int, batch: Int) throws(SettingsError) -> Int
 
     /// Replaces the replica's identity and lineage (after a fork was detected), durably.
     func adopt(_ replicaID: ReplicaID, lineage: Lineage) throws(SettingsError)
@@ -46,4 +56,6 @@ struct LoadedReplica {
     var lineage: Lineage
     /// Tombstones below this stamp have been collected (zero: none ever).
     var tombstoneHorizon = HybridTimestamp.zero
+    /// How many history records there are.
+    var historyCount = 0
 }

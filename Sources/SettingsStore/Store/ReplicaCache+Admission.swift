@@ -4,13 +4,14 @@ extension ReplicaCache {
     /// The writes that change something (removing an unset key, or writing the value a key
     /// already holds, does not); throws `limitExceeded` if applying them all would break one of
     /// `limits`, so a transaction is taken whole or not at all.
-    func stage(_ writes: [(key: String, value: SettingValue?)], limits: SettingsLimits) throws(SettingsError)
+    func stage(_ writes: [PendingWrite], limits: SettingsLimits) throws(SettingsError)
         -> [StagedWrite]
     {
         var staged: [StagedWrite] = []
         staged.reserveCapacity(writes.count)
         var after = totals
-        for (key, value) in writes {
+        for write in writes {
+            let (key, value) = (write.key, write.value)
             let current = entries[key]
             let old = current?.value
             switch (old, value) {
@@ -20,7 +21,8 @@ extension ReplicaCache {
             default: break
             }
             if let value { try limits.check(value, forKey: key) }
-            staged.append(StagedWrite(key: key, value: value, replaces: current?.version.timestamp))
+            staged.append(
+                StagedWrite(key: key, value: value, replaces: current?.version.timestamp, actor: write.actor))
             after = after.replacing(key: key, old: old, with: value)
         }
         let lastKey = writes.last { $0.value != nil }?.key ?? ""

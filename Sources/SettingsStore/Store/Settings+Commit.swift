@@ -20,6 +20,10 @@ struct Commit {
     var schemaRefused: [SettingsChange.KeyChange] = []
     /// Keys whose new state is not announced: tombstones for keys that held nothing here.
     var unannounced: Set<String> = []
+    /// Who made each local write, by key, for the history.
+    var actors: [String: ChangeActor] = [:]
+    /// How the history names the reason (a `ChangeReason`, or `revert`).
+    var historyReason: String? = nil
 }
 
 extension Settings {
@@ -29,7 +33,10 @@ extension Settings {
     ///
     /// Call it under the writer lock, with entries the limits already admitted.
     func commit(_ commit: Commit, writer: inout SettingsWriter) throws(SettingsError) -> [SettingEntry] {
-        let records = try writer.persist(commit.entries, cursor: commit.cursor, path: displayPath)
+        let records = try writer.persist(commit.entries, cursor: commit.cursor, path: displayPath) {
+            records in
+            historyRecords(of: records, commit: commit)
+        }
         cache.withLock { $0.apply(records) }
         let announced =
             commit.unannounced.isEmpty ? records : records.filter { !commit.unannounced.contains($0.key) }
@@ -51,6 +58,34 @@ extension Settings {
             )
         }
         return records
+    }
+
+    /// The history records of `records` (stored, not yet applied to the cache): one per change,
+    /// with the value it replaced; values of `secret` keys as fingerprints only.
+    private func historyRecords(of records: [SettingEntry], commit: Commit) -> [HistoryRecord] {
+        guard configuration.history.isEnabled, !records.isEmpty else { return [] }
+        let now = configuration.clock()
+        let reason = commit.historyReason ?? commit.reason.rawValue
+        return cache.withLock { cache in
+            records.map { entry in
+                let secret = cache.policy.schema.rule(forKey: entry.key)?.isSecret ?? false
+                let redact = { (value: SettingValue?) in value.map { Self.redacted($0) } }
+                let previous = cache.entries[entry.key]?.value
+                return HistoryRecord(
+                    key: entry.key, value: secret ? redact(entry.value) : entry.value,
+                    previous: secret ? redact(previous) : previous, isRedacted: secret,
+                    version: entry.version,
+                    sequence: entry.sequence, reason: reason, origin: commit.origin, timeMilliseconds: now,
+                    actor: commit.actors[entry.key])
+            }
+        }
+    }
+
+    /// A secret value as the history keeps it: a fingerprint that tells changes apart.
+    private static func redacted(_ value: SettingValue) -> SettingValue {
+        var fingerprint = Fingerprint()
+        fingerprint.mix(value: value)
+        return .string("fingerprint:" + String(fingerprint.value, radix: 16))
     }
 
     /// Applies entries received from `peer` (each carrying the peer's sequence number), keeping

@@ -23,6 +23,9 @@ extension Settings {
             var record = writer.peers[peer] ?? PeerRecord(receivedSequence: 0, incarnation: incarnation)
             guard record.receivedSequence < through else { return }
             record.receivedSequence = through
+            // The position is in the peer's running incarnation: record them together, or a later
+            // lineage check would read it against an older one and see a fork.
+            record.incarnation = incarnation ?? record.incarnation
             writer.peers[peer] = record
         }
     }

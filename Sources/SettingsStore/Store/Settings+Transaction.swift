@@ -17,10 +17,11 @@ extension Settings {
         try transaction(reason: .local, body)
     }
 
-    /// `transaction(_:)` with the reason its change is announced with.
-    func transaction<Result>(reason: ChangeReason, _ body: (SettingsTransaction) throws -> Result) throws
-        -> Result
-    {
+    /// `transaction(_:)` with the reason its change is announced with (and, when it differs,
+    /// the one the history records, such as `revert`).
+    func transaction<Result>(
+        reason: ChangeReason, historyReason: String? = nil, _ body: (SettingsTransaction) throws -> Result
+    ) throws -> Result {
         let result = try writer.withLock { writer throws -> Result in
             let transaction = SettingsTransaction(settings: self)
             let result = try body(transaction)
@@ -29,7 +30,13 @@ extension Settings {
             }
             guard !writes.isEmpty else { return result }
             let entries = writer.stamp(writes, replica: replicaID)
-            _ = try commit(Commit(entries: entries, reason: reason, origin: replicaID), writer: &writer)
+            var actors: [String: ChangeActor] = [:]
+            for write in writes { actors[write.key] = write.actor }
+            _ = try commit(
+                Commit(
+                    entries: entries, reason: reason, origin: replicaID, actors: actors,
+                    historyReason: historyReason),
+                writer: &writer)
             return result
         }
         observers.deliverPending()

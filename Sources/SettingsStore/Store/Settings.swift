@@ -61,6 +61,7 @@ public final class Settings: Sendable {
         let backend = try SQLiteBackend(path: path, durability: configuration.durability)
         try self.init(backend: backend, lock: lock, path: path, configuration: configuration)
         try collectTombstones()
+        while try pruneHistory() > 0 {}
     }
 
     /// Creates a store that lives in memory only, with a new replica identity.
@@ -98,7 +99,7 @@ public final class Settings: Sendable {
                 backend: backend, ownerLock: lock,
                 clock: HybridLogicalClock(last: highWater.timestamp, wallMilliseconds: configuration.clock),
                 lastSequence: highWater.sequence, peers: loaded.peers, lineage: loaded.lineage,
-                tombstoneHorizon: loaded.tombstoneHorizon))
+                tombstoneHorizon: loaded.tombstoneHorizon, historyCount: loaded.historyCount))
     }
 
     /// A name for messages: the path, or `<memory>`.

@@ -24,6 +24,8 @@ public struct SettingsConfiguration: Sendable {
     /// the store opens and by `collectTombstones()`; a replica offline for longer gets the state
     /// as it is, without the keys deleted meanwhile (see `docs/SYNC.md`).
     public var tombstoneLifetime: UInt64 = 90 * 24 * 3_600_000
+    /// What the history keeps (90 days and 1,000,000 records by default; `.off` keeps none).
+    public var history = HistoryRetention()
     /// Schemas, system defaults and locks (see `SettingsPolicy`); none by default. Replace them
     /// while the store is open with `Settings.apply(_:)`.
     public var policy = SettingsPolicy()

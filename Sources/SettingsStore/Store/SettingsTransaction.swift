@@ -8,7 +8,10 @@ public final class SettingsTransaction {
     /// transaction holds).
     private let policy: SettingsPolicy
     /// Every write in order, repeats included; `latestWrites()` keeps the last one per key.
-    private var log: [(key: String, value: SettingValue?)] = []
+    private var log: [PendingWrite] = []
+    /// Who the following writes are for, as the history records it (this process by default; the
+    /// daemon sets each client's in turn).
+    var actor: ChangeActor? = ChangeActor.current
     /// The last position of each key in `log[..<indexed]`, built only when the transaction reads:
     /// a write-only batch never pays for a growing dictionary.
     private var positions: [String: Int] = [:]
@@ -41,7 +44,7 @@ public final class SettingsTransaction {
     }
 
     /// The writes to commit: the last one for each key, in the order of those last writes.
-    func latestWrites() -> [(key: String, value: SettingValue?)] {
+    func latestWrites() -> [PendingWrite] {
         guard log.count > 1 else { return log }
         var latest: [String: Int] = [:]
         latest.reserveCapacity(log.count)
@@ -105,6 +108,13 @@ public final class SettingsTransaction {
         let key = KeyIdentity.normalize(key)
         try KeyValidation.validate(key, maximumBytes: settings.configuration.limits.maximumKeyBytes)
         try policy.checkWrite(value, forKey: key)
-        log.append((key, value))
+        log.append(PendingWrite(key: key, value: value, actor: actor))
     }
+}
+
+/// A write waiting in a transaction: the key, the new value (nil: a removal), and who asked.
+struct PendingWrite {
+    let key: String
+    let value: SettingValue?
+    let actor: ChangeActor?
 }

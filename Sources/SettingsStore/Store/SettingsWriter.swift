@@ -15,6 +15,8 @@ struct SettingsWriter {
     /// Tombstones below this stamp have been collected: an entry older than it, for a key this
     /// replica does not hold, may be one deleted long ago and is not taken back.
     var tombstoneHorizon: HybridTimestamp
+    /// How many history records the database holds.
+    var historyCount: Int
 
     /// Versions local writes: one transaction is one instant, and each key appears once in it,
     /// so one fresh stamp orders them all. The stamp is above every version the writes replace,
@@ -25,11 +27,13 @@ struct SettingsWriter {
         return writes.map { SettingEntry(key: $0.key, value: $0.value, version: version, sequence: 0) }
     }
 
-    /// Gives versioned `entries` the next sequence numbers and persists them with `cursor`
-    /// atomically; returns them as stored. Nothing is consumed when the backend fails.
-    mutating func persist(_ entries: [SettingEntry], cursor: PeerCursor?, path: String) throws(SettingsError)
-        -> [SettingEntry]
-    {
+    /// Gives versioned `entries` the next sequence numbers and persists them with `cursor` and
+    /// the history records `history` makes of them, atomically; returns them as stored. Nothing
+    /// is consumed when the backend fails.
+    mutating func persist(
+        _ entries: [SettingEntry], cursor: PeerCursor?, path: String,
+        history: ([SettingEntry]) -> [HistoryRecord] = { _ in [] }
+    ) throws(SettingsError) -> [SettingEntry] {
         guard let backend else { throw .closed(path: path) }
         var sequence = lastSequence
         let records = entries.map { entry in
@@ -37,7 +41,9 @@ struct SettingsWriter {
             return SettingEntry(
                 key: entry.key, value: entry.value, version: entry.version, sequence: sequence)
         }
-        try backend.write(records, cursor: cursor)
+        let changes = history(records)
+        try backend.write(records, cursor: cursor, history: changes)
+        historyCount += changes.count
         lastSequence = sequence
         if let cursor { peers[cursor.peer] = cursor.record }
         return records
@@ -50,4 +56,6 @@ struct StagedWrite {
     let value: SettingValue?
     /// The timestamp of the key's current version (a tombstone's included), if it has one.
     let replaces: HybridTimestamp?
+    /// Who asked for the write, for the history.
+    var actor: ChangeActor? = nil
 }

@@ -60,7 +60,9 @@ extension WireRequest {
             }
         case "unwatch": return .unwatch(watch: try fields.integer("watch"))
         case "status": return .status
-        case "export": return .export
+        case "export":
+            guard let at = try fields.optionalInteger("at") else { return .export }
+            return .exportAt(timeMilliseconds: UInt64(clamping: at))
         case "import":
             guard let document = fields.members["document"] else {
                 throw SettingsError(.protocolError, "missing field 'document' (an export document)")
@@ -76,6 +78,24 @@ extension WireRequest {
         case "describe": return .describe(key: try fields.string("key"))
         case "schema": return .schema
         case "reset": return .reset(keyOrPrefix: try fields.string("key"))
+        case "history":
+            return .history(
+                HistoryQuery(
+                    keyOrPrefix: try fields.optionalString("key"),
+                    sinceMilliseconds: try fields.optionalInteger("since").map { UInt64(clamping: $0) },
+                    untilMilliseconds: try fields.optionalInteger("until").map { UInt64(clamping: $0) },
+                    limit: Int(clamping: min(try fields.optionalInteger("limit") ?? 100, 100_000))))
+        case "revert":
+            let key = try fields.string("key")
+            if let text = try fields.optionalString("version") {
+                guard let version = SettingVersion(text) else {
+                    throw SettingsError(
+                        .protocolError, "field 'version' must read 'milliseconds.counter@replica'")
+                }
+                return .revert(key: key, version: version)
+            }
+            return .revertBefore(
+                keyOrPrefix: key, timeMilliseconds: UInt64(clamping: try fields.integer("before")))
         default:
             throw SettingsError(
                 .unknownOperation, "unknown operation '\(operation.debugDescriptionTruncated)'")
@@ -119,6 +139,19 @@ extension WireRequest {
             members["watch"] = .integer(watch)
         case .status, .export, .schema:
             break
+        case .history(let query):
+            if let key = query.keyOrPrefix { members["key"] = .string(key) }
+            if let since = query.sinceMilliseconds { members["since"] = .integer(Int64(clamping: since)) }
+            if let until = query.untilMilliseconds { members["until"] = .integer(Int64(clamping: until)) }
+            members["limit"] = .integer(Int64(query.limit))
+        case .revert(let key, let version):
+            members["key"] = .string(key)
+            members["version"] = .string(version.description)
+        case .revertBefore(let key, let time):
+            members["key"] = .string(key)
+            members["before"] = .integer(Int64(clamping: time))
+        case .exportAt(let time):
+            members["at"] = .integer(Int64(clamping: time))
         case .import(let document, let replace):
             members["document"] = document.json
             members["replace"] = .bool(replace)

@@ -34,6 +34,14 @@ public enum WireRequest: Sendable, Equatable {
     case schema
     /// Returns a key, or every key under a prefix ending in `.`, to its defaults (a delete).
     case reset(keyOrPrefix: String)
+    /// The history records a query selects, newest first.
+    case history(HistoryQuery)
+    /// Writes a key's value of an earlier version back, as a new write.
+    case revert(key: String, version: SettingVersion)
+    /// Returns a key or the keys under a prefix to their values at a time (milliseconds since 1970).
+    case revertBefore(keyOrPrefix: String, timeMilliseconds: UInt64)
+    /// Every value as it was at a time (milliseconds since 1970), as an export document.
+    case exportAt(timeMilliseconds: UInt64)
 
     /// One write of a `setMany`: a value, or nil to delete.
     public struct KeyWrite: Sendable, Equatable {
@@ -71,6 +79,9 @@ public enum WireRequest: Sendable, Equatable {
         case .describe: "describe"
         case .schema: "schema"
         case .reset: "reset"
+        case .history: "history"
+        case .revert, .revertBefore: "revert"
+        case .exportAt: "export"
         }
     }
 }

@@ -1,0 +1,112 @@
+extension Settings {
+    /// The history records `query` selects, newest first (see `HistoryRecord`).
+    public func history(_ query: HistoryQuery) throws(SettingsError) -> [HistoryRecord] {
+        var query = query
+        query.keyOrPrefix = query.keyOrPrefix.map(KeyIdentity.normalize)
+        return try writer.withLock { (writer) throws(SettingsError) -> [HistoryRecord] in
+            guard let backend = writer.backend else { throw .closed(path: displayPath) }
+            return try backend.history(query)
+        }
+    }
+
+    /// The history of `key`, newest first, at most `limit` records.
+    public func history(for key: String, limit: Int = 100) throws(SettingsError) -> [HistoryRecord] {
+        try history(HistoryQuery(keyOrPrefix: key, limit: limit))
+    }
+
+    /// How many history records the database holds.
+    public var historyCount: Int {
+        writer.withLock { $0.historyCount }
+    }
+
+    /// Every stored value as it was at `time` (milliseconds since 1970): for each key changed
+    /// since, the value its first later change replaced; the others as they are now. Exact as
+    /// far back as the history reaches; keys a schema marks `secret` keep their current value.
+    public func snapshot(at time: UInt64) throws(SettingsError) -> [String: SettingValue] {
+        var values = snapshot()
+        for (key, record) in try firstChanges(after: time, under: nil) where !record.isRedacted {
+            values[key] = record.previous
+        }
+        return values
+    }
+
+    /// Writes `key`'s value of version `version` back, as a new write (synced like any, recorded
+    /// in the history as `revert`); a version that was a deletion deletes the key.
+    ///
+    /// - Throws: `invalidValue` when the history has no such version of the key (or keeps only
+    ///   its fingerprint), and what a write may throw.
+    public func revert(_ key: String, to version: SettingVersion) throws(SettingsError) {
+        let value = try historicValue(of: key, version: version)
+        try typed {
+            try transaction(reason: .local, historyReason: "revert") { transaction in
+                try transaction.set(value, forKey: key)
+            }
+        }
+    }
+
+    /// Returns every key under `prefix` (a key, or a prefix ending in `.`) to the value it had at
+    /// `time`, in one transaction of new writes (recorded as `revert`).
+    ///
+    /// - Returns: How many keys changed.
+    @discardableResult
+    public func revert(_ prefix: String, before time: UInt64) throws(SettingsError) -> Int {
+        let changes = try historicValues(under: prefix, at: time)
+        try typed {
+            try transaction(reason: .local, historyReason: "revert") { transaction in
+                for (key, value) in changes.sorted(by: { $0.key < $1.key }) {
+                    try transaction.set(value, forKey: key)
+                }
+            }
+        }
+        return changes.count
+    }
+
+    /// The value `key` had at version `version` (nil: that version deleted it).
+    func historicValue(of key: String, version: SettingVersion) throws(SettingsError) -> SettingValue? {
+        let records = try history(HistoryQuery(keyOrPrefix: key, limit: .max))
+        guard let record = records.first(where: { $0.version == version }) else {
+            throw SettingsError(.invalidValue, "the history of '\(key)' has no version \(version)", key: key)
+        }
+        guard !record.isRedacted else {
+            throw SettingsError(
+                .invalidValue, "'\(key)' is secret: its history keeps no values to revert to", key: key)
+        }
+        return record.value
+    }
+
+    /// The values the keys under `prefix` changed since `time` had then (nil: absent then);
+    /// secret keys are left out.
+    func historicValues(under prefix: String, at time: UInt64) throws(SettingsError) -> [String:
+        SettingValue?]
+    {
+        try firstChanges(after: time, under: prefix).filter { !$0.value.isRedacted }.mapValues(\.previous)
+    }
+
+    /// Deletes a batch of records past the retention (older than it keeps, or beyond the most it
+    /// keeps), holding the writer lock only for that batch; returns how many went.
+    @discardableResult
+    public func pruneHistory(batch: Int = 500) throws(SettingsError) -> Int {
+        let retention = configuration.history
+        let now = configuration.clock()
+        return try writer.withLock { (writer) throws(SettingsError) -> Int in
+            guard let backend = writer.backend, writer.historyCount > 0 else { return 0 }
+            let cutoff =
+                retention.isEnabled && now > retention.keepMilliseconds
+                ? now - retention.keepMilliseconds : now
+            let removed = try backend.pruneHistory(
+                before: cutoff, keep: retention.isEnabled ? retention.maximumRecords : 0, batch: batch)
+            writer.historyCount -= removed
+            return removed
+        }
+    }
+
+    /// For each key (under `prefix`, when given) changed after `time`, its first change then.
+    private func firstChanges(after time: UInt64, under prefix: String?) throws(SettingsError)
+        -> [String: HistoryRecord]
+    {
+        let records = try history(HistoryQuery(keyOrPrefix: prefix, sinceMilliseconds: time + 1, limit: .max))
+        var first: [String: HistoryRecord] = [:]
+        for record in records { first[record.key] = record }  // newest first: the last one seen is the earliest
+        return first
+    }
+}

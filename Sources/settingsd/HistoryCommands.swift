@@ -1,0 +1,96 @@
+import SettingsStore
+
+/// `settingsd history` and `settingsd revert`: the audit log and undo.
+enum HistoryCommands {
+    static func history(_ arguments: ParsedArguments) throws -> Int32 {
+        let key = try arguments.positionals(0...1).first
+        let limitText = arguments.value("--limit") ?? "100"
+        guard let limit = Int(limitText), limit > 0 else {
+            throw UsageError("--limit needs a positive number, not '\(limitText)'", command: "history")
+        }
+        let query = HistoryQuery(
+            keyOrPrefix: key, sinceMilliseconds: try time(arguments, "--since", command: "history"),
+            untilMilliseconds: try time(arguments, "--until", command: "history"), limit: limit)
+        let fields = try arguments.requestTarget(forWriting: false).request(.history(query))
+        guard case .array(let records)? = fields["records"] else { return 0 }
+        for record in records {
+            Output.line(arguments.flag("--json") ? try jsonLine(record).serialized() : try humanLine(record))
+        }
+        return 0
+    }
+
+    static func revert(_ arguments: ParsedArguments) throws -> Int32 {
+        let key = try arguments.positionals(1...1)[0]
+        let target = try arguments.requestTarget(forWriting: true)
+        if let text = arguments.value("--to") {
+            guard let version = SettingVersion(text) else {
+                throw UsageError(
+                    "--to needs a version as history prints it (milliseconds.counter@replica), not '\(text)'",
+                    command: "revert")
+            }
+            _ = try target.request(.revert(key: key, version: version))
+            return 0
+        }
+        guard let before = try time(arguments, "--before", command: "revert") else {
+            throw UsageError("revert needs --to VERSION or --before TIME", command: "revert")
+        }
+        let fields = try target.request(.revertBefore(keyOrPrefix: key, timeMilliseconds: before))
+        if case .integer(let count)? = fields["reverted"] {
+            Output.standardError(
+                "reverted \(count) key(s) to their values before \(ISO8601.format(secondsSince1970: Double(before) / 1000))\n"
+            )
+        }
+        return 0
+    }
+
+    /// `--since`, `--until`, `--before`, `--at`: ISO 8601 or seconds since 1970, in milliseconds.
+    static func time(_ arguments: ParsedArguments, _ option: String, command: String) throws(UsageError)
+        -> UInt64?
+    {
+        guard let text = arguments.value(option) else { return nil }
+        guard let seconds = ISO8601.parse(text) ?? Double(text), seconds >= 0, seconds < 1e12 else {
+            throw UsageError(
+                "\(option) needs a time in ISO 8601 (2026-11-29T14:03:07Z) or seconds since 1970, not '\(text)'",
+                command: command)
+        }
+        return UInt64(seconds * 1000)
+    }
+
+    /// `2026-11-29 14:03:07  audio.volume  0.5 → 0.8  uid 1000 /usr/bin/player  local`.
+    private static func humanLine(_ record: JSONValue) throws -> String {
+        let time = String(
+            ISO8601.format(secondsSince1970: Double(milliseconds(record) / 1000)).map { $0 == "T" ? " " : $0 }
+                .prefix(19))
+        let before = try record["previous"].map { Output.listed(try SettingValue(json: $0)) } ?? "unset"
+        let after = try record["value"].map { Output.listed(try SettingValue(json: $0)) } ?? "deleted"
+        var line = "\(time)  \(text(record["key"]))  \(before) → \(after)"
+        if case .integer(let uid)? = record["uid"] {
+            line += "  uid \(uid)"
+            if case .string(let exe)? = record["exe"] { line += " \(exe)" }
+        } else {
+            line += "  from \(text(record["replica"]))"
+        }
+        return line + "  \(text(record["reason"]))"
+    }
+
+    /// The documented JSON form of a record: the wire's fields, with `time` in ISO 8601.
+    private static func jsonLine(_ record: JSONValue) throws -> JSONValue {
+        guard case .object(var members) = record else { return record }
+        members["time"] = .string(ISO8601.format(secondsSince1970: Double(milliseconds(record)) / 1000))
+        members["timeMs"] = nil
+        return .object(members)
+    }
+
+    private static func milliseconds(_ record: JSONValue) -> Int64 {
+        if case .integer(let value)? = record["timeMs"] { return value }
+        return 0
+    }
+
+    private static func text(_ value: JSONValue?) -> String {
+        switch value {
+        case .string(let string)?: string
+        case let other?: other.serialized()
+        case nil: "?"
+        }
+    }
+}
