@@ -106,7 +106,8 @@ extension Settings {
     {
         let records = try history(HistoryQuery(keyOrPrefix: prefix, sinceMilliseconds: time + 1, limit: .max))
         var first: [String: HistoryRecord] = [:]
-        for record in records { first[record.key] = record }  // newest first: the last one seen is the earliest
+        // Newest first: the last record seen for a key is its earliest since `time`.
+        for record in records { first[record.key] = record }
         return first
     }
 }
