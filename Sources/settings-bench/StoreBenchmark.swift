@@ -20,6 +20,8 @@ struct StoreBenchmark {
             try reads(into: &report, scratch: scratch)
             try durableWrites(into: &report, scratch: scratch)
             try schemaWrites(into: &report, scratch: scratch)
+            try historyWrites(into: &report, scratch: scratch)
+            try historyQuery(into: &report, scratch: scratch)
             try batch(into: &report, scratch: scratch)
             try openLarge(into: &report, scratch: scratch)
             report.print()
@@ -84,6 +86,45 @@ struct StoreBenchmark {
         report.rate(
             "durable set, schema of 1,000 keys + 100 patterns", ours: rates.ours, peer: rates.peer,
             peerName: "no schema", target: ">= 0.9x")
+    }
+
+    /// Durable sets that append a history record beside the same sets with history off.
+    private func historyWrites(into report: inout Report, scratch: Scratch) throws {
+        let count = quick ? 5_000 : 30_000
+        let keys = (0..<1000).map { "key.\($0)" }
+        var off = SettingsConfiguration()
+        off.history = .off
+        let recorded = try Settings(path: scratch.file("history-on.sqlite"))
+        let plain = try Settings(path: scratch.file("history-off.sqlite"), configuration: off)
+        let rates = try alternating(
+            ours: { try measureRate(count) { try recorded.set($0, forKey: keys[$0 % keys.count]) } },
+            peer: { try measureRate(count) { try plain.set($0, forKey: keys[$0 % keys.count]) } })
+        report.rate(
+            "durable set with history", ours: rates.ours, peer: rates.peer, peerName: "history off",
+            target: ">= 0.85x")
+    }
+
+    /// The last 100 changes of one key in a history of a million records (100k quick).
+    private func historyQuery(into report: inout Report, scratch: Scratch) throws {
+        let records = quick ? 100_000 : 1_000_000
+        var configuration = SettingsConfiguration()
+        configuration.history = HistoryRetention(maximumRecords: records + 1)
+        let settings = try Settings(path: scratch.file("history-large.sqlite"), configuration: configuration)
+        for chunk in stride(from: 0, to: records, by: 10_000) {
+            try settings.transaction { transaction in
+                for index in chunk..<chunk + 10_000 {
+                    try transaction.set(index, forKey: "key.\(index % 1_000)")
+                }
+            }
+        }
+        var samples: [Double] = []
+        for round in 0..<50 {
+            samples.append(
+                try measureSeconds { _ = try settings.history(for: "key.\(round * 7)", limit: 100) })
+        }
+        report.value(
+            "history of one key, last 100, in \(records / 1000)k records",
+            String(format: "%.2f ms (median)", median(samples) * 1e3), target: "< 5 ms (1M)")
     }
 
     private func batch(into report: inout Report, scratch: Scratch) throws {

@@ -62,7 +62,6 @@ enum Schema {
                         exe TEXT
                     );
                     CREATE INDEX history_by_key ON history (key, seq);
-                    CREATE INDEX history_by_time ON history (time_ms);
                     """
             ),
         ]

@@ -60,8 +60,11 @@ public final class Settings: Sendable {
         try FileSystem.createFileIfMissing(path)
         let backend = try SQLiteBackend(path: path, durability: configuration.durability)
         try self.init(backend: backend, lock: lock, path: path, configuration: configuration)
-        try collectTombstones()
-        while try pruneHistory() > 0 {}
+        // Housekeeping that a full disk must not turn into a store that cannot open.
+        do throws(SettingsError) {
+            try collectTombstones()
+            while try pruneHistory() > 0 {}
+        } catch  where error.code == .diskFull {}
     }
 
     /// Creates a store that lives in memory only, with a new replica identity.

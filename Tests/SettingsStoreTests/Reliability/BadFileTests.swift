@@ -77,7 +77,7 @@ extension Reliability {
         func fullDisk() throws {
             let mountPoint = directory.file("small")
             try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
-            try #require(mount("tmpfs", mountPoint, "tmpfs", 0, "size=256k") == 0)
+            try #require(mount("tmpfs", mountPoint, "tmpfs", 0, "size=1m") == 0)
             defer { umount(mountPoint) }
             let path = mountPoint + "/settings.sqlite"
             var acknowledged = 0
