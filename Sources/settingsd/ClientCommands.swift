@@ -345,7 +345,8 @@ enum ClientCommands {
         return 0
     }
 
-    private static func text(_ value: JSONValue?) -> String {
+    /// A wire value for a line of text: strings as they are, the rest as JSON, `?` when absent.
+    static func text(_ value: JSONValue?) -> String {
         switch value {
         case .string(let string)?: string
         case let other?: other.serialized()

@@ -63,14 +63,14 @@ enum HistoryCommands {
                 .prefix(19))
         let before = try record["previous"].map { Output.listed(try SettingValue(json: $0)) } ?? "unset"
         let after = try record["value"].map { Output.listed(try SettingValue(json: $0)) } ?? "deleted"
-        var line = "\(time)  \(text(record["key"]))  \(before) → \(after)"
+        var line = "\(time)  \(ClientCommands.text(record["key"]))  \(before) → \(after)"
         if case .integer(let uid)? = record["uid"] {
             line += "  uid \(uid)"
             if case .string(let exe)? = record["exe"] { line += " \(exe)" }
         } else {
-            line += "  from \(text(record["replica"]))"
+            line += "  from \(ClientCommands.text(record["replica"]))"
         }
-        return line + "  \(text(record["reason"]))"
+        return line + "  \(ClientCommands.text(record["reason"]))"
     }
 
     /// The documented JSON form of a record: the wire's fields, with `time` in ISO 8601.
@@ -84,13 +84,5 @@ enum HistoryCommands {
     private static func milliseconds(_ record: JSONValue) -> Int64 {
         if case .integer(let value)? = record["timeMs"] { return value }
         return 0
-    }
-
-    private static func text(_ value: JSONValue?) -> String {
-        switch value {
-        case .string(let string)?: string
-        case let other?: other.serialized()
-        case nil: "?"
-        }
     }
 }
