@@ -36,10 +36,10 @@ final class MemoryBackend: SettingsBackend {
         records.count
     }
 
-    func pruneHistory(before: UInt64, keep: Int, batch: Int) -> Int {
-        let excess = max(0, records.count - keep)
-        let old = records.prefix { $0.timeMilliseconds < before }.count
-        let removed = min(batch, max(excess, old))
+    func pruneHistory(before: UInt64, excess: Int, batch: Int) -> Int {
+        let removed =
+            excess > 0
+            ? min(batch, excess) : records.prefix(batch).prefix { $0.timeMilliseconds < before }.count
         records.removeFirst(removed)
         return removed
     }

@@ -353,17 +353,20 @@ final class SQLiteBackend: SettingsBackend {
         Int(try connection.scalar("SELECT count(*) FROM history") ?? 0)
     }
 
-    func pruneHistory(before: UInt64, keep: Int, batch: Int) throws(SettingsError) -> Int {
-        let prune = try connection.prepare(
-            """
-            DELETE FROM history WHERE seq IN (
-                SELECT seq FROM history
-                WHERE time_ms < ?1 OR seq <= (SELECT seq FROM history ORDER BY seq DESC LIMIT 1 OFFSET ?2)
-                ORDER BY seq LIMIT ?3)
-            """)
-        try prune.bind(Int64(clamping: before), at: 1)
-        try prune.bind(Int64(keep), at: 2)
-        try prune.bind(Int64(batch), at: 3)
+    func pruneHistory(before: UInt64, excess: Int, batch: Int) throws(SettingsError) -> Int {
+        // Only the oldest `batch` records are ever looked at, so a batch costs the same at a
+        // thousand records as at a million (times follow sequence numbers, near enough).
+        let prune =
+            excess > 0
+            ? try connection.prepare(
+                "DELETE FROM history WHERE seq IN (SELECT seq FROM history ORDER BY seq LIMIT ?2)")
+            : try connection.prepare(
+                """
+                DELETE FROM history WHERE seq IN (
+                    SELECT seq FROM (SELECT seq, time_ms FROM history ORDER BY seq LIMIT ?2) WHERE time_ms < ?1)
+                """)
+        if excess == 0 { try prune.bind(Int64(clamping: before), at: 1) }
+        try prune.bind(Int64(excess > 0 ? min(batch, excess) : batch), at: 2)
         try prune.run()
         return Int(try connection.scalar("SELECT changes()") ?? 0)
     }

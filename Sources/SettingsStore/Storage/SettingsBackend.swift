@@ -22,9 +22,10 @@ protocol SettingsBackend: AnyObject {
     /// How many history records there are.
     func historyCount() throws(SettingsError) -> Int
 
-    /// Deletes up to `batch` of the oldest records that are older than `before` (milliseconds
-    /// since 1970) or beyond the newest `keep`; returns how many it deleted.
-    func pruneHistory(before: UInt64, keep: Int, batch: Int) throws(SettingsError) -> Int
+    /// Deletes the oldest records: up to `batch` of them when `excess` records are over the
+    /// maximum, else those among the oldest `batch` older than `before` (milliseconds since
+    /// 1970); returns how many it deleted.
+    func pruneHistory(before: UInt64, excess: Int, batch: Int) throws(SettingsError) -> Int
 
     /// Replaces the replica's identity and lineage (after a fork was detected), durably.
     func adopt(_ replicaID: ReplicaID, lineage: Lineage) throws(SettingsError)

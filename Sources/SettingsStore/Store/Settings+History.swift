@@ -93,8 +93,9 @@ extension Settings {
             let cutoff =
                 retention.isEnabled && now > retention.keepMilliseconds
                 ? now - retention.keepMilliseconds : now
+            let maximum = retention.isEnabled ? retention.maximumRecords : 0
             let removed = try backend.pruneHistory(
-                before: cutoff, keep: retention.isEnabled ? retention.maximumRecords : 0, batch: batch)
+                before: cutoff, excess: max(0, writer.historyCount - maximum), batch: batch)
             writer.historyCount -= removed
             return removed
         }
