@@ -9,9 +9,7 @@ struct DaemonBenchmark {
     let binary: String
 
     func run() {
-        let scratch = Scratch()
-        defer { scratch.cleanUp() }
-        do {
+        runSuite { scratch in
             let daemon = try BenchDaemon(binary: binary, scratch: scratch)
             print("settingsd binary: \(binary) (\(Self.linkage(of: binary)))")
             var report = Report(title: "daemon")
@@ -21,9 +19,6 @@ struct DaemonBenchmark {
             try concurrentWriters(into: &report, daemon: daemon, scratch: scratch)
             try watchLatency(into: &report, daemon: daemon)
             report.print()
-        } catch {
-            FileHandle.standardError.write(Data("Error: \(error)\n".utf8))
-            exit(1)
         }
     }
 

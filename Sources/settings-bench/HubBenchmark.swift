@@ -10,9 +10,7 @@ struct HubBenchmark {
     let binary: String
 
     func run() {
-        let scratch = Scratch()
-        defer { scratch.cleanUp() }
-        do {
+        runSuite { scratch in
             let hub = try HubUnderTest()
             var report = Report(title: "hub (\(hub.description))")
             progress("hub schema and a role")
@@ -21,9 +19,6 @@ struct HubBenchmark {
             try fanOutLatency(into: &report, hub: hub, scratch: scratch)
             try concurrentWriters(into: &report, hub: hub, scratch: scratch)
             report.print()
-        } catch {
-            FileHandle.standardError.write(Data("Error: \(error)\n".utf8))
-            exit(1)
         }
     }
 

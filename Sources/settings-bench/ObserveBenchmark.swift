@@ -17,9 +17,7 @@ struct ObserveBenchmark {
     let quick: Bool
 
     func run() {
-        let scratch = Scratch()
-        defer { scratch.cleanUp() }
-        do {
+        runSuite { scratch in
             var report = Report(title: "observe")
             let settings = try Settings(path: scratch.file("observe.sqlite"))
             try reads(into: &report, settings: settings)
@@ -27,9 +25,6 @@ struct ObserveBenchmark {
             try notificationLatency(
                 into: &report, settings: Settings(inMemoryWith: .init()), label: "in-memory set")
             report.print()
-        } catch {
-            FileHandle.standardError.write(Data("Error: \(error)\n".utf8))
-            exit(1)
         }
     }
 

@@ -129,3 +129,16 @@ struct Scratch {
 
     func cleanUp() { try? FileManager.default.removeItem(atPath: path) }
 }
+
+/// Runs a suite with a scratch folder that is removed afterwards; an error ends the program with
+/// status 1 and a one-line message.
+func runSuite(_ body: (Scratch) throws -> Void) {
+    let scratch = Scratch()
+    defer { scratch.cleanUp() }
+    do {
+        try body(scratch)
+    } catch {
+        FileHandle.standardError.write(Data("Error: \(error)\n".utf8))
+        exit(1)
+    }
+}

@@ -10,12 +10,10 @@ struct StoreBenchmark {
     let quick: Bool
 
     func run() {
-        let scratch = Scratch()
-        defer { scratch.cleanUp() }
         print(
             "settings-bench store: \(ProcessInfo.processInfo.activeProcessorCount) cores, \(quick ? "quick" : "full") run"
         )
-        do {
+        runSuite { scratch in
             var report = Report(title: "store (durability normal)")
             try reads(into: &report, scratch: scratch)
             try durableWrites(into: &report, scratch: scratch)
@@ -25,9 +23,6 @@ struct StoreBenchmark {
             try batch(into: &report, scratch: scratch)
             try openLarge(into: &report, scratch: scratch)
             report.print()
-        } catch {
-            FileHandle.standardError.write(Data("Error: \(error)\n".utf8))
-            exit(1)
         }
     }
 

@@ -8,9 +8,7 @@ struct SyncBenchmark {
     let binary: String
 
     func run() {
-        let scratch = Scratch()
-        defer { scratch.cleanUp() }
-        do {
+        runSuite { scratch in
             var report = Report(title: "sync")
             let a = try BenchDaemon(binary: binary, scratch: scratch, name: "a")
             let keys = quick ? 20_000 : 100_000
@@ -29,9 +27,6 @@ struct SyncBenchmark {
             try remoteWatchLatency(into: &report, from: a, to: b)
             try catchUp(into: &report, daemon: b, scratch: scratch)
             report.print()
-        } catch {
-            FileHandle.standardError.write(Data("Error: \(error)\n".utf8))
-            exit(1)
         }
     }
 
