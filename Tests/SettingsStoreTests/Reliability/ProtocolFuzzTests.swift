@@ -16,6 +16,9 @@ struct FrameFuzzer {
         #"{"id":5,"op":"watch","keys":["fuzz.a"],"prefixes":["fuzz."]}"#,
         #"{"id":6,"op":"unwatch","watch":1}"#,
         #"{"id":7,"op":"hello","version":1,"role":"client"}"#, #"{"id":8,"op":"export"}"#,
+        #"{"id":9,"op":"describe","key":"fuzz.a"}"#, #"{"id":10,"op":"schema"}"#,
+        #"{"id":11,"op":"history","key":"fuzz.","since":0,"until":99999999999999,"limit":5}"#,
+        #"{"id":12,"op":"export","at":1700000000000}"#,
     ]
 
     mutating func frame() -> [UInt8] {
