@@ -76,10 +76,4 @@ public struct SettingsPolicy: Sendable, Equatable {
     public func isLocal(_ key: String) -> Bool {
         schema.rule(forKey: key)?.scope == .local
     }
-
-    /// The default the layers give `key` when no user value applies: system, then registered
-    /// (`registered`), then schema.
-    func fallback(forKey key: String, registered: SettingValue?) -> SettingValue? {
-        systemDefaults[key]?.value ?? registered ?? schema.rule(forKey: key)?.defaultValue
-    }
 }

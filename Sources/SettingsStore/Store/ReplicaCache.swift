@@ -43,21 +43,38 @@ struct ReplicaCache {
     /// (system, registered, schema), else nil.
     func value(forKey key: String) -> SettingValue? {
         guard !policy.isEmpty else { return entries[key]?.value ?? defaults[key] }
-        let fallback = { policy.fallback(forKey: key, registered: defaults[key]) }
-        if policy.lock(forKey: key) != nil {
-            return policy.systemDefaults[key]?.value ?? policy.schema.rule(forKey: key)?.defaultValue
-        }
-        return entries[key]?.value ?? fallback()
+        return resolve(key, stored: entries[key]?.value, registered: defaults[key]).value
     }
 
     /// What overrides an app's own default for `key`: a lock's value, the stored value, or a
     /// system default (typed keys fall back to their declared default after these).
     func overridingValue(forKey key: String) -> SettingValue? {
         guard !policy.isEmpty else { return entries[key]?.value }
-        if policy.lock(forKey: key) != nil {
-            return policy.systemDefaults[key]?.value ?? policy.schema.rule(forKey: key)?.defaultValue
+        let resolved = resolve(key, stored: entries[key]?.value, registered: nil)
+        switch resolved.source {
+        case .locked, .user, .systemDefault: return resolved.value
+        case .registeredDefault, .schemaDefault, .unset: return nil
         }
-        return entries[key]?.value ?? policy.systemDefaults[key]?.value
+    }
+
+    /// The one order of the layers: `key`'s effective value and where it comes from, given
+    /// `stored` as its user value and `registered` as the app's default. A lock pins the system
+    /// default (else the schema's); then come the stored value, the system default, the
+    /// registered default and the schema default.
+    func resolve(
+        _ key: String, stored: SettingValue?, registered: SettingValue?
+    ) -> (value: SettingValue?, source: Settings.ValueSource) {
+        let system = policy.systemDefaults[key]
+        if let lock = policy.lock(forKey: key) {
+            return (system?.value ?? policy.schema.rule(forKey: key)?.defaultValue, .locked(file: lock.file))
+        }
+        if let stored { return (stored, .user) }
+        if let system { return (system.value, .systemDefault(file: system.file)) }
+        if let registered { return (registered, .registeredDefault) }
+        if let rule = policy.schema.rule(forKey: key), let value = rule.defaultValue {
+            return (value, .schemaDefault(file: rule.file))
+        }
+        return (nil, .unset)
     }
 
     /// Replaces a key's entry, keeping the totals right.

@@ -34,16 +34,8 @@ extension Settings {
 
     /// Where `key`'s effective value (`value(forKey:)`) comes from.
     public func source(ofKey key: String) -> ValueSource {
-        cache.withLock { cache in
-            let policy = cache.policy
-            let schemaDefault = policy.schema.rule(forKey: key).flatMap { rule in
-                rule.defaultValue.map { _ in ValueSource.schemaDefault(file: rule.file) }
-            }
-            if let lock = policy.lock(forKey: key) { return .locked(file: lock.file) }
-            if cache.entries[key]?.value != nil { return .user }
-            if let system = policy.systemDefaults[key] { return .systemDefault(file: system.file) }
-            if cache.defaults[key] != nil { return .registeredDefault }
-            return schemaDefault ?? .unset
+        cache.withLock {
+            $0.resolve(key, stored: $0.entries[key]?.value, registered: $0.defaults[key]).source
         }
     }
 

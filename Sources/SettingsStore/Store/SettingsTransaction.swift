@@ -27,7 +27,7 @@ public final class SettingsTransaction {
         if let position = latestPosition(of: key) {
             guard let value = log[position].value else {
                 return settings.cache.withLock {
-                    $0.policy.fallback(forKey: key, registered: $0.defaults[key])
+                    $0.resolve(key, stored: nil, registered: $0.defaults[key]).value
                 }
             }
             return value
