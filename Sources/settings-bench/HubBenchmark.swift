@@ -93,13 +93,23 @@ struct HubBenchmark {
             String(format: "%.1f ms", seconds * 1e3), target: "< 200 ms (1M)")
     }
 
+    /// Starts `count` daemons on the hub namespace `url` and waits until each is connected to it.
+    private func connectedDaemons(
+        _ count: Int, named name: String, hub url: String, scratch: Scratch
+    ) throws -> [BenchDaemon] {
+        let daemons = try (0..<count).map {
+            try BenchDaemon(
+                binary: binary, scratch: scratch, name: "\(name)\($0)", arguments: ["--hub", url])
+        }
+        try waitFor(timeout: 30) { try daemons.allSatisfy { try hubConnected($0) } }
+        return daemons
+    }
+
     /// A set on one daemon, timed to the watch event on each of ten others.
     private func fanOutLatency(into report: inout Report, hub: HubUnderTest, scratch: Scratch) throws {
         let url = try hub.newNamespace()
         progress("starting 11 daemons on one namespace")
-        let daemons = try (0..<11).map {
-            try BenchDaemon(binary: binary, scratch: scratch, name: "fan\($0)", arguments: ["--hub", url])
-        }
+        let daemons = try connectedDaemons(11, named: "fan", hub: url, scratch: scratch)
         // The daemons must outlive the measurement (ARC may end an unused value's life early).
         defer { withExtendedLifetime(daemons) {} }
         let watchers = try daemons.dropFirst().map { daemon in
@@ -108,7 +118,6 @@ struct HubBenchmark {
             return UncheckedClient(client)
         }
         let setter = try BlockingClient(socketPath: daemons[0].socket)
-        try waitFor(timeout: 30) { try daemons.allSatisfy { try hubConnected($0) } }
         let rounds = quick ? 30 : 200
         var latencies: [Double] = []
         for round in 0..<rounds {
@@ -141,11 +150,8 @@ struct HubBenchmark {
     private func concurrentWriters(into report: inout Report, hub: HubUnderTest, scratch: Scratch) throws {
         let url = try hub.newNamespace()
         progress("10 daemons writing 1,000 keys each")
-        let daemons = try (0..<10).map {
-            try BenchDaemon(binary: binary, scratch: scratch, name: "writer\($0)", arguments: ["--hub", url])
-        }
+        let daemons = try connectedDaemons(10, named: "writer", hub: url, scratch: scratch)
         defer { withExtendedLifetime(daemons) {} }
-        try waitFor(timeout: 30) { try daemons.allSatisfy { try hubConnected($0) } }
         let seconds = try measureSeconds {
             let group = DispatchGroup()
             for (index, daemon) in daemons.enumerated() {
