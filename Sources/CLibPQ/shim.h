@@ -1,1 +1,64 @@
-#include <libpq-fe.h>
+// libpq, opened on first use rather than linked: linking it loads some twenty libraries
+// (OpenSSL, Kerberos, LDAP, GnuTLS...) into every process, which tripled the CLI's start-up,
+// while only a daemon with a hub ever calls it.
+#include <dlfcn.h>
+#include <stddef.h>
+#include <postgresql/libpq-fe.h>
+
+/// The libpq functions settingsd calls, with the types libpq-fe.h declares.
+typedef struct {
+    __typeof__(PQconnectdb) *_Nonnull connectdb;
+    __typeof__(PQconnectdbParams) *_Nonnull connectdbParams;
+    __typeof__(PQfinish) *_Nonnull finish;
+    __typeof__(PQstatus) *_Nonnull status;
+    __typeof__(PQerrorMessage) *_Nonnull errorMessage;
+    __typeof__(PQsocket) *_Nonnull socket;
+    __typeof__(PQexec) *_Nonnull exec;
+    __typeof__(PQexecParams) *_Nonnull execParams;
+    __typeof__(PQresultStatus) *_Nonnull resultStatus;
+    __typeof__(PQresultErrorMessage) *_Nonnull resultErrorMessage;
+    __typeof__(PQresultErrorField) *_Nonnull resultErrorField;
+    __typeof__(PQclear) *_Nonnull clear;
+    __typeof__(PQntuples) *_Nonnull ntuples;
+    __typeof__(PQgetisnull) *_Nonnull getisnull;
+    __typeof__(PQgetlength) *_Nonnull getlength;
+    __typeof__(PQgetvalue) *_Nonnull getvalue;
+    __typeof__(PQconsumeInput) *_Nonnull consumeInput;
+    __typeof__(PQnotifies) *_Nonnull notifies;
+    __typeof__(PQfreemem) *_Nonnull freemem;
+    __typeof__(PQescapeIdentifier) *_Nonnull escapeIdentifier;
+    __typeof__(PQconninfoParse) *_Nonnull conninfoParse;
+    __typeof__(PQconninfoFree) *_Nonnull conninfoFree;
+} CSettingsLibPQ;
+
+/// Opens libpq (`libpq.so.5`) and fills `api`; returns NULL, or why it cannot.
+static inline const char *_Nullable csettings_libpq_load(CSettingsLibPQ *_Nonnull api) {
+    void *library = dlopen("libpq.so.5", RTLD_NOW | RTLD_LOCAL);
+    if (library == NULL) return dlerror();
+#define CSETTINGS_LOAD(field, symbol) \
+    if ((*(void **)&api->field = dlsym(library, #symbol)) == NULL) return dlerror();
+    CSETTINGS_LOAD(connectdb, PQconnectdb)
+    CSETTINGS_LOAD(connectdbParams, PQconnectdbParams)
+    CSETTINGS_LOAD(finish, PQfinish)
+    CSETTINGS_LOAD(status, PQstatus)
+    CSETTINGS_LOAD(errorMessage, PQerrorMessage)
+    CSETTINGS_LOAD(socket, PQsocket)
+    CSETTINGS_LOAD(exec, PQexec)
+    CSETTINGS_LOAD(execParams, PQexecParams)
+    CSETTINGS_LOAD(resultStatus, PQresultStatus)
+    CSETTINGS_LOAD(resultErrorMessage, PQresultErrorMessage)
+    CSETTINGS_LOAD(resultErrorField, PQresultErrorField)
+    CSETTINGS_LOAD(clear, PQclear)
+    CSETTINGS_LOAD(ntuples, PQntuples)
+    CSETTINGS_LOAD(getisnull, PQgetisnull)
+    CSETTINGS_LOAD(getlength, PQgetlength)
+    CSETTINGS_LOAD(getvalue, PQgetvalue)
+    CSETTINGS_LOAD(consumeInput, PQconsumeInput)
+    CSETTINGS_LOAD(notifies, PQnotifies)
+    CSETTINGS_LOAD(freemem, PQfreemem)
+    CSETTINGS_LOAD(escapeIdentifier, PQescapeIdentifier)
+    CSETTINGS_LOAD(conninfoParse, PQconninfoParse)
+    CSETTINGS_LOAD(conninfoFree, PQconninfoFree)
+#undef CSETTINGS_LOAD
+    return NULL;
+}

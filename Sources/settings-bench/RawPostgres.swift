@@ -6,9 +6,12 @@ import SettingsStore
 /// rows on one libpq connection into a plain table (no counter, no row-level security).
 final class RawPostgres {
     private let connection: OpaquePointer
+    private let pq: CSettingsLibPQ
 
     init(conninfo: String) throws {
-        guard let connection = PQconnectdb(conninfo), PQstatus(connection) == CONNECTION_OK else {
+        let pq = try LibPQ.functions()
+        self.pq = pq
+        guard let connection = pq.connectdb(conninfo), pq.status(connection) == CONNECTION_OK else {
             throw SettingsError(.connectionLost, "raw libpq: cannot connect")
         }
         self.connection = connection
@@ -17,7 +20,7 @@ final class RawPostgres {
     }
 
     deinit {
-        PQfinish(connection)
+        pq.finish(connection)
     }
 
     /// Seconds to upsert `count` rows of a 9-byte value (what an integer setting stores).
@@ -51,11 +54,13 @@ final class RawPostgres {
         defer { pointers.forEach { $0.deallocate() } }
         let lengths = values.map { Int32($0.count) }
         let parameters: [UnsafePointer<CChar>?] = pointers.map { UnsafePointer($0) }
-        let result = PQexecParams(connection, sql, Int32(values.count), nil, parameters, lengths, formats, 0)
-        defer { PQclear(result) }
-        let status = PQresultStatus(result)
+        let result = pq.execParams(connection, sql, Int32(values.count), nil, parameters, lengths, formats, 0)
+        defer { pq.clear(result) }
+        let status = pq.resultStatus(result)
         guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
-            throw SettingsError(.io, "raw libpq: \(String(cString: PQerrorMessage(connection)))")
+            throw SettingsError(
+                .io,
+                "raw libpq: \(pq.errorMessage(connection).map { String(cString: $0) } ?? "unknown error")")
         }
     }
 }

@@ -3,27 +3,29 @@ internal import CLibPQ
 /// The rows of a statement, read in binary; owns its `PGresult`.
 final class PostgresRows {
     private let result: OpaquePointer
+    private let pq: CSettingsLibPQ
 
-    init(_ result: OpaquePointer) {
+    init(_ result: OpaquePointer, functions: CSettingsLibPQ) {
         self.result = result
+        self.pq = functions
     }
 
     deinit {
-        PQclear(result)
+        pq.clear(result)
     }
 
     /// How many rows there are.
-    var count: Int { Int(PQntuples(result)) }
+    var count: Int { Int(pq.ntuples(result)) }
 
     /// Whether the value is SQL NULL.
     func isNull(_ row: Int, _ column: Int) -> Bool {
-        PQgetisnull(result, Int32(row), Int32(column)) == 1
+        pq.getisnull(result, Int32(row), Int32(column)) == 1
     }
 
     /// The raw bytes of a value (`bytea`, or text's UTF-8).
     func bytes(_ row: Int, _ column: Int) -> [UInt8] {
-        let length = Int(PQgetlength(result, Int32(row), Int32(column)))
-        guard length > 0, let value = PQgetvalue(result, Int32(row), Int32(column)) else { return [] }
+        let length = Int(pq.getlength(result, Int32(row), Int32(column)))
+        guard length > 0, let value = pq.getvalue(result, Int32(row), Int32(column)) else { return [] }
         return UnsafeRawBufferPointer(start: value, count: length).map { $0 }
     }
 
