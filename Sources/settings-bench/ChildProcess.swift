@@ -67,3 +67,9 @@ struct UncheckedClient: @unchecked Sendable {  // used by exactly one thread
     let client: BlockingClient
     init(_ client: BlockingClient) { self.client = client }
 }
+
+/// A Redis connection handed to the one thread that uses it.
+struct UncheckedRedis: @unchecked Sendable {  // used by exactly one thread
+    let connection: RedisPeer.Connection
+    init(_ connection: RedisPeer.Connection) { self.connection = connection }
+}

@@ -43,7 +43,8 @@ struct HubBenchmark {
         let rawSeconds = try RawPostgres(conninfo: hub.adminURL).upsertSeconds(count: count)
         report.rate(
             "push \(count / 1000)k keys to the hub", ours: Double(count) / pushSeconds,
-            peer: Double(count) / rawSeconds, peerName: "raw INSERT ON CONFLICT", target: ">= 0.5x")
+            peer: Double(count) / rawSeconds, peerName: "raw INSERT ON CONFLICT",
+            target: .ratio(atLeast: 0.5))
 
         progress("initial sync of a fresh daemon")
         let clock = ContinuousClock()
@@ -51,9 +52,10 @@ struct HubBenchmark {
         let fresh = try BenchDaemon(
             binary: binary, scratch: scratch, name: "fresh", arguments: ["--hub", url])
         try waitFor(timeout: 300) { try keyCount(fresh) == count }
-        report.value(
+        report.seconds(
             "initial sync of \(count / 1000)k keys from the hub to a fresh daemon",
-            String(format: "%.2f s", (clock.now - start).seconds), target: "< 3 s (100k)")
+            (clock.now - start).seconds,
+            target: .atMost(3, "< 3 s (100k)"))
         fresh.process.terminate()
         fresh.process.waitUntilExit()
         try catchUp(into: &report, store: store, url: url, scratch: scratch)
@@ -88,9 +90,9 @@ struct HubBenchmark {
             try waitFor(timeout: 60) { follower.value(forKey: "hub.key.9603") == .integer(-99) }
         }
         followerLink.stop()
-        report.value(
-            "catch-up of 100 changes on a \(size / 1000)k-key namespace (reconnect to applied)",
-            String(format: "%.1f ms", seconds * 1e3), target: "< 200 ms (1M)")
+        report.seconds(
+            "catch-up of 100 changes on a \(size / 1000)k-key namespace (reconnect to applied)", seconds,
+            target: .atMost(0.2, "< 200 ms (1M)"))
     }
 
     /// Starts `count` daemons on the hub namespace `url` and waits until each is connected to it.
@@ -138,12 +140,9 @@ struct HubBenchmark {
             latencies += arrivals.withLock { $0 }
         }
         latencies.sort()
-        report.value(
-            "set on one daemon -> watch event on each of 10 others",
-            String(
-                format: "p50 %.1f ms, p99 %.1f ms", latencies[latencies.count / 2] * 1e3,
-                latencies[latencies.count * 99 / 100] * 1e3),
-            target: "< 20 ms / < 100 ms")
+        report.latency(
+            "set on one daemon -> watch event on each of 10 others", sorted: latencies,
+            target: .percentiles(p50: 0.020, p99: 0.100))
     }
 
     /// Ten daemons each writing 1,000 keys at once, timed until every one holds all 10,000.
@@ -171,9 +170,8 @@ struct HubBenchmark {
             group.wait()
             try waitFor(timeout: 120) { try daemons.allSatisfy { try keyCount($0) == 10_000 } }
         }
-        report.value(
-            "10 daemons each writing 1,000 keys at once: all converged", String(format: "%.2f s", seconds),
-            target: "< 5 s")
+        report.seconds(
+            "10 daemons each writing 1,000 keys at once: all converged", seconds, target: .atMost(5, "< 5 s"))
     }
 
     private func keyCount(_ daemon: BenchDaemon) throws -> Int {

@@ -39,7 +39,7 @@ struct ObserveBenchmark {
             peer: { measureRate(count) { _ in sink &+= settings[key] } })
         report.rate(
             "@Setting property read", ours: rates.ours, peer: rates.peer, peerName: "store read",
-            target: ">= 0.5x")
+            target: .ratio(atLeast: 0.5))
         if sink == 1 { print(sink) }
     }
 
@@ -63,18 +63,11 @@ struct ObserveBenchmark {
             sentAt.withLock { $0 = clock.now }
             try settings.set(index, forKey: "bench.owner.\(index % owners.count)")
         }
-        let sorted = latencies.withLock { $0 }.sorted()
+        let sorted = latencies.withLock { $0 }.map(\.seconds).sorted()
         guard sorted.count == count else {
             throw SettingsError(.sqlite, "expected \(count) notifications, got \(sorted.count)")
         }
-        func percentile(_ fraction: Double) -> String {
-            let value = sorted[min(sorted.count - 1, Int(Double(sorted.count) * fraction))]
-            return String(format: "%.1f µs", value.seconds * 1e6)
-        }
-        report.value(
-            "set -> objectWillChange, 100 owners (\(label))",
-            "p50 \(percentile(0.5)), p99 \(percentile(0.99))",
-            target: "reported")
+        report.latency("set -> objectWillChange, 100 owners (\(label))", sorted: sorted, target: .reported)
         withExtendedLifetime(tokens) {}
     }
 }

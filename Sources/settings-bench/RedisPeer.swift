@@ -10,12 +10,17 @@ final class RedisPeer {
     let socket: String
     private let process = Process()
 
-    /// Starts `redis-server` if installed (in memory, no persistence), or returns nil.
-    init?(scratch: Scratch) {
+    /// Starts `redis-server` if installed, or returns nil: in memory, or with `appendOnly` an
+    /// append-only file in its own scratch folder written every second (`appendfsync everysec`).
+    init?(scratch: Scratch, name: String, appendOnly: Bool = false) {
         guard let server = ChildProcess.which("redis-server") else { return nil }
-        socket = scratch.file("redis.sock")
+        let folder = scratch.file(name)
+        try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        socket = folder + "/redis.sock"
         process.executableURL = URL(fileURLWithPath: server)
-        process.arguments = ["--port", "0", "--unixsocket", socket, "--save", "", "--appendonly", "no"]
+        process.arguments =
+            ["--port", "0", "--unixsocket", socket, "--dir", folder, "--save", ""]
+            + (appendOnly ? ["--appendonly", "yes", "--appendfsync", "everysec"] : ["--appendonly", "no"])
         process.standardOutput = FileHandle.nullDevice
         do { try process.run() } catch { return nil }
         for _ in 0..<200 where access(socket, F_OK) != 0 { usleep(10_000) }

@@ -1,14 +1,86 @@
 import Foundation
 
-/// A table of measurements, each beside its peer, printed as aligned text.
+/// `--json`: the tables as JSON lines on standard output, every other line on standard error.
+let printsJSON = CommandLine.arguments.contains("--json")
+
+/// A line for people beside the table (on standard error under `--json`).
+func note(_ message: String) {
+    if printsJSON {
+        FileHandle.standardError.write(Data((message + "\n").utf8))
+    } else {
+        print(message)
+    }
+}
+
+/// What a measurement has to reach; `met` in the JSON output says whether it did.
+struct Target {
+    enum Bound {
+        case ratioAtLeast(Double)
+        case ratioAtMost(Double)
+        /// The value (in the row's unit) at most this.
+        case valueAtMost(Double)
+        /// The value at least this.
+        case valueAtLeast(Double)
+        /// A latency row: its p50 and p99 at most these, in seconds.
+        case percentiles(p50: Double, p99: Double)
+        case reported
+    }
+
+    let bound: Bound
+    let text: String
+
+    static func ratio(atLeast ratio: Double) -> Target {
+        Target(bound: .ratioAtLeast(ratio), text: ">= \(ratio)x")
+    }
+    static func ratio(atMost ratio: Double) -> Target {
+        Target(bound: .ratioAtMost(ratio), text: "<= \(ratio)x")
+    }
+    /// At most `limit` in the row's unit, shown as `text` (`< 3 s`).
+    static func atMost(_ limit: Double, _ text: String) -> Target {
+        Target(bound: .valueAtMost(limit), text: text)
+    }
+    /// At least `limit` in the row's unit, shown as `text` (`>= 15 k/s`).
+    static func atLeast(_ limit: Double, _ text: String) -> Target {
+        Target(bound: .valueAtLeast(limit), text: text)
+    }
+    /// Latency percentiles, in seconds, at most these.
+    static func percentiles(p50: Double, p99: Double) -> Target {
+        Target(
+            bound: .percentiles(p50: p50, p99: p99),
+            text: "p50 < \(Report.milliseconds(p50)), p99 < \(Report.milliseconds(p99))")
+    }
+    static let reported = Target(bound: .reported, text: "reported")
+}
+
+/// A table of measurements, each beside its peer, printed as aligned text or as JSON lines.
 struct Report {
     struct Row {
         let name: String
-        let ours: String
-        let peer: String
+        /// The measurement in `unit` (operations per second, seconds, MiB).
+        let value: Double
+        let unit: String
+        /// The value as people read it.
+        let display: String
         let peerName: String
-        let ratio: String
-        let target: String
+        let peerValue: Double?
+        let peerDisplay: String
+        /// ours / peer.
+        let ratio: Double?
+        let target: Target
+        /// The 99th percentile of a latency row, in seconds.
+        var p99: Double? = nil
+
+        /// Whether the target is met; nil when it is only reported.
+        var met: Bool? {
+            switch target.bound {
+            case .ratioAtLeast(let bound): ratio.map { $0 >= bound }
+            case .ratioAtMost(let bound): ratio.map { $0 <= bound }
+            case .valueAtMost(let bound): value <= bound
+            case .valueAtLeast(let bound): value >= bound
+            case .percentiles(let p50, let p99): value <= p50 && (self.p99 ?? .infinity) <= p99
+            case .reported: nil
+            }
+        }
     }
 
     let title: String
@@ -19,30 +91,75 @@ struct Report {
     }
 
     /// A throughput comparison: higher is better; ratio is ours / peer.
-    mutating func rate(_ name: String, ours: Double, peer: Double, peerName: String, target: String) {
+    mutating func rate(_ name: String, ours: Double, peer: Double, peerName: String, target: Target) {
         rows.append(
             Row(
-                name: name, ours: Self.format(rate: ours), peer: Self.format(rate: peer), peerName: peerName,
-                ratio: String(format: "%.2fx", ours / peer), target: target))
+                name: name, value: ours, unit: "ops/s", display: Self.format(rate: ours), peerName: peerName,
+                peerValue: peer, peerDisplay: Self.format(rate: peer), ratio: ours / peer, target: target))
+    }
+
+    /// A throughput with no peer.
+    mutating func rate(_ name: String, _ ours: Double, target: Target) {
+        rows.append(
+            Row(
+                name: name, value: ours, unit: "ops/s", display: Self.format(rate: ours), peerName: "",
+                peerValue: nil, peerDisplay: "-", ratio: nil, target: target))
     }
 
     /// A duration comparison: lower is better; ratio is ours / peer.
-    mutating func time(_ name: String, ours: Double, peer: Double, peerName: String, target: String) {
+    mutating func time(_ name: String, ours: Double, peer: Double, peerName: String, target: Target) {
         rows.append(
             Row(
-                name: name, ours: String(format: "%.2f ms", ours * 1e3),
-                peer: String(format: "%.2f ms", peer * 1e3),
-                peerName: peerName, ratio: String(format: "%.2fx", ours / peer), target: target))
+                name: name, value: ours, unit: "s", display: Self.milliseconds(ours), peerName: peerName,
+                peerValue: peer, peerDisplay: Self.milliseconds(peer), ratio: ours / peer, target: target))
     }
 
-    /// A plain measurement with no peer.
-    mutating func value(_ name: String, _ ours: String, target: String) {
-        rows.append(Row(name: name, ours: ours, peer: "-", peerName: "", ratio: "-", target: target))
+    /// A duration with no peer, in seconds.
+    mutating func seconds(_ name: String, _ seconds: Double, target: Target) {
+        let display = seconds >= 1 ? String(format: "%.2f s", seconds) : Self.milliseconds(seconds)
+        rows.append(
+            Row(
+                name: name, value: seconds, unit: "s", display: display, peerName: "", peerValue: nil,
+                peerDisplay: "-", ratio: nil, target: target))
     }
 
-    func print() {
-        let header = ["measurement", "settingsd", "peer", "peer value", "ratio", "target"]
-        let table = [header] + rows.map { [$0.name, $0.ours, $0.peerName, $0.peer, $0.ratio, $0.target] }
+    /// A latency distribution, in seconds: the row's value is the median.
+    mutating func latency(_ name: String, sorted samples: [Double], target: Target) {
+        let p50 = samples[samples.count / 2]
+        let p99 = samples[samples.count * 99 / 100]
+        var row = Row(
+            name: name, value: p50, unit: "s",
+            display: "p50 \(Self.milliseconds(p50)), p99 \(Self.milliseconds(p99))", peerName: "",
+            peerValue: nil,
+            peerDisplay: "-", ratio: nil, target: target)
+        row.p99 = p99
+        rows.append(row)
+    }
+
+    /// Any other quantity with no peer (`unit` such as `MiB`).
+    mutating func quantity(_ name: String, _ value: Double, unit: String, format: String, target: Target) {
+        rows.append(
+            Row(
+                name: name, value: value, unit: unit, display: String(format: format, value), peerName: "",
+                peerValue: nil, peerDisplay: "-", ratio: nil, target: target))
+    }
+
+    /// Prints the table, or with `json` one object per row.
+    func print(json: Bool = printsJSON) {
+        guard !json else {
+            for row in rows { Swift.print(jsonLine(row)) }
+            return
+        }
+        let header = ["measurement", "settingsd", "peer", "peer value", "ratio", "target", "met"]
+        let table =
+            [header]
+            + rows.map { row in
+                [
+                    row.name, row.display, row.peerName, row.peerDisplay,
+                    row.ratio.map { String(format: "%.2fx", $0) } ?? "-", row.target.text,
+                    row.met.map { $0 ? "yes" : "NO" } ?? "-",
+                ]
+            }
         let widths = (0..<header.count).map { column in table.map { $0[column].count }.max() ?? 0 }
         Swift.print("\n== \(title) ==")
         for (index, line) in table.enumerated() {
@@ -56,12 +173,39 @@ struct Report {
         }
     }
 
+    private func jsonLine(_ row: Row) -> String {
+        func number(_ value: Double?) -> String {
+            guard let value, value.isFinite else { return "null" }
+            return String(format: "%.6g", value)
+        }
+        func string(_ text: String) -> String {
+            "\""
+                + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(
+                    of: "\"", with: "\\\"") + "\""
+        }
+        var fields = [
+            "\"suite\":\(string(title))", "\"measurement\":\(string(row.name))",
+            "\"value\":\(number(row.value))",
+            "\"unit\":\(string(row.unit))",
+            "\"peer\":\(row.peerName.isEmpty ? "null" : string(row.peerName))",
+            "\"peer_value\":\(number(row.peerValue))", "\"ratio\":\(number(row.ratio))",
+            "\"target\":\(string(row.target.text))",
+            "\"met\":\(row.met.map { $0 ? "true" : "false" } ?? "null")",
+        ]
+        if let p99 = row.p99 { fields.append("\"p99\":\(number(p99))") }
+        return "{" + fields.joined(separator: ",") + "}"
+    }
+
     static func format(rate: Double) -> String {
         switch rate {
         case 1_000_000...: String(format: "%.2f M/s", rate / 1_000_000)
         case 1_000...: String(format: "%.1f k/s", rate / 1_000)
         default: String(format: "%.0f /s", rate)
         }
+    }
+
+    static func milliseconds(_ seconds: Double) -> String {
+        seconds < 0.001 ? String(format: "%.3f ms", seconds * 1e3) : String(format: "%.2f ms", seconds * 1e3)
     }
 }
 

@@ -10,7 +10,7 @@ struct StoreBenchmark {
     let quick: Bool
 
     func run() {
-        print(
+        note(
             "settings-bench store: \(ProcessInfo.processInfo.activeProcessorCount) cores, \(quick ? "quick" : "full") run"
         )
         runSuite { scratch in
@@ -38,7 +38,8 @@ struct StoreBenchmark {
             ours: { measureRate(count) { _ in sink &+= settings[.benchVolume] } },
             peer: { measureRate(count) { _ in sink &+= defaults.integer(forKey: "bench.volume") } })
         report.rate(
-            "typed cached read", ours: rates.ours, peer: rates.peer, peerName: "UserDefaults", target: ">= 5x"
+            "typed cached read", ours: rates.ours, peer: rates.peer, peerName: "UserDefaults",
+            target: .ratio(atLeast: 5)
         )
         if sink == 1 { print(sink) }  // Keeps the reads from being optimised away.
     }
@@ -53,7 +54,7 @@ struct StoreBenchmark {
             peer: { measureRate(count) { raw.set(keys[$0 % keys.count], Int64($0)) } })
         report.rate(
             "durable single set", ours: rates.ours, peer: rates.peer, peerName: "raw SQLite",
-            target: ">= 0.7x")
+            target: .ratio(atLeast: 0.7))
         let defaults = userDefaults(scratch)
         let peer = measureRate(quick ? 300 : 2_000) { index in
             defaults.set(index, forKey: keys[index % keys.count])
@@ -61,7 +62,7 @@ struct StoreBenchmark {
         }
         report.rate(
             "durable single set", ours: rates.ours, peer: peer, peerName: "UserDefaults+sync",
-            target: ">= 20x")
+            target: .ratio(atLeast: 20))
     }
 
     /// Durable sets through a schema of 1,000 keys and 100 patterns, beside the same sets with
@@ -80,7 +81,7 @@ struct StoreBenchmark {
             peer: { try measureRate(count) { try free.set($0, forKey: keys[$0 % keys.count]) } })
         report.rate(
             "durable set, schema of 1,000 keys + 100 patterns", ours: rates.ours, peer: rates.peer,
-            peerName: "no schema", target: ">= 0.9x")
+            peerName: "no schema", target: .ratio(atLeast: 0.9))
     }
 
     /// Durable sets that append a history record beside the same sets with history off.
@@ -96,7 +97,7 @@ struct StoreBenchmark {
             peer: { try measureRate(count) { try plain.set($0, forKey: keys[$0 % keys.count]) } })
         report.rate(
             "durable set with history", ours: rates.ours, peer: rates.peer, peerName: "history off",
-            target: ">= 0.85x")
+            target: .ratio(atLeast: 0.85))
     }
 
     /// The last 100 changes of one key in a history of a million records (100k quick).
@@ -117,9 +118,9 @@ struct StoreBenchmark {
             samples.append(
                 try measureSeconds { _ = try settings.history(for: "key.\(round * 7)", limit: 100) })
         }
-        report.value(
-            "history of one key, last 100, in \(records / 1000)k records",
-            String(format: "%.2f ms (median)", median(samples) * 1e3), target: "< 5 ms (1M)")
+        report.seconds(
+            "history of one key, last 100, in \(records / 1000)k records (median)", median(samples),
+            target: .atMost(0.005, "< 5 ms (1M)"))
     }
 
     private func batch(into report: inout Report, scratch: Scratch) throws {
@@ -149,7 +150,7 @@ struct StoreBenchmark {
             })
         report.rate(
             "100k new keys, one transaction", ours: rates.ours, peer: rates.peer, peerName: "raw SQLite",
-            target: ">= 0.5x")
+            target: .ratio(atLeast: 0.8))
     }
 
     private func openLarge(into report: inout Report, scratch: Scratch) throws {
@@ -165,9 +166,11 @@ struct StoreBenchmark {
         var opened: Settings?
         let seconds = try measureSeconds { opened = try Settings(path: path) }
         let after = residentMemoryMiB()
-        report.value(
-            "open \(count / 1000)k keys", String(format: "%.2f s, +%.0f MiB RSS", seconds, after - before),
-            target: "< 3 s")
+        report.seconds("open \(count / 1000)k keys", seconds, target: .atMost(1, "<= 1 s (1M)"))
+        report.quantity(
+            "open \(count / 1000)k keys: resident memory added", after - before, unit: "MiB",
+            format: "+%.0f MiB",
+            target: .atMost(120, "<= +120 MiB (1M)"))
         withExtendedLifetime(opened) {}
     }
 

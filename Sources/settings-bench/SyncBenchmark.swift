@@ -20,9 +20,9 @@ struct SyncBenchmark {
             let b = try BenchDaemon(
                 binary: binary, scratch: scratch, name: "b", arguments: ["--peer", a.socket])
             try waitForEqualDigests(a.socket, b.socket)
-            report.value(
-                "initial sync, \(keys / 1000)k keys, two daemons",
-                String(format: "%.2f s", (clock.now - start).seconds), target: "< 2 s (100k)")
+            report.seconds(
+                "initial sync, \(keys / 1000)k keys, two daemons", (clock.now - start).seconds,
+                target: .atMost(0.5, "<= 0.5 s (100k)"))
             progress("measuring set-to-remote-watch latency")
             try remoteWatchLatency(into: &report, from: a, to: b)
             try catchUp(into: &report, daemon: b, scratch: scratch)
@@ -67,12 +67,8 @@ struct SyncBenchmark {
             latencies.append((clock.now - sent).seconds)
         }
         latencies.sort()
-        report.value(
-            "set on A -> watch event on B",
-            String(
-                format: "p50 %.2f ms, p99 %.2f ms", latencies[count / 2] * 1e3,
-                latencies[count * 99 / 100] * 1e3),
-            target: "< 2 ms / < 10 ms")
+        report.latency(
+            "set on A -> watch event on B", sorted: latencies, target: .percentiles(p50: 0.002, p99: 0.010))
     }
 
     private func catchUp(into report: inout Report, daemon: BenchDaemon, scratch: Scratch) throws {
@@ -102,10 +98,9 @@ struct SyncBenchmark {
         let second = store.sync(with: daemon.socket)
         try waitForDigest(of: store, at: daemon.socket, timeout: 60)
         let elapsed = (clock.now - start).seconds
-        report.value(
-            "catch-up of 100 changes on a \(size / 1000)k-key replica",
-            String(format: "%.1f ms", elapsed * 1e3),
-            target: "< 100 ms")
+        report.seconds(
+            "catch-up of 100 changes on a \(size / 1000)k-key replica", elapsed,
+            target: .atMost(0.1, "< 100 ms"))
         try waitForAgreement(of: store)
         second.stop()
         try antiEntropy(into: &report, store: store, path: scratch.file("embedded.sqlite"), daemon: daemon)
@@ -132,9 +127,9 @@ struct SyncBenchmark {
         guard damaged.value(forKey: "big.500") == 500 else {
             throw SettingsError(.io, "anti-entropy did not restore the damaged entry")
         }
-        report.value(
-            "anti-entropy: find and repair 1 key among \(size / 1000)k (connect to agreed)",
-            String(format: "%.0f ms", elapsed * 1e3), target: "< 1 s (1M)")
+        report.seconds(
+            "anti-entropy: find and repair 1 key among \(size / 1000)k (connect to agreed)", elapsed,
+            target: .atMost(1, "< 1 s (1M)"))
     }
 
     /// Waits until the store's peer is connected and agrees (after a repair, when `repaired`).

@@ -3,14 +3,19 @@ import Foundation
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 let usage = """
-    USAGE: settings-bench <suite> [--quick]
+    USAGE: settings-bench <suite> [--quick] [--json]
+
+    --quick  fewer rounds and smaller stores: a smoke run, not figures to report
+    --json   one JSON object per measurement (suite, measurement, value, unit, peer,
+             peer_value, ratio, target, met) on standard output; progress on standard error
 
     SUITES:
       store     cached reads, durable writes, batches and opening a large store,
                 beside UserDefaults and raw libsqlite3
       observe   @Setting property reads beside store reads; set-to-owner-notification latency
-      daemon    the CLI as a whole process beside sqlite3 (and dconf), round trips, 32 durable
-                writers, set-to-watch latency; uses the settingsd next to this binary
+      daemon    the CLI as a whole process beside sqlite3, dconf and redis-cli, round trips and
+                pipelined gets beside Redis, 32 durable writers beside raw SQLite and Redis
+                (appendonly, everysec), set-to-watch latency; uses the settingsd next to this binary
                 (build with: swift build -c release --static-swift-stdlib)
       sync      initial sync between two daemons, set-to-remote-watch latency, catch-up of
                 100 changes on a large replica (uses the settingsd next to this binary)
