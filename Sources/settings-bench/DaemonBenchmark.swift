@@ -14,11 +14,16 @@ struct DaemonBenchmark {
             note("settingsd binary: \(binary) (\(Self.linkage(of: binary)))")
             var report = Report(title: "daemon")
             let redis = RedisPeer(scratch: scratch, name: "redis-memory")
-            try processWallTime(into: &report, daemon: daemon, scratch: scratch, redis: redis)
-            try roundTrips(into: &report, daemon: daemon, redis: redis)
-            let writerRate = try concurrentWriters(into: &report, daemon: daemon, scratch: scratch)
-            concurrentRedisWriters(into: &report, ours: writerRate, scratch: scratch)
-            try watchLatency(into: &report, daemon: daemon)
+            if selected("process") {
+                try processWallTime(into: &report, daemon: daemon, scratch: scratch, redis: redis)
+            }
+            if selected("round-trips") { try roundTrips(into: &report, daemon: daemon, redis: redis) }
+            if selected("writers") {
+                let writerRate = try concurrentWriters(into: &report, daemon: daemon, scratch: scratch)
+                concurrentRedisWriters(into: &report, ours: writerRate, scratch: scratch)
+                try concurrentFullDurabilityWriters(into: &report, scratch: scratch)
+            }
+            if selected("watch") { try watchLatency(into: &report, daemon: daemon) }
             report.print()
         }
     }
@@ -140,6 +145,27 @@ struct DaemonBenchmark {
             target: .ratio(atLeast: 2))
         if failures > 0 { note("warning: \(failures) sets failed") }
         return ours
+    }
+
+    /// The same 32 writers against a daemon that fsyncs every commit (`--durability full`),
+    /// beside raw SQLite fsyncing every transaction: where group commit pays most.
+    private func concurrentFullDurabilityWriters(into report: inout Report, scratch: Scratch) throws {
+        let daemon = try BenchDaemon(
+            binary: binary, scratch: scratch, name: "full", arguments: ["--durability", "full"])
+        let socket = daemon.socket
+        let clients = try (0..<Self.writers).map { _ in
+            UncheckedClient(try BlockingClient(socketPath: socket))
+        }
+        let (ours, failures) = concurrentRate { writer, index in
+            let key = "writer.\(writer).\(index % 100)"
+            return (try? clients[writer].client.request(.set(key: key, value: .integer(Int64(index))))) != nil
+        }
+        let raw = RawSQLite(path: scratch.file("floor-full.sqlite"), synchronous: "FULL")
+        let floor = measureRate(quick ? 300 : 2_000) { raw.set("writer.\($0 % 3200)", Int64($0)) }
+        report.rate(
+            "32 clients, durable sets, --durability full", ours: ours, peer: floor,
+            peerName: "raw SQLite 1 tx/write, synchronous FULL", target: .ratio(atLeast: 2))
+        if failures > 0 { note("warning: \(failures) sets failed") }
     }
 
     /// The same 32 writers, each a blocking connection, against Redis with an append-only file

@@ -5,10 +5,11 @@ final class RawSQLite {
     private var db: OpaquePointer?
     private var upsert: OpaquePointer?
 
-    init(path: String) {
+    /// `synchronous` FULL fsyncs every commit, as the store's `--durability full` does.
+    init(path: String, synchronous: String = "NORMAL") {
         sqlite3_open(path, &db)
         exec("PRAGMA journal_mode = WAL")
-        exec("PRAGMA synchronous = NORMAL")
+        exec("PRAGMA synchronous = \(synchronous)")
         exec("CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY NOT NULL, value BLOB) WITHOUT ROWID")
         sqlite3_prepare_v2(
             db,

@@ -3,6 +3,14 @@ import Foundation
 /// `--json`: the tables as JSON lines on standard output, every other line on standard error.
 let printsJSON = CommandLine.arguments.contains("--json")
 
+/// `--only PART`: run only that part of a suite (the daemon suite's `process`, `round-trips`,
+/// `writers`, `watch`), for profiling one measurement.
+func selected(_ part: String) -> Bool {
+    guard let flag = CommandLine.arguments.firstIndex(of: "--only"), flag + 1 < CommandLine.arguments.count
+    else { return true }
+    return CommandLine.arguments[flag + 1] == part
+}
+
 /// A line for people beside the table (on standard error under `--json`).
 func note(_ message: String) {
     if printsJSON {

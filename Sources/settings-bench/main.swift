@@ -6,6 +6,7 @@ let usage = """
     USAGE: settings-bench <suite> [--quick] [--json]
 
     --quick  fewer rounds and smaller stores: a smoke run, not figures to report
+    --only PART  only one part of the daemon suite: process, round-trips, writers or watch
     --json   one JSON object per measurement (suite, measurement, value, unit, peer,
              peer_value, ratio, target, met) on standard output; progress on standard error
 

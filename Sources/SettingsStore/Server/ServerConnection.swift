@@ -110,10 +110,12 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
         // A few chunks per round at most, so one busy client cannot starve the others.
         for _ in 0..<4 where isReading && !isClosed {
             switch readBuffer.read(from: fd, into: &framer, flags: Int32(MSG_DONTWAIT)) {
-            case .received:
+            case .received(let drained):
                 while let frame = framer.nextFrame() { receive(frame) }
                 process()
                 flush()
+                // A short read emptied the socket: asking again would only return EAGAIN.
+                if drained { return }
             case .endOfStream: return close()
             case .wouldBlock: return
             case .frameTooLarge(let error): return fail(error)

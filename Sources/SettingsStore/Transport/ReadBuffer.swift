@@ -27,8 +27,9 @@ final class ReadBuffer {
 
     /// How one read into a framer ended.
     enum Outcome {
-        /// Bytes arrived and were framed.
-        case received
+        /// Bytes arrived and were framed; `drained` when they did not fill the buffer, so the
+        /// socket held no more at that moment (a level-triggered poll reports what comes next).
+        case received(drained: Bool)
         /// The peer closed its end.
         case endOfStream
         /// Nothing to read now.
@@ -45,7 +46,7 @@ final class ReadBuffer {
         if count > 0 {
             do throws(SettingsError) {
                 try framer.append(prefix(count))
-                return .received
+                return .received(drained: count < bytes.count)
             } catch {
                 return .frameTooLarge(error)
             }
