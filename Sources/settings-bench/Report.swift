@@ -3,8 +3,7 @@ import Foundation
 /// `--json`: the tables as JSON lines on standard output, every other line on standard error.
 let printsJSON = CommandLine.arguments.contains("--json")
 
-/// `--only PART`: run only that part of a suite (the daemon suite's `process`, `round-trips`,
-/// `writers`, `watch`), for profiling one measurement.
+/// `--only PART`: run only that part of a suite (see the usage), for profiling one measurement.
 func selected(_ part: String) -> Bool {
     guard let flag = CommandLine.arguments.firstIndex(of: "--only"), flag + 1 < CommandLine.arguments.count
     else { return true }

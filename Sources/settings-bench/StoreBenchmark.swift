@@ -15,13 +15,15 @@ struct StoreBenchmark {
         )
         runSuite { scratch in
             var report = Report(title: "store (durability normal)")
-            try reads(into: &report, scratch: scratch)
-            try durableWrites(into: &report, scratch: scratch)
-            try schemaWrites(into: &report, scratch: scratch)
-            try historyWrites(into: &report, scratch: scratch)
-            try historyQuery(into: &report, scratch: scratch)
-            try batch(into: &report, scratch: scratch)
-            try openLarge(into: &report, scratch: scratch)
+            if selected("reads") { try reads(into: &report, scratch: scratch) }
+            if selected("writes") { try durableWrites(into: &report, scratch: scratch) }
+            if selected("schema") { try schemaWrites(into: &report, scratch: scratch) }
+            if selected("history") {
+                try historyWrites(into: &report, scratch: scratch)
+                try historyQuery(into: &report, scratch: scratch)
+            }
+            if selected("batch") { try batch(into: &report, scratch: scratch) }
+            if selected("open") { try openLarge(into: &report, scratch: scratch) }
             report.print()
         }
     }

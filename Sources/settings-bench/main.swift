@@ -6,7 +6,8 @@ let usage = """
     USAGE: settings-bench <suite> [--quick] [--json]
 
     --quick  fewer rounds and smaller stores: a smoke run, not figures to report
-    --only PART  only one part of the daemon suite: process, round-trips, writers or watch
+    --only PART  one part of a suite: store (reads, writes, schema, history, batch, open),
+                 daemon (process, round-trips, writers, watch)
     --json   one JSON object per measurement (suite, measurement, value, unit, peer,
              peer_value, ratio, target, met) on standard output; progress on standard error
 
