@@ -4,6 +4,7 @@ import CSQLite
 final class RawSQLite {
     private var db: OpaquePointer?
     private var upsert: OpaquePointer?
+    private var record: OpaquePointer?
 
     /// `synchronous` FULL fsyncs every commit, as the store's `--durability full` does.
     init(path: String, synchronous: String = "NORMAL") {
@@ -19,6 +20,7 @@ final class RawSQLite {
 
     deinit {
         sqlite3_finalize(upsert)
+        sqlite3_finalize(record)
         sqlite3_close(db)
     }
 
@@ -35,6 +37,36 @@ final class RawSQLite {
         }
         sqlite3_step(upsert)
         sqlite3_reset(upsert)
+    }
+
+    /// Adds the store's history layout beside `kv`: a table appended in sequence order and an
+    /// index by key, each upsert then also appending one record (as `set` with history does).
+    func withHistoryLayout() -> RawSQLite {
+        exec(
+            """
+            CREATE TABLE IF NOT EXISTS history (seq INTEGER PRIMARY KEY, key TEXT NOT NULL, value BLOB,
+                previous BLOB, reason TEXT NOT NULL, time_ms INTEGER NOT NULL);
+            CREATE INDEX IF NOT EXISTS history_by_key ON history (key, seq);
+            """)
+        sqlite3_prepare_v2(
+            db, "INSERT INTO history (key, value, previous, reason, time_ms) VALUES (?1, ?2, ?2, 'local', ?3)", -1,
+            &record, nil)
+        return self
+    }
+
+    /// One upsert and its history record in one transaction (needs `withHistoryLayout()`).
+    func setRecorded(_ key: String, _ value: Int64) {
+        exec("BEGIN IMMEDIATE")
+        set(key, value)
+        var bytes: (UInt8, Int64) = (3, value.littleEndian)
+        sqlite3_bind_text(record, 1, key, -1, csqlite_transient())
+        _ = withUnsafeBytes(of: &bytes) {
+            sqlite3_bind_blob(record, 2, $0.baseAddress, 9, csqlite_transient())
+        }
+        sqlite3_bind_int64(record, 3, value)
+        sqlite3_step(record)
+        sqlite3_reset(record)
+        exec("COMMIT")
     }
 
     /// Runs `sql` on the database at `path`, as a bug or an administrator might behind the
