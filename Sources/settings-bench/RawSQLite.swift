@@ -49,7 +49,9 @@ final class RawSQLite {
             CREATE INDEX IF NOT EXISTS history_by_key ON history (key, seq);
             """)
         sqlite3_prepare_v2(
-            db, "INSERT INTO history (key, value, previous, reason, time_ms) VALUES (?1, ?2, ?2, 'local', ?3)", -1,
+            db,
+            "INSERT INTO history (key, value, previous, reason, time_ms) VALUES (?1, ?2, ?2, 'local', ?3)",
+            -1,
             &record, nil)
         return self
     }

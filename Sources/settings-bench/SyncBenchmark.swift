@@ -23,9 +23,11 @@ struct SyncBenchmark {
             report.seconds(
                 "initial sync, \(keys / 1000)k keys, two daemons", (clock.now - start).seconds,
                 target: .atMost(0.5, "<= 0.5 s (100k)"))
-            progress("measuring set-to-remote-watch latency")
-            try remoteWatchLatency(into: &report, from: a, to: b)
-            try catchUp(into: &report, daemon: b, scratch: scratch)
+            if selected("latency") {
+                progress("measuring set-to-remote-watch latency")
+                try remoteWatchLatency(into: &report, from: a, to: b)
+            }
+            if selected("catch-up") { try catchUp(into: &report, daemon: b, scratch: scratch) }
             report.print()
         }
     }

@@ -21,10 +21,46 @@ public struct ReplicaID: Hashable, Comparable, Sendable, CustomStringConvertible
         ReplicaID(UUID())
     }
 
-    /// Parses the canonical textual form, or returns nil.
+    /// Parses the canonical textual form (`8-4-4-4-12` hexadecimal digits, either case), or
+    /// returns nil. Every entry on the wire carries one, so it is parsed by hand rather than
+    /// through `UUID(uuidString:)`, which goes through `sscanf`.
     public init?(_ text: String) {
-        guard let uuid = UUID(uuidString: text) else { return nil }
-        self.uuid = uuid
+        var text = text
+        let parsed = text.withUTF8 { utf8 -> uuid_t? in
+            guard utf8.count == 36 else { return nil }
+            var bytes = (0 as UInt64, 0 as UInt64)
+            var digits = 0
+            for (index, character) in utf8.enumerated() {
+                if index == 8 || index == 13 || index == 18 || index == 23 {
+                    guard character == UInt8(ascii: "-") else { return nil }
+                    continue
+                }
+                guard let nibble = Self.nibble(character) else { return nil }
+                if digits < 16 {
+                    bytes.0 = bytes.0 << 4 | UInt64(nibble)
+                } else {
+                    bytes.1 = bytes.1 << 4 | UInt64(nibble)
+                }
+                digits += 1
+            }
+            var tuple: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+            withUnsafeMutableBytes(of: &tuple) { raw in
+                raw.storeBytes(of: bytes.0.bigEndian, toByteOffset: 0, as: UInt64.self)
+                raw.storeBytes(of: bytes.1.bigEndian, toByteOffset: 8, as: UInt64.self)
+            }
+            return tuple
+        }
+        guard let parsed else { return nil }
+        self.uuid = UUID(uuid: parsed)
+    }
+
+    private static func nibble(_ character: UInt8) -> UInt8? {
+        switch character {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): character - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): character - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): character - UInt8(ascii: "A") + 10
+        default: nil
+        }
     }
 
     /// The 16 bytes of the UUID.
@@ -35,7 +71,7 @@ public struct ReplicaID: Hashable, Comparable, Sendable, CustomStringConvertible
     /// Rebuilds an identity from 16 stored bytes.
     init?(bytes: some Collection<UInt8>) {
         guard bytes.count == 16 else { return nil }
-        var tuple = UUID().uuid
+        var tuple: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         withUnsafeMutableBytes(of: &tuple) { $0.copyBytes(from: bytes) }
         self.uuid = UUID(uuid: tuple)
     }
@@ -50,5 +86,22 @@ public struct ReplicaID: Hashable, Comparable, Sendable, CustomStringConvertible
     }
 
     /// The canonical upper-case UUID string.
-    public var description: String { uuid.uuidString }
+    public var description: String {
+        let digits = Array("0123456789ABCDEF".utf8)
+        return withUnsafeBytes(of: uuid.uuid) { bytes in
+            String(unsafeUninitializedCapacity: 36) { text in
+                var position = 0
+                for (index, byte) in bytes.enumerated() {
+                    if index == 4 || index == 6 || index == 8 || index == 10 {
+                        text[position] = UInt8(ascii: "-")
+                        position += 1
+                    }
+                    text[position] = digits[Int(byte >> 4)]
+                    text[position + 1] = digits[Int(byte & 0x0F)]
+                    position += 2
+                }
+                return position
+            }
+        }
+    }
 }
