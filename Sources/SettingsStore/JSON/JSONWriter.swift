@@ -22,7 +22,7 @@ extension JSONValue {
         switch self {
         case .null: bytes.append(contentsOf: "null".utf8)
         case .bool(let value): bytes.append(contentsOf: (value ? "true" : "false").utf8)
-        case .integer(let value): bytes.append(contentsOf: String(value).utf8)
+        case .integer(let value): Self.write(integer: value, to: &bytes)
         case .double(let value): bytes.append(contentsOf: Self.text(of: value).utf8)
         case .string(let value): Self.write(string: value, to: &bytes)
         case .array(let elements):
@@ -36,7 +36,9 @@ extension JSONValue {
             bytes.append(UInt8(ascii: "]"))
         case .object(let members):
             bytes.append(UInt8(ascii: "{"))
-            for (index, (key, value)) in members.sorted(by: { $0.key < $1.key }).enumerated() {
+            // Sorted by UTF-8 bytes: as deterministic as String order, without its Unicode work.
+            let sorted = members.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+            for (index, (key, value)) in sorted.enumerated() {
                 if index > 0 { bytes.append(UInt8(ascii: ",")) }
                 if pretty { Self.newline(&bytes, indent: indent + 1) }
                 Self.write(string: key, to: &bytes)
@@ -64,8 +66,36 @@ extension JSONValue {
 
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
+    /// Decimal digits without the `String` that `String(value)` would allocate.
+    private static func write(integer value: Int64, to bytes: inout [UInt8]) {
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var position = digits.count
+            repeat {
+                position -= 1
+                digits[position] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            bytes.append(contentsOf: digits[position...])
+        }
+    }
+
     private static func write(string: String, to bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "\""))
+        var string = string
+        let isPlain = string.withUTF8 { utf8 in
+            // Most strings need no escaping: copy them whole.
+            guard !utf8.contains(where: { $0 < 0x20 || $0 == 0x7F || $0 == 0x22 || $0 == 0x5C }) else {
+                return false
+            }
+            bytes.append(contentsOf: utf8)
+            return true
+        }
+        if isPlain {
+            bytes.append(UInt8(ascii: "\""))
+            return
+        }
         for byte in string.utf8 {
             switch byte {
             case UInt8(ascii: "\""): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])

@@ -201,18 +201,20 @@ final class SQLiteBackend: SettingsBackend {
         }
         try begin.run()
         do {
-            // Each value is encoded once, for its entry and its history record alike.
-            var encoded: [Int64: [UInt8]] = [:]
-            if !history.isEmpty { encoded.reserveCapacity(entries.count) }
+            // Each value is encoded once, for its entry and its history record alike (the
+            // records, when there are any, follow the entries one for one).
+            let recorded = history.count == entries.count
+            var encoded: [[UInt8]?] = []
+            if recorded { encoded.reserveCapacity(entries.count) }
             for entry in entries {
                 let bytes = entry.value?.encoded()
-                if !history.isEmpty, let bytes { encoded[entry.sequence] = bytes }
+                if recorded { encoded.append(bytes) }
                 try store(entry, encoded: bytes)
             }
             if let cursor { try store(cursor) }
-            for change in history {
-                let bytes = change.isRedacted ? change.value?.encoded() : encoded[change.sequence]
-                try store(change, encoded: bytes)
+            for (index, change) in history.enumerated() {
+                let reusable = recorded && !change.isRedacted && entries[index].sequence == change.sequence
+                try store(change, encoded: reusable ? encoded[index] : change.value?.encoded())
             }
             try commit.run()
         } catch {

@@ -20,8 +20,8 @@ struct Commit {
     var schemaRefused: [SettingsChange.KeyChange] = []
     /// Keys whose new state is not announced: tombstones for keys that held nothing here.
     var unannounced: Set<String> = []
-    /// Who made each local write, by key, for the history.
-    var actors: [String: ChangeActor] = [:]
+    /// Who made each local write, in the order of `entries`, for the history (empty: nobody known).
+    var actors: [ChangeActor?] = []
     /// How the history names the reason (a `ChangeReason`, or `revert`).
     var historyReason: String? = nil
 }
@@ -67,7 +67,7 @@ extension Settings {
         let now = configuration.clock()
         let reason = commit.historyReason ?? commit.reason.rawValue
         return cache.withLock { cache in
-            records.map { entry in
+            records.enumerated().map { index, entry in
                 let secret = cache.policy.schema.rule(forKey: entry.key)?.isSecret ?? false
                 let redact = { (value: SettingValue?) in value.map { Self.redacted($0) } }
                 let previous = cache.entries[entry.key]?.value
@@ -76,7 +76,7 @@ extension Settings {
                     previous: secret ? redact(previous) : previous, isRedacted: secret,
                     version: entry.version,
                     sequence: entry.sequence, reason: reason, origin: commit.origin, timeMilliseconds: now,
-                    actor: commit.actors[entry.key])
+                    actor: index < commit.actors.count ? commit.actors[index] : nil)
             }
         }
     }

@@ -30,11 +30,10 @@ extension Settings {
             }
             guard !writes.isEmpty else { return result }
             let entries = writer.stamp(writes, replica: replicaID)
-            var actors: [String: ChangeActor] = [:]
-            for write in writes { actors[write.key] = write.actor }
             _ = try commit(
                 Commit(
-                    entries: entries, reason: reason, origin: replicaID, actors: actors,
+                    entries: entries, reason: reason, origin: replicaID,
+                    actors: configuration.history.isEnabled ? writes.map(\.actor) : [],
                     historyReason: historyReason),
                 writer: &writer)
             return result

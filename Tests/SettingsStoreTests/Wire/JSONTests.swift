@@ -14,6 +14,10 @@ struct JSONTests {
         #expect(JSONValue.double(1).serialized() == "1.0")
         #expect(JSONValue.double(0.1).serialized() == "0.1")
         #expect(JSONValue.double(1e300).serialized() == "1e+300")
+        for integer: Int64 in [0, 7, -7, 10, -10, 1_234_567_890, .max, .min, .max - 1, .min + 1] {
+            #expect(JSONValue.integer(integer).serialized() == String(integer))
+            #expect(try JSONValue.parse(JSONValue.integer(integer).serialized()) == .integer(integer))
+        }
     }
 
     @Test("strings with escapes, surrogate pairs and Unicode round-trip")
@@ -23,6 +27,8 @@ struct JSONTests {
         #expect(!json.contains("\n"))
         #expect(try JSONValue.parse(json) == .string(text))
         #expect(try JSONValue.parse(#""\ud83d\udc4b \u00e9""#) == .string("👋 é"))
+        #expect(JSONValue.string("plain é 👋").serialized() == "\"plain é 👋\"")
+        #expect(JSONValue.string("del \u{7F}").serialized() == #""del \u007f""#)
     }
 
     @Test("objects serialize with sorted keys")
