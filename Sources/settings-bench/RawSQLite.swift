@@ -39,14 +39,13 @@ final class RawSQLite {
         sqlite3_reset(upsert)
     }
 
-    /// Adds the store's history layout beside `kv`: a table appended in sequence order and an
-    /// index by key, each upsert then also appending one record (as `set` with history does).
+    /// Adds the store's history layout beside `kv`: a table appended in sequence order (chained
+    /// per key, no key index), each upsert then also appending one record, as `set` does.
     func withHistoryLayout() -> RawSQLite {
         exec(
             """
             CREATE TABLE IF NOT EXISTS history (seq INTEGER PRIMARY KEY, key TEXT NOT NULL, value BLOB,
-                previous BLOB, reason TEXT NOT NULL, time_ms INTEGER NOT NULL);
-            CREATE INDEX IF NOT EXISTS history_by_key ON history (key, seq);
+                previous BLOB, reason TEXT NOT NULL, time_ms INTEGER NOT NULL, prev_seq INTEGER);
             """)
         sqlite3_prepare_v2(
             db,

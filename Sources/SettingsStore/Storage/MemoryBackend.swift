@@ -2,8 +2,9 @@
 /// throwaway stores.
 final class MemoryBackend: SettingsBackend {
     private let replicaID: ReplicaID
-    /// Oldest first.
-    private var records: [HistoryRecord] = []
+    /// The records' sequence numbers, oldest first.
+    private var order: [Int64] = []
+    private var records: [Int64: ChainedRecord] = [:]
 
     init(replicaID: ReplicaID) {
         self.replicaID = replicaID
@@ -13,18 +14,17 @@ final class MemoryBackend: SettingsBackend {
         LoadedReplica(replicaID: replicaID, entries: [], lineage: Lineage(startingAt: 0))
     }
 
-    func write(_ entries: [SettingEntry], cursor: PeerCursor?, history: [HistoryRecord]) {
-        records += history
+    func write(_ entries: [SettingEntry], cursor: PeerCursor?, history: [ChainedRecord]) {
+        for link in history {
+            order.append(link.record.sequence)
+            records[link.record.sequence] = link
+        }
     }
 
-    func history(_ query: HistoryQuery) -> [HistoryRecord] {
+    func recentHistory(_ query: HistoryQuery) -> [HistoryRecord] {
         var selected: [HistoryRecord] = []
-        for record in records.reversed() where selected.count < query.limit {
-            if let key = query.keyOrPrefix {
-                guard key.hasSuffix(".") ? KeyIdentity.hasPrefix(record.key, key) : record.key == key else {
-                    continue
-                }
-            }
+        for sequence in order.reversed() where selected.count < query.limit {
+            guard let record = records[sequence]?.record else { continue }
             if let since = query.sinceMilliseconds, record.timeMilliseconds < since { continue }
             if let until = query.untilMilliseconds, record.timeMilliseconds > until { continue }
             selected.append(record)
@@ -32,15 +32,21 @@ final class MemoryBackend: SettingsBackend {
         return selected
     }
 
+    func chainedRecord(at sequence: Int64) -> ChainedRecord? {
+        records[sequence]
+    }
+
     func historyCount() -> Int {
-        records.count
+        order.count
     }
 
     func pruneHistory(before: UInt64, excess: Int, batch: Int) -> Int {
         let removed =
             excess > 0
-            ? min(batch, excess) : records.prefix(batch).prefix { $0.timeMilliseconds < before }.count
-        records.removeFirst(removed)
+            ? min(batch, excess)
+            : order.prefix(batch).prefix { (records[$0]?.record.timeMilliseconds ?? 0) < before }.count
+        for sequence in order.prefix(removed) { records.removeValue(forKey: sequence) }
+        order.removeFirst(removed)
         return removed
     }
 

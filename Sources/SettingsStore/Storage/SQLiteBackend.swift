@@ -7,6 +7,8 @@ final class SQLiteBackend: SettingsBackend {
     private let commit: SQLiteStatement
     private let saveCursor: SQLiteStatement
     private let record: SQLiteStatement
+    /// One record by sequence number, prepared on first use.
+    private var lookup: SQLiteStatement?
     private var lastReplica: (id: ReplicaID, bytes: [UInt8])?
     private let isReadOnly: Bool
 
@@ -58,8 +60,9 @@ final class SQLiteBackend: SettingsBackend {
         record = try connection.prepare(
             """
             INSERT INTO history
-                (seq, key, value, previous, redacted, hlc, replica, reason, origin, time_ms, uid, pid, exe)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+                (seq, key, value, previous, redacted, hlc, replica, reason, origin, time_ms, uid, pid, exe,
+                 prev_seq)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
             """)
     }
 
@@ -187,7 +190,7 @@ final class SQLiteBackend: SettingsBackend {
         try insert.run()
     }
 
-    func write(_ entries: [SettingEntry], cursor: PeerCursor?, history: [HistoryRecord]) throws(SettingsError)
+    func write(_ entries: [SettingEntry], cursor: PeerCursor?, history: [ChainedRecord]) throws(SettingsError)
     {
         guard !isReadOnly else {
             throw SettingsError(
@@ -212,9 +215,10 @@ final class SQLiteBackend: SettingsBackend {
                 try store(entry, encoded: bytes)
             }
             if let cursor { try store(cursor) }
-            for (index, change) in history.enumerated() {
+            for (index, link) in history.enumerated() {
+                let change = link.record
                 let reusable = recorded && !change.isRedacted && entries[index].sequence == change.sequence
-                try store(change, encoded: reusable ? encoded[index] : change.value?.encoded())
+                try store(link, encoded: reusable ? encoded[index] : change.value?.encoded())
             }
             try commit.run()
         } catch {
@@ -254,7 +258,13 @@ final class SQLiteBackend: SettingsBackend {
         }
     }
 
-    private func store(_ change: HistoryRecord, encoded: [UInt8]?) throws(SettingsError) {
+    private func store(_ link: ChainedRecord, encoded: [UInt8]?) throws(SettingsError) {
+        let change = link.record
+        if let previous = link.previousSequence {
+            try record.bind(previous, at: 14)
+        } else {
+            try record.bindNull(at: 14)
+        }
         try record.bind(change.sequence, at: 1)
         try record.bind(change.key, at: 2)
         if let bytes = encoded ?? change.value?.encoded() {
@@ -289,66 +299,69 @@ final class SQLiteBackend: SettingsBackend {
         try record.run()
     }
 
-    func history(_ query: HistoryQuery) throws(SettingsError) -> [HistoryRecord] {
+    func recentHistory(_ query: HistoryQuery) throws(SettingsError) -> [HistoryRecord] {
         var conditions: [String] = []
-        var parameters: [(Int32, String?, Int64?)] = []
-        if let key = query.keyOrPrefix {
-            if key.hasSuffix(".") {
-                conditions.append("key >= ?1 AND key < ?2")
-                parameters += [(1, key, nil), (2, key + "\u{10FFFF}", nil)]
-            } else {
-                conditions.append("key = ?1")
-                parameters.append((1, key, nil))
-            }
-        }
-        if let since = query.sinceMilliseconds {
-            conditions.append("time_ms >= ?3")
-            parameters.append((3, nil, Int64(clamping: since)))
-        }
-        if let until = query.untilMilliseconds {
-            conditions.append("time_ms <= ?4")
-            parameters.append((4, nil, Int64(clamping: until)))
-        }
+        if query.sinceMilliseconds != nil { conditions.append("time_ms >= ?1") }
+        if query.untilMilliseconds != nil { conditions.append("time_ms <= ?2") }
         let select = try connection.prepare(
             """
-            SELECT seq, key, value, previous, redacted, hlc, replica, reason, origin, time_ms, uid, pid, exe
-            FROM history \(conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND "))
-            ORDER BY seq DESC LIMIT ?5
+            SELECT \(Self.recordColumns) FROM history
+            \(conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND "))
+            ORDER BY seq DESC LIMIT ?3
             """)
-        for (index, text, number) in parameters {
-            if let text { try select.bind(text, at: index) }
-            if let number { try select.bind(number, at: index) }
-        }
-        try select.bind(Int64(query.limit), at: 5)
+        if let since = query.sinceMilliseconds { try select.bind(Int64(clamping: since), at: 1) }
+        if let until = query.untilMilliseconds { try select.bind(Int64(clamping: until), at: 2) }
+        try select.bind(Int64(query.limit), at: 3)
         var records: [HistoryRecord] = []
         while try select.step() {
-            let decode = { (column: Int32) -> SettingValue? in
-                guard !select.isNull(at: column) else { return nil }
-                return try? select.withBytes(at: column) { (bytes) throws(SettingsError) in
-                    try SettingValue(decoding: bytes)
-                }
-            }
-            guard let replica = ReplicaID(bytes: select.bytes(at: 6)),
-                let origin = ReplicaID(bytes: select.bytes(at: 8))
-            else { continue }
-            let actor =
-                select.isNull(at: 10)
-                ? nil
-                : ChangeActor(
-                    uid: UInt32(truncatingIfNeeded: select.int64(at: 10)),
-                    pid: Int32(truncatingIfNeeded: select.int64(at: 11)),
-                    executable: select.isNull(at: 12) ? nil : select.string(at: 12))
-            records.append(
-                HistoryRecord(
-                    key: select.string(at: 1), value: decode(2), previous: decode(3),
-                    isRedacted: select.int64(at: 4) == 1,
-                    version: SettingVersion(
-                        timestamp: HybridTimestamp(rawValue: UInt64(bitPattern: select.int64(at: 5))),
-                        replica: replica),
-                    sequence: select.int64(at: 0), reason: select.string(at: 7), origin: origin,
-                    timeMilliseconds: UInt64(clamping: select.int64(at: 9)), actor: actor))
+            if let link = Self.chainedRecord(from: select) { records.append(link.record) }
         }
         return records
+    }
+
+    func chainedRecord(at sequence: Int64) throws(SettingsError) -> ChainedRecord? {
+        if lookup == nil {
+            lookup = try connection.prepare("SELECT \(Self.recordColumns) FROM history WHERE seq = ?1")
+        }
+        guard let lookup else { return nil }
+        try lookup.bind(sequence, at: 1)
+        defer { lookup.reset() }
+        guard try lookup.step() else { return nil }
+        return Self.chainedRecord(from: lookup)
+    }
+
+    private static let recordColumns =
+        "seq, key, value, previous, redacted, hlc, replica, reason, origin, time_ms, uid, pid, exe, prev_seq"
+
+    /// The record in the current row of a statement selecting `recordColumns`; nil when its
+    /// replica ids are malformed.
+    private static func chainedRecord(from select: SQLiteStatement) -> ChainedRecord? {
+        let decode = { (column: Int32) -> SettingValue? in
+            guard !select.isNull(at: column) else { return nil }
+            return try? select.withBytes(at: column) { (bytes) throws(SettingsError) in
+                try SettingValue(decoding: bytes)
+            }
+        }
+        guard let replica = ReplicaID(bytes: select.bytes(at: 6)),
+            let origin = ReplicaID(bytes: select.bytes(at: 8))
+        else { return nil }
+        let actor =
+            select.isNull(at: 10)
+            ? nil
+            : ChangeActor(
+                uid: UInt32(truncatingIfNeeded: select.int64(at: 10)),
+                pid: Int32(truncatingIfNeeded: select.int64(at: 11)),
+                executable: select.isNull(at: 12) ? nil : select.string(at: 12))
+        let record = HistoryRecord(
+            key: select.string(at: 1), value: decode(2), previous: decode(3),
+            isRedacted: select.int64(at: 4) == 1,
+            version: SettingVersion(
+                timestamp: HybridTimestamp(rawValue: UInt64(bitPattern: select.int64(at: 5))),
+                replica: replica),
+            sequence: select.int64(at: 0), reason: select.string(at: 7), origin: origin,
+            timeMilliseconds: UInt64(clamping: select.int64(at: 9)), actor: actor)
+        return ChainedRecord(
+            record: record, previousSequence: select.isNull(at: 13) ? nil : select.int64(at: 13))
     }
 
     func historyCount() throws(SettingsError) -> Int {

@@ -1,7 +1,8 @@
 /// The settings database schema, as ordered migrations (see `docs/STORAGE.md`).
 ///
 /// `entries` has one row per key, updated in place, and no secondary index: the sequence order
-/// that catch-up needs is rebuilt in memory when the store opens, so a write touches one B-tree.
+/// that catch-up needs is rebuilt in memory when the store opens, so a write touches one B-tree
+/// (two with the history, whose records are appended in sequence order and chained per key).
 enum Schema {
     /// `SETT` in ASCII, stamped into the file so foreign SQLite files are recognised.
     static let applicationID: Int64 = 0x5345_5454
@@ -62,6 +63,19 @@ enum Schema {
                         exe TEXT
                     );
                     CREATE INDEX history_by_key ON history (key, seq);
+                    """
+            ),
+            .init(
+                // Each record points at the key's record before it, so a key's history is a
+                // chain walked from its entry's sequence number, and the key index (a second
+                // B-tree leaf written by every commit) goes.
+                version: 4,
+                sql: """
+                    ALTER TABLE history ADD COLUMN prev_seq INTEGER;
+                    UPDATE history SET prev_seq = (
+                        SELECT max(earlier.seq) FROM history AS earlier
+                        WHERE earlier.key = history.key AND earlier.seq < history.seq);
+                    DROP INDEX history_by_key;
                     """
             ),
         ]

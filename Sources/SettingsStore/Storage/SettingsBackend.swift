@@ -13,11 +13,16 @@ protocol SettingsBackend: AnyObject {
     func load() throws(SettingsError) -> LoadedReplica
 
     /// Persists `entries`, the peer cursor if given, and the history records of the change, in
-    /// one atomic commit; when it returns, they are durable.
-    func write(_ entries: [SettingEntry], cursor: PeerCursor?, history: [HistoryRecord]) throws(SettingsError)
+    /// one atomic commit; when it returns, they are durable. The records, when there are any,
+    /// follow the entries one for one.
+    func write(_ entries: [SettingEntry], cursor: PeerCursor?, history: [ChainedRecord]) throws(SettingsError)
 
-    /// The history records `query` selects, newest first.
-    func history(_ query: HistoryQuery) throws(SettingsError) -> [HistoryRecord]
+    /// The records of every key that `query`'s times select, newest first (its key is ignored:
+    /// a key's records are found by walking its chain, `history(following:query:)`).
+    func recentHistory(_ query: HistoryQuery) throws(SettingsError) -> [HistoryRecord]
+
+    /// The record of the change numbered `sequence`, if the history holds it.
+    func chainedRecord(at sequence: Int64) throws(SettingsError) -> ChainedRecord?
 
     /// How many history records there are.
     func historyCount() throws(SettingsError) -> Int

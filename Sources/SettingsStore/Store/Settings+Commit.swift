@@ -61,8 +61,9 @@ extension Settings {
     }
 
     /// The history records of `records` (stored, not yet applied to the cache): one per change,
-    /// with the value it replaced; values of `secret` keys as fingerprints only.
-    private func historyRecords(of records: [SettingEntry], commit: Commit) -> [HistoryRecord] {
+    /// with the value it replaced and a link to the key's change before; values of `secret` keys
+    /// as fingerprints only.
+    private func historyRecords(of records: [SettingEntry], commit: Commit) -> [ChainedRecord] {
         guard configuration.history.isEnabled, !records.isEmpty else { return [] }
         let now = configuration.clock()
         let reason = commit.historyReason ?? commit.reason.rawValue
@@ -70,13 +71,15 @@ extension Settings {
             records.enumerated().map { index, entry in
                 let secret = cache.policy.schema.rule(forKey: entry.key)?.isSecret ?? false
                 let redact = { (value: SettingValue?) in value.map { Self.redacted($0) } }
-                let previous = cache.entries[entry.key]?.value
-                return HistoryRecord(
+                let replaced = cache.entries[entry.key]
+                let previous = replaced?.value
+                let record = HistoryRecord(
                     key: entry.key, value: secret ? redact(entry.value) : entry.value,
                     previous: secret ? redact(previous) : previous, isRedacted: secret,
                     version: entry.version,
                     sequence: entry.sequence, reason: reason, origin: commit.origin, timeMilliseconds: now,
                     actor: index < commit.actors.count ? commit.actors[index] : nil)
+                return ChainedRecord(record: record, previousSequence: replaced?.sequence)
             }
         }
     }

@@ -1,11 +1,21 @@
 extension Settings {
     /// The history records `query` selects, newest first (see `HistoryRecord`).
+    ///
+    /// A key's records are found by walking back from its entry, record by record; a prefix
+    /// walks every key under it (deleted ones included) and merges them; without a key the
+    /// newest records of all keys are read in order.
     public func history(_ query: HistoryQuery) throws(SettingsError) -> [HistoryRecord] {
-        var query = query
-        query.keyOrPrefix = query.keyOrPrefix.map(KeyIdentity.normalize)
+        let selection = query.keyOrPrefix.map(KeyIdentity.normalize)
         return try writer.withLock { (writer) throws(SettingsError) -> [HistoryRecord] in
             guard let backend = writer.backend else { throw .closed(path: displayPath) }
-            return try backend.history(query)
+            guard let selection else { return try backend.recentHistory(query) }
+            // Under the writer lock: no commit can add a record the heads would miss.
+            let heads = cache.withLock { cache in
+                selection.hasSuffix(".")
+                    ? cache.entries.values.filter { KeyIdentity.hasPrefix($0.key, selection) }.map(\.sequence)
+                    : cache.entries[selection].map { [$0.sequence] } ?? []
+            }
+            return try backend.history(following: heads, query: query)
         }
     }
 

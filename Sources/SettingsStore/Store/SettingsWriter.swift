@@ -32,7 +32,7 @@ struct SettingsWriter {
     /// is consumed when the backend fails.
     mutating func persist(
         _ entries: [SettingEntry], cursor: PeerCursor?, path: String,
-        history: ([SettingEntry]) -> [HistoryRecord] = { _ in [] }
+        history: ([SettingEntry]) -> [ChainedRecord] = { _ in [] }
     ) throws(SettingsError) -> [SettingEntry] {
         guard let backend else { throw .closed(path: path) }
         var sequence = lastSequence
