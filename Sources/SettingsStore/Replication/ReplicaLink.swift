@@ -96,18 +96,23 @@ public final class ReplicaLink: Sendable {
                 guard let connection else { return }
                 connection.queue.async { connection.fail(error) }
             })
-        var saidHello = false
+        // Frames are parsed on a queue of their own, in order, and applied on the connection's:
+        // while one batch is applied, the next is already being decoded.
+        let decoder = LinkDecoder()
         connection.onFrame = { [self, weak connection] frame in
-            do throws(SettingsError) {
-                let json = try JSONValue.parse(frame)
-                if saidHello {
-                    try session.receive(json)
-                } else {
-                    saidHello = true
-                    try handshake(session, answer: WireMessage.decode(json))
+            guard let connection else { return }
+            decoder.decode(frame) { [self] decoded in
+                connection.queue.async { [self] in
+                    guard !connection.isClosed else { return }
+                    do throws(SettingsError) {
+                        switch try decoded.get() {
+                        case .answer(let answer): try handshake(session, answer: answer)
+                        case .message(let message): try session.receive(message)
+                        }
+                    } catch {
+                        connection.fail(error)
+                    }
                 }
-            } catch {
-                connection?.fail(error)
             }
         }
         connection.onClose = { [self] error in
@@ -216,4 +221,39 @@ extension Settings {
         link.start()
         return link
     }
+}
+
+/// Decodes a link's frames, in order, on a queue of its own: the first is the answer to this
+/// side's hello, the rest replication messages.
+///
+/// Unchecked Sendable: `saidHello` is touched only on `queue`.
+private final class LinkDecoder: @unchecked Sendable {  // state on its queue only
+    private let queue = DispatchQueue(label: "settingsd.replica-decoder")
+    private var saidHello = false
+
+    /// Decodes `frame` after the frames before it and hands the outcome to `deliver`.
+    func decode(
+        _ frame: ArraySlice<UInt8>,
+        then deliver: @escaping @Sendable (Result<LinkFrame, SettingsError>) -> Void
+    ) {
+        queue.async { [self] in
+            deliver(
+                Result { () throws(SettingsError) -> LinkFrame in
+                    let json = try JSONValue.parse(frame)
+                    guard saidHello else {
+                        saidHello = true
+                        return .answer(try WireMessage.decode(json))
+                    }
+                    return .message(try ReplicationMessage(json: json))
+                })
+        }
+    }
+}
+
+/// A frame from the peer, decoded off the connection's queue.
+private enum LinkFrame {
+    /// The answer to this side's hello.
+    case answer(WireMessage.Incoming)
+    /// Everything after it.
+    case message(ReplicationMessage)
 }

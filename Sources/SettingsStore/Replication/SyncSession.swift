@@ -229,13 +229,18 @@ final class SyncSession: @unchecked Sendable {  // state on its executor only
 
     /// Handles a frame from the peer after the hello.
     func receive(_ json: JSONValue) throws(SettingsError) {
+        try receive(ReplicationMessage(json: json))
+    }
+
+    /// Handles one decoded frame from the peer (see `receive(_:)` for JSON).
+    func receive(_ message: ReplicationMessage) throws(SettingsError) {
         guard let peer, !isClosed else {
             throw SettingsError(.protocolError, "replication frame before hello")
         }
         guard settings.replicaID == localID else {
             throw SettingsError(.connectionLost, "this replica took a new id; reconnecting")
         }
-        switch try ReplicationMessage(json: json) {
+        switch message {
         case .start(let cursor):
             try startSending(after: cursor)
         case .acknowledge(let through, let settled):
