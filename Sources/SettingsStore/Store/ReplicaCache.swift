@@ -1,7 +1,7 @@
 /// The in-memory image of a replica that every read is served from: all entries (tombstones
 /// included), the registered defaults, and running totals for the limits.
 struct ReplicaCache {
-    private(set) var entries: [String: SettingEntry] = [:]
+    private(set) var entries = EntryTable()
     var defaults: [String: SettingValue] = [:]
     /// Schemas, system defaults and locks: they shape reads, writes and arrivals.
     var policy = SettingsPolicy()
@@ -42,15 +42,15 @@ struct ReplicaCache {
     /// The effective value: a lock's, else the stored value, else the defaults' layers
     /// (system, registered, schema), else nil.
     func value(forKey key: String) -> SettingValue? {
-        guard !policy.isEmpty else { return entries[key]?.value ?? defaults[key] }
-        return resolve(key, stored: entries[key]?.value, registered: defaults[key]).value
+        guard !policy.isEmpty else { return entries.value(forKey: key) ?? defaults[key] }
+        return resolve(key, stored: entries.value(forKey: key), registered: defaults[key]).value
     }
 
     /// What overrides an app's own default for `key`: a lock's value, the stored value, or a
     /// system default (typed keys fall back to their declared default after these).
     func overridingValue(forKey key: String) -> SettingValue? {
-        guard !policy.isEmpty else { return entries[key]?.value }
-        let resolved = resolve(key, stored: entries[key]?.value, registered: nil)
+        guard !policy.isEmpty else { return entries.value(forKey: key) }
+        let resolved = resolve(key, stored: entries.value(forKey: key), registered: nil)
         switch resolved.source {
         case .locked, .user, .systemDefault: return resolved.value
         case .registeredDefault, .schemaDefault, .unset: return nil
@@ -106,10 +106,7 @@ struct ReplicaCache {
 
     /// The highest sequence number present, and the highest timestamp not above `ceiling`.
     func highWater(ceiling: HybridTimestamp) -> (sequence: Int64, timestamp: HybridTimestamp) {
-        entries.values.reduce((0, HybridTimestamp.zero)) { result, entry in
-            let stamp = entry.version.timestamp
-            return (max(result.0, entry.sequence), stamp <= ceiling ? max(result.1, stamp) : result.1)
-        }
+        entries.highWater(ceiling: ceiling)
     }
 
     /// The current entries with a sequence number above `sequence`, in sequence order, at most `limit`.
@@ -160,7 +157,7 @@ struct ReplicaCache {
 
     /// The tombstones stamped below `cutoff`.
     func tombstones(below cutoff: HybridTimestamp) -> [SettingEntry] {
-        entries.values.filter { $0.value == nil && $0.version.timestamp < cutoff }
+        entries.tombstones(below: cutoff)
     }
 
     /// Forgets the given tombstones (see `tombstones(below:)`).

@@ -130,7 +130,7 @@ public final class Settings: Sendable {
 
     /// The value stored for `key`, ignoring registered defaults; nil when none is stored.
     public func storedValue(forKey key: String) -> SettingValue? {
-        cache.withLock { $0.entries[key]?.value }
+        cache.withLock { $0.entries.value(forKey: key) }
     }
 
     /// The stored entry for `key` with its version, tombstones included; nil if never written.
