@@ -37,6 +37,9 @@ case "sync":
     SyncBenchmark(quick: arguments.contains("--quick"), binary: siblingSettingsd()).run()
 case "hub":
     HubBenchmark(quick: arguments.contains("--quick"), binary: siblingSettingsd()).run()
+case "open-probe" where arguments.count == 2:
+    // Internal: the store suite opens its large store in a fresh process through this.
+    StoreBenchmark.openProbe(path: arguments[1])
 case "-h", "--help", "help":
     print(usage)
 default:

@@ -44,6 +44,13 @@ struct EntryTable: Sequence {
         return rows[Int(row)].value
     }
 
+    /// The entries whose keys satisfy `isIncluded` (only those are built into entries).
+    func entries(whereKey isIncluded: (String) -> Bool) -> [SettingEntry] {
+        rowByKey.compactMap { key, index in
+            isIncluded(key) ? Self.entry(key, rows[Int(index)], replicas) : nil
+        }
+    }
+
     /// The tombstones stamped below `cutoff` (only those are built into entries).
     func tombstones(below cutoff: HybridTimestamp) -> [SettingEntry] {
         rowByKey.compactMap { key, index in

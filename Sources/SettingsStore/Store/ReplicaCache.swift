@@ -100,8 +100,7 @@ struct ReplicaCache {
 
     /// The live keys starting with `prefix`, sorted.
     func keys(withPrefix prefix: String) -> [String] {
-        entries.values.lazy.filter { $0.value != nil && KeyIdentity.hasPrefix($0.key, prefix) }.map(\.key)
-            .sorted()
+        entries.keys.filter { KeyIdentity.hasPrefix($0, prefix) && entries.value(forKey: $0) != nil }.sorted()
     }
 
     /// The highest sequence number present, and the highest timestamp not above `ceiling`.
@@ -135,7 +134,7 @@ struct ReplicaCache {
 
     /// The entries (tombstones included) whose keys fall in `buckets`.
     func entries(inBuckets buckets: Set<Int>) -> [SettingEntry] {
-        entries.values.filter { buckets.contains(Self.bucket(of: $0.key)) && isShared($0.key) }
+        entries.entries { buckets.contains(Self.bucket(of: $0)) && isShared($0) }
     }
 
     /// Whether `key` is compared with other replicas: every key but those of scope `local`,

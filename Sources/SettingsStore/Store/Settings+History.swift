@@ -12,7 +12,7 @@ extension Settings {
             // Under the writer lock: no commit can add a record the heads would miss.
             let heads = cache.withLock { cache in
                 selection.hasSuffix(".")
-                    ? cache.entries.values.filter { KeyIdentity.hasPrefix($0.key, selection) }.map(\.sequence)
+                    ? cache.entries.entries { KeyIdentity.hasPrefix($0, selection) }.map(\.sequence)
                     : cache.entries[selection].map { [$0.sequence] } ?? []
             }
             return try backend.history(following: heads, query: query)
