@@ -72,10 +72,11 @@ struct EntryTable: Sequence {
         return (sequence, HybridTimestamp(rawValue: timestamp))
     }
 
-    /// Makes room for `capacity` entries in all.
+    /// Makes room for `capacity` entries in all. Growth stays geometric: an array reserves
+    /// exactly what it is asked, so reserving a little more per batch would copy every row each time.
     mutating func reserveCapacity(_ capacity: Int) {
         rowByKey.reserveCapacity(capacity)
-        rows.reserveCapacity(capacity)
+        if capacity > rows.capacity { rows.reserveCapacity(Swift.max(capacity, rows.capacity * 2)) }
     }
 
     /// Sets `key`'s entry; returns the one it replaced.
