@@ -130,21 +130,27 @@ struct DaemonBenchmark {
     private func concurrentWriters(into report: inout Report, daemon: BenchDaemon, scratch: Scratch) throws
         -> Double
     {
-        let socket = daemon.socket
-        let clients = try (0..<Self.writers).map { _ in
-            UncheckedClient(try BlockingClient(socketPath: socket))
-        }
-        let (ours, failures) = concurrentRate { writer, index in
-            let key = "writer.\(writer).\(index % 100)"
-            return (try? clients[writer].client.request(.set(key: key, value: .integer(Int64(index))))) != nil
-        }
+        let ours = try setRate(daemon)
         let raw = RawSQLite(path: scratch.file("floor.sqlite"))
         let floor = measureRate(quick ? 5_000 : 30_000) { raw.set("writer.\($0 % 3200)", Int64($0)) }
         report.rate(
             "32 clients, durable sets (total)", ours: ours, peer: floor, peerName: "raw SQLite 1 tx/write",
             target: .ratio(atLeast: 2))
-        if failures > 0 { note("warning: \(failures) sets failed") }
         return ours
+    }
+
+    /// 32 blocking clients setting their own 100 keys over and over on `daemon`: the total rate.
+    private func setRate(_ daemon: BenchDaemon) throws -> Double {
+        let socket = daemon.socket
+        let clients = try (0..<Self.writers).map { _ in
+            UncheckedClient(try BlockingClient(socketPath: socket))
+        }
+        let (rate, failures) = concurrentRate { writer, index in
+            let key = "writer.\(writer).\(index % 100)"
+            return (try? clients[writer].client.request(.set(key: key, value: .integer(Int64(index))))) != nil
+        }
+        if failures > 0 { note("warning: \(failures) sets failed") }
+        return rate
     }
 
     /// The same 32 writers against a daemon that fsyncs every commit (`--durability full`),
@@ -152,20 +158,12 @@ struct DaemonBenchmark {
     private func concurrentFullDurabilityWriters(into report: inout Report, scratch: Scratch) throws {
         let daemon = try BenchDaemon(
             binary: binary, scratch: scratch, name: "full", arguments: ["--durability", "full"])
-        let socket = daemon.socket
-        let clients = try (0..<Self.writers).map { _ in
-            UncheckedClient(try BlockingClient(socketPath: socket))
-        }
-        let (ours, failures) = concurrentRate { writer, index in
-            let key = "writer.\(writer).\(index % 100)"
-            return (try? clients[writer].client.request(.set(key: key, value: .integer(Int64(index))))) != nil
-        }
+        let ours = try setRate(daemon)
         let raw = RawSQLite(path: scratch.file("floor-full.sqlite"), synchronous: "FULL")
         let floor = measureRate(quick ? 300 : 2_000) { raw.set("writer.\($0 % 3200)", Int64($0)) }
         report.rate(
             "32 clients, durable sets, --durability full", ours: ours, peer: floor,
             peerName: "raw SQLite 1 tx/write, synchronous FULL", target: .ratio(atLeast: 2))
-        if failures > 0 { note("warning: \(failures) sets failed") }
     }
 
     /// The same 32 writers, each a blocking connection, against Redis with an append-only file
