@@ -26,5 +26,4 @@ package enum LibPQ {
     }
 }
 
-// A table of C function pointers into a library that is never unloaded: immutable, so safe to share.
-extension CSettingsLibPQ: @retroactive @unchecked Sendable {}
+extension CSettingsLibPQ: @retroactive @unchecked Sendable {}  // immutable; its library stays loaded

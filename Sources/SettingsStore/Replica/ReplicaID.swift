@@ -54,6 +54,8 @@ public struct ReplicaID: Hashable, Comparable, Sendable, CustomStringConvertible
         self.uuid = UUID(uuid: parsed)
     }
 
+    private static let hexDigits = Array("0123456789ABCDEF".utf8)
+
     private static func nibble(_ character: UInt8) -> UInt8? {
         switch character {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): character - UInt8(ascii: "0")
@@ -87,8 +89,7 @@ public struct ReplicaID: Hashable, Comparable, Sendable, CustomStringConvertible
 
     /// The canonical upper-case UUID string.
     public var description: String {
-        let digits = Array("0123456789ABCDEF".utf8)
-        return withUnsafeBytes(of: uuid.uuid) { bytes in
+        withUnsafeBytes(of: uuid.uuid) { bytes in
             String(unsafeUninitializedCapacity: 36) { text in
                 var position = 0
                 for (index, byte) in bytes.enumerated() {
@@ -96,8 +97,8 @@ public struct ReplicaID: Hashable, Comparable, Sendable, CustomStringConvertible
                         text[position] = UInt8(ascii: "-")
                         position += 1
                     }
-                    text[position] = digits[Int(byte >> 4)]
-                    text[position + 1] = digits[Int(byte & 0x0F)]
+                    text[position] = Self.hexDigits[Int(byte >> 4)]
+                    text[position + 1] = Self.hexDigits[Int(byte & 0x0F)]
                     position += 2
                 }
                 return position

@@ -3,8 +3,8 @@
 /// array (40 bytes each), and a version's replica id (16 bytes) is a number into a table of the
 /// few replicas there are.
 ///
-/// A store opens with every entry in memory, so at a million keys this is the difference between
-/// ~+200 MiB and ~+110 MiB.
+/// A store opens with every entry in memory: at a million keys, a whole process opening the store
+/// peaked at 362 MB with a dictionary of entries and peaks at 261 MB with this table.
 struct EntryTable: Sequence {
     /// An entry without its key (the hash table holds it) and with its replica interned.
     private struct Row {
