@@ -176,18 +176,31 @@ public final class SettingsServer: Sendable {
                 .warning, "out of file descriptors (ulimit -n): refusing new clients until some disconnect")
         }
         if table.spareDescriptor >= 0 { close(table.spareDescriptor) }
-        if let fd = UnixSocket.accept(listener) {
+        let shed = UnixSocket.accept(listener)
+        if let fd = shed {
             OutboundBuffer.sendLastWord(
                 SettingsError(.overloaded, "the daemon is out of file descriptors; try again later"), to: fd)
             close(fd)
         }
         table.spareDescriptor = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        if shed == nil && table.spareDescriptor < 0 {
+            // Nothing to give up (another thread took the descriptor): stop listening for a tick
+            // rather than wake on the same pending connection in a busy loop.
+            loop.setInterest([], for: listener)
+            table.isAcceptPaused = true
+        }
     }
 
-    /// Closes clients idle past the configured time, and failed ones whose last word is out.
+    /// Closes clients idle past the configured time, and failed ones whose last word is out; and
+    /// listens again if accepting was paused at the open-file limit.
     private func tick() {
         let now = SettingsConfiguration.systemClock()
         for connection in Array(table.connections.values) { connection.tick(now: now) }
+        if table.isAcceptPaused, let listener = table.listener {
+            table.isAcceptPaused = false
+            if table.spareDescriptor < 0 { table.spareDescriptor = open("/dev/null", O_RDONLY | O_CLOEXEC) }
+            loop.setInterest(.read, for: listener)
+        }
     }
 
     /// Tells a refused peer why (best effort, never blocking), then closes a moment later: a Unix
@@ -246,6 +259,8 @@ private final class LoopTable: @unchecked Sendable {  // loop thread only
     /// Held so that one descriptor can be freed to turn a client away at the open-file limit.
     var spareDescriptor = open("/dev/null", O_RDONLY | O_CLOEXEC)
     var isOutOfDescriptors = false
+    /// The listener is not watched for a tick: at the open-file limit with no spare to give up.
+    var isAcceptPaused = false
     /// Called once when the last connection closes, while the server stops.
     var onEmpty: (() -> Void)?
 

@@ -181,10 +181,17 @@ extension Reliability {
             let first = try BlockingClient(socketPath: socket, timeout: 5)
             // More idle clients than descriptors: the rest wait in the listen queue.
             let idle = (0..<80).compactMap { _ in try? PlainSocket(path: socket) }
+            // A spin lasts: the burst of accepting and turning away the 80 arrivals may take a
+            // moment on a loaded machine, so the second half-second is the one that must be quiet.
+            let cpuStart = try cpuTicks(process.processIdentifier)
+            try await Task.sleep(for: .milliseconds(500))
             let cpuBefore = try cpuTicks(process.processIdentifier)
             try await Task.sleep(for: .milliseconds(500))
             let cpuAfter = try cpuTicks(process.processIdentifier)
-            #expect(cpuAfter - cpuBefore < 20, "the daemon burned \(cpuAfter - cpuBefore) ticks in 0.5 s")
+            #expect(
+                cpuAfter - cpuBefore < 20,
+                "the daemon burned \(cpuAfter - cpuBefore) ticks in 0.5 s (\(cpuBefore - cpuStart) in the 0.5 s before)"
+            )
             let started = Date()
             try first.request(.set(key: "still", value: "served"))
             #expect(Date().timeIntervalSince(started) < 2)
