@@ -275,10 +275,7 @@ enum ClientCommands {
 
     static func status(_ arguments: ParsedArguments) throws -> Int32 {
         _ = try arguments.positionals(0...0)
-        let fields = try arguments.requestTarget(forWriting: false).request(.status)
-        var result = fields
-        result["id"] = nil
-        result["ok"] = nil
+        var result = try arguments.requestTarget(forWriting: false).request(.status)
         if arguments.flag("--json") {
             Output.line(JSONValue.object(result).serialized())
             return 0

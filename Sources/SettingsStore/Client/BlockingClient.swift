@@ -44,7 +44,10 @@ public final class BlockingClient {
     public func request(_ request: WireRequest) throws(SettingsError) -> [String: JSONValue] {
         let id = nextID
         nextID += 1
-        try send(request.json(id: id))
+        var bytes: [UInt8] = []
+        request.write(id: id, to: &bytes)
+        bytes.append(UInt8(ascii: "\n"))
+        try write(bytes)
         while true {
             switch try receive() {
             case .event(let watch, let change):
@@ -83,7 +86,7 @@ public final class BlockingClient {
         let firstID = nextID
         var bytes: [UInt8] = []
         for request in requests {
-            request.json(id: nextID).write(to: &bytes)
+            request.write(id: nextID, to: &bytes)
             bytes.append(UInt8(ascii: "\n"))
             nextID += 1
         }
@@ -136,7 +139,7 @@ public final class BlockingClient {
     package func receive() throws(SettingsError) -> WireMessage.Incoming {
         while true {
             if let frame = framer.nextFrame() {
-                return try WireMessage.decode(JSONValue.parse(frame))
+                return try WireMessage.decode(frame: frame)
             }
             let count = readBuffer.receive(from: fd)
             if count > 0 {
@@ -154,12 +157,6 @@ public final class BlockingClient {
         }
     }
 
-    private func send(_ message: JSONValue) throws(SettingsError) {
-        var bytes: [UInt8] = []
-        message.write(to: &bytes)
-        bytes.append(UInt8(ascii: "\n"))
-        try write(bytes)
-    }
 }
 
 /// A change delivered to one of a connection's watches.

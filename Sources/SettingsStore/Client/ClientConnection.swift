@@ -175,7 +175,7 @@ final class ClientConnection: @unchecked Sendable {  // state on `queue` only
     private func received(_ frame: ArraySlice<UInt8>) {
         let incoming: WireMessage.Incoming
         do throws(SettingsError) {
-            incoming = try WireMessage.decode(JSONValue.parse(frame))
+            incoming = try WireMessage.decode(frame: frame)
         } catch {
             socket?.close(error)
             return

@@ -17,6 +17,8 @@ public final class DirectClient: Sendable {
         switch handler.handle(request) {
         case .answer(let result):
             return try result.get()
+        case .value(let value):
+            return WireMessage.valueFields(value)
         case .write(let reason, let historyReason, let apply):
             return try settings.typed {
                 var result = try settings.transaction(reason: reason, historyReason: historyReason, apply)

@@ -1,12 +1,32 @@
 /// Typed access to the fields of a JSON object, with `protocolError`s that name the field.
 struct JSONFields {
-    let members: [String: JSONValue]
+    let members: JSONMembers
 
     init(_ json: JSONValue, what: String) throws(SettingsError) {
         guard case .object(let members) = json else {
             throw SettingsError(.protocolError, "\(what) must be a JSON object, not \(json.typeName)")
         }
-        self.members = members
+        self.members = JSONMembers(members)
+    }
+
+    /// Parses a frame that must hold a JSON object (`what` names it in errors), keeping its
+    /// members in a list rather than a dictionary.
+    init(parsing text: some Collection<UInt8>, what: String) throws(SettingsError) {
+        members = try Self.members(parsing: text, what: what)
+    }
+
+    private static func members(parsing text: some Collection<UInt8>, what: String) throws(SettingsError)
+        -> JSONMembers
+    {
+        let parsed = text.withContiguousStorageIfAvailable { buffer -> Result<JSONMembers, SettingsError> in
+            do throws(SettingsError) {
+                return .success(try JSONParser.parseMembers(UnsafeRawBufferPointer(buffer), what: what))
+            } catch {
+                return .failure(error)
+            }
+        }
+        guard let parsed else { return try members(parsing: Array(text), what: what) }
+        return try parsed.get()
     }
 
     func string(_ name: String) throws(SettingsError) -> String {

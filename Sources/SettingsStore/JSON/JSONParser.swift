@@ -4,15 +4,42 @@ enum JSONParser {
     static let maximumDepth = 64
 
     static func parse(_ bytes: UnsafeRawBufferPointer) throws(SettingsError) -> JSONValue {
+        try validateUTF8(bytes)
+        var parser = JSONCursor(bytes: bytes)
+        parser.skipWhitespace()
+        let value = try parser.value(depth: 0)
+        try parser.expectEnd()
+        return value
+    }
+
+    /// Parses a text that must hold an object into its members in text order, without the
+    /// dictionary a `JSONValue.object` needs (requests are a handful of small members).
+    ///
+    /// - Throws: `protocolError` for malformed JSON, or valid JSON that is not an object
+    ///   ("`what` must be a JSON object").
+    static func parseMembers(_ bytes: UnsafeRawBufferPointer, what: String) throws(SettingsError)
+        -> JSONMembers
+    {
+        try validateUTF8(bytes)
+        var parser = JSONCursor(bytes: bytes)
+        parser.skipWhitespace()
+        guard parser.peek() == UInt8(ascii: "{") else {
+            let value = try parser.value(depth: 0)
+            try parser.expectEnd()
+            throw SettingsError(.protocolError, "\(what) must be a JSON object, not \(value.typeName)")
+        }
+        var members = JSONMembers.List()
+        try parser.object(depth: 1, into: &members)
+        try parser.expectEnd()
+        return JSONMembers(members)
+    }
+
+    /// Refuses text that is not UTF-8; ASCII, the common case, is checked without building a `String`.
+    private static func validateUTF8(_ bytes: UnsafeRawBufferPointer) throws(SettingsError) {
+        if bytes.allSatisfy({ $0 < 0x80 }) { return }
         guard String(validating: bytes.bindMemory(to: UInt8.self), as: UTF8.self) != nil else {
             throw SettingsError(.protocolError, "malformed JSON: not valid UTF-8")
         }
-        var parser = Cursor(bytes: bytes)
-        parser.skipWhitespace()
-        let value = try parser.value(depth: 0)
-        parser.skipWhitespace()
-        guard parser.isAtEnd else { throw parser.failure("unexpected text after the JSON value") }
-        return value
     }
 }
 
@@ -38,7 +65,8 @@ extension JSONValue {
     }
 }
 
-private struct Cursor {
+/// Reads JSON text byte by byte; objects go to a `JSONMemberSink` so a caller chooses their storage.
+struct JSONCursor {
     let bytes: UnsafeRawBufferPointer
     var offset = 0
 
@@ -80,17 +108,28 @@ private struct Cursor {
         }
     }
 
+    mutating func expectEnd() throws(SettingsError) {
+        skipWhitespace()
+        guard isAtEnd else { throw failure("unexpected text after the JSON value") }
+    }
+
     mutating func object(depth: Int) throws(SettingsError) -> JSONValue {
+        // Small objects are the common case: reserving a few slots avoids regrowing the table.
+        var members = [String: JSONValue](minimumCapacity: 8)
+        try object(depth: depth, into: &members)
+        return .object(members)
+    }
+
+    /// Reads an object at the cursor (its `{`) into `members`, refusing a repeated name.
+    mutating func object(depth: Int, into members: inout some JSONMemberSink) throws(SettingsError) {
         guard depth <= JSONParser.maximumDepth else {
             throw failure("nested deeper than \(JSONParser.maximumDepth)")
         }
         offset += 1
-        // Requests are small objects: reserving a few slots avoids regrowing the table per member.
-        var members = [String: JSONValue](minimumCapacity: 8)
         skipWhitespace()
         if peek() == UInt8(ascii: "}") {
             offset += 1
-            return .object(members)
+            return
         }
         while true {
             skipWhitespace()
@@ -101,7 +140,7 @@ private struct Cursor {
             offset += 1
             skipWhitespace()
             let keyOffset = offset
-            guard members.updateValue(try value(depth: depth), forKey: key) == nil else {
+            guard members.insert(try value(depth: depth), forName: key) else {
                 offset = keyOffset
                 throw failure("duplicate key '\(key.debugDescriptionTruncated)'")
             }
@@ -110,7 +149,7 @@ private struct Cursor {
             case UInt8(ascii: ","): offset += 1
             case UInt8(ascii: "}"):
                 offset += 1
-                return .object(members)
+                return
             default: throw failure("expected ',' or '}'")
             }
         }

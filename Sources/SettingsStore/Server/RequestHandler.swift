@@ -9,6 +9,8 @@ struct RequestHandler {
     enum Outcome {
         /// Answer now with these result fields, or this error.
         case answer(Result<[String: JSONValue], SettingsError>)
+        /// Answer a `get` with this value (nil: not found); see `WireMessage.valueFields(_:)`.
+        case value(SettingValue?)
         /// Submit these writes; answer when they are durable. `historyReason` names them in the
         /// history when it differs from `reason` (`revert`).
         case write(
@@ -41,10 +43,7 @@ struct RequestHandler {
             return .answer(.success(fields))
         case .get(let key):
             // The effective value: the lock's, the stored one, or a default (system, schema).
-            guard let value = settings.value(forKey: key) else {
-                return .answer(.success(["found": .bool(false)]))
-            }
-            return .answer(.success(["found": .bool(true), "value": value.json]))
+            return .value(settings.value(forKey: key))
         case .getMany(let keys):
             var values: [String: JSONValue] = [:]
             for key in keys { if let value = settings.value(forKey: key) { values[key] = value.json } }

@@ -125,26 +125,15 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
     }
 
     private func receive(_ frame: ArraySlice<UInt8>) {
-        let json: JSONValue
-        do throws(SettingsError) {
-            json = try JSONValue.parse(frame)
-        } catch {
-            if syncSession != nil {
-                fail(error)
-            } else {
-                inbox.append((nil, .failure(error)))
-            }
-            return
-        }
         if let syncSession {
             do throws(SettingsError) {
-                try syncSession.receive(json)
+                try syncSession.receive(JSONValue.parse(frame))
             } catch {
                 fail(error)
             }
             return
         }
-        let decoded = WireRequest.decode(json)
+        let decoded = WireRequest.decode(frame: frame)
         if case .success(.hello(let hello)) = decoded.request, hello.role == .replica,
             inboxStart == inbox.count
         {
@@ -205,8 +194,9 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
                     enqueue(answer(request, id: id))
                 default:
                     switch handler.handle(request) {
-                    case .answer(.success(let fields)): enqueue(WireMessage.success(id: id, fields))
+                    case .answer(.success(let fields)): enqueueSuccess(id: id, fields)
                     case .answer(.failure(let error)): enqueue(WireMessage.failure(id: id, error))
+                    case .value(let value): enqueueFrame { WireMessage.writeValue(id: id, value, to: &$0) }
                     case .write(let reason, let historyReason, let apply):
                         writesInFlight += 1
                         batch.add(
@@ -250,7 +240,7 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
         writesInFlight -= 1
         lastActivity = SettingsConfiguration.systemClock()
         switch result {
-        case .success(let fields): enqueue(WireMessage.success(id: id, fields))
+        case .success(let fields): enqueueSuccess(id: id, fields)
         case .failure(let error): enqueue(WireMessage.failure(id: id, error))
         }
         if !isShuttingDown { process() }
@@ -299,9 +289,18 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
     /// requests leave in one system call; past the outbound limit the peer is not reading, and is
     /// dropped rather than let memory grow.
     private func enqueue(_ message: JSONValue) {
+        enqueueFrame { message.write(to: &$0) }
+    }
+
+    private func enqueueSuccess(id: Int64?, _ fields: [String: JSONValue]) {
+        enqueueFrame { WireMessage.writeSuccess(id: id, fields, to: &$0) }
+    }
+
+    /// Queues a frame `write` appends in place (see `enqueue(_:)`).
+    private func enqueueFrame(_ write: (inout [UInt8]) -> Void) {
         guard !isClosed, failure == nil else { return }
         do throws(SettingsError) {
-            try outbound.append(message)
+            try outbound.appendFrame(write)
         } catch {
             fail(error)
         }

@@ -22,8 +22,16 @@ struct OutboundBuffer {
     /// - Throws: `overloaded` when the frame would take the buffer past its limit; the frame is
     ///   not queued, and the connection should be dropped.
     mutating func append(_ message: JSONValue) throws(SettingsError) {
+        try appendFrame { message.write(to: &$0) }
+    }
+
+    /// Queues one frame whose text `write` appends in place (a newline follows it), so an
+    /// answer is written straight into the buffer without building a `JSONValue` first.
+    ///
+    /// - Throws: `overloaded`, as `append(_:)`.
+    mutating func appendFrame(_ write: (inout [UInt8]) -> Void) throws(SettingsError) {
         let before = bytes.count
-        message.write(to: &bytes)
+        write(&bytes)
         bytes.append(UInt8(ascii: "\n"))
         guard bytes.count - offset <= limit else {
             bytes.removeSubrange(before...)

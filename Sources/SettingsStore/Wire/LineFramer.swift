@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Splits a byte stream into newline-terminated frames, refusing a frame longer than the maximum
 /// before its bytes are buffered.
 ///
@@ -26,29 +30,48 @@ package struct LineFramer: Sendable {
     /// - Throws: `SettingsError` with code `frameTooLarge` when a frame would exceed the maximum;
     ///   nothing of `bytes` is kept then, and the stream should be closed.
     package mutating func append(_ bytes: some Collection<UInt8>) throws(SettingsError) {
-        var partial = buffer.count - partialStart
-        var lastNewline: Int?
-        for (offset, byte) in bytes.enumerated() {
-            if byte == UInt8(ascii: "\n") {
-                partial = 0
-                lastNewline = offset
-            } else {
-                partial += 1
-                if partial > maximumFrameBytes {
-                    throw SettingsError(
-                        .frameTooLarge, "frame exceeds the maximum of \(maximumFrameBytes) bytes")
-                }
-            }
+        let scanned = bytes.withContiguousStorageIfAvailable { buffer in
+            Result { () throws(SettingsError) in try lastNewline(in: UnsafeRawBufferPointer(buffer)) }
         }
-        if let lastNewline { partialStart = buffer.count + lastNewline + 1 }
+        guard let scanned else { return try append(Array(bytes)) }
+        if let lastNewline = try scanned.get() { partialStart = buffer.count + lastNewline + 1 }
         buffer.append(contentsOf: bytes)
+    }
+
+    /// The offset of the last newline in `bytes`, checking that no frame they end or continue
+    /// runs past the maximum (newlines are found with `memchr`, many bytes at a time).
+    private func lastNewline(in bytes: UnsafeRawBufferPointer) throws(SettingsError) -> Int? {
+        guard let base = bytes.baseAddress else { return nil }
+        var partial = buffer.count - partialStart
+        var position = 0
+        var last: Int?
+        while position < bytes.count {
+            guard let found = memchr(base + position, 0x0A, bytes.count - position) else {
+                partial += bytes.count - position
+                break
+            }
+            let newline = base.distance(to: UnsafeRawPointer(found))
+            partial += newline - position
+            guard partial <= maximumFrameBytes else { break }
+            partial = 0
+            last = newline
+            position = newline + 1
+        }
+        guard partial <= maximumFrameBytes else {
+            throw SettingsError(.frameTooLarge, "frame exceeds the maximum of \(maximumFrameBytes) bytes")
+        }
+        return last
     }
 
     /// The next complete frame, without its newline, or nil until more bytes arrive.
     package mutating func nextFrame() -> ArraySlice<UInt8>? {
         while consumed < partialStart {
-            guard let newline = buffer[consumed..<partialStart].firstIndex(of: UInt8(ascii: "\n")) else {
-                break
+            // The byte before `partialStart` is a newline, so one is always found.
+            let newline = buffer.withUnsafeBytes { bytes -> Int in
+                guard let base = bytes.baseAddress,
+                    let found = memchr(base + consumed, 0x0A, partialStart - consumed)
+                else { return partialStart - 1 }
+                return base.distance(to: UnsafeRawPointer(found))
             }
             var frame = buffer[consumed..<newline]
             consumed = newline + 1

@@ -27,7 +27,7 @@ package enum WireMessage {
 
     /// A frame received by a client.
     package enum Incoming: Sendable {
-        /// The answer to request `id`: its result fields, or the error.
+        /// The answer to request `id`: its result fields (without `id` and `ok`), or the error.
         case response(id: Int64?, Result<[String: JSONValue], SettingsError>)
         /// A change event for a watch.
         case event(watch: Int64, SettingsChange)
@@ -35,7 +35,15 @@ package enum WireMessage {
 
     /// Reads a frame a daemon sent.
     package static func decode(_ json: JSONValue) throws(SettingsError) -> Incoming {
-        let fields = try JSONFields(json, what: "a daemon message")
+        try decode(JSONFields(json, what: "a daemon message"))
+    }
+
+    /// Reads a frame a daemon sent, straight from its bytes.
+    package static func decode(frame: some Collection<UInt8>) throws(SettingsError) -> Incoming {
+        try decode(JSONFields(parsing: frame, what: "a daemon message"))
+    }
+
+    private static func decode(_ fields: JSONFields) throws(SettingsError) -> Incoming {
         if fields.members["event"] != nil {
             return .event(watch: try fields.integer("watch"), try decodeChange(fields))
         }
@@ -43,7 +51,8 @@ package enum WireMessage {
         guard try fields.bool("ok", default: false) else {
             return .response(id: id, .failure(try SettingsError(wireError: fields.members["error"])))
         }
-        return .response(id: id, .success(fields.members))
+        // The result's own fields, as a `DirectClient` returns them: without the envelope.
+        return .response(id: id, .success(fields.members.dictionary(whereName: { $0 != "id" && $0 != "ok" })))
     }
 
     private static func decodeChange(_ fields: JSONFields) throws(SettingsError) -> SettingsChange {

@@ -3,8 +3,30 @@ extension WireRequest {
     /// to answer it with.
     package static func decode(_ json: JSONValue) -> (id: Int64?, request: Result<WireRequest, SettingsError>)
     {
+        do throws(SettingsError) {
+            return decode(try JSONFields(json, what: "a request"))
+        } catch {
+            return (nil, .failure(error))
+        }
+    }
+
+    /// Reads a request straight from a frame's bytes, without building a `JSONValue` tree for
+    /// its top level; answers exactly as `decode(_:)` of the parsed frame would.
+    package static func decode(frame: some Collection<UInt8>) -> (
+        id: Int64?, request: Result<WireRequest, SettingsError>
+    ) {
+        do throws(SettingsError) {
+            return decode(try JSONFields(parsing: frame, what: "a request"))
+        } catch {
+            return (nil, .failure(error))
+        }
+    }
+
+    private static func decode(_ fields: JSONFields) -> (
+        id: Int64?, request: Result<WireRequest, SettingsError>
+    ) {
         let id: Int64?
-        switch json["id"] {
+        switch fields.members["id"] {
         case nil, .null?: id = nil
         case .integer(let value)?: id = value
         case let other?:
@@ -16,14 +38,13 @@ extension WireRequest {
             )
         }
         do throws(SettingsError) {
-            return (id, .success(try decodeRequest(json)))
+            return (id, .success(try decodeRequest(fields)))
         } catch {
             return (id, .failure(error))
         }
     }
 
-    private static func decodeRequest(_ json: JSONValue) throws(SettingsError) -> WireRequest {
-        let fields = try JSONFields(json, what: "a request")
+    private static func decodeRequest(_ fields: JSONFields) throws(SettingsError) -> WireRequest {
         let operation = try fields.string("op")
         switch operation {
         case "hello":
@@ -100,6 +121,34 @@ extension WireRequest {
             throw SettingsError(
                 .unknownOperation, "unknown operation '\(operation.debugDescriptionTruncated)'")
         }
+    }
+
+    /// Appends the frame's text (without its newline): `json(id:)` serialized, written directly
+    /// for the requests clients send most.
+    package func write(id: Int64, to bytes: inout [UInt8]) {
+        switch self {
+        case .get(let key):
+            Self.writeHead(id: id, key: key, to: &bytes)
+            bytes.append(contentsOf: #","op":"get"}"#.utf8)
+        case .delete(let key):
+            Self.writeHead(id: id, key: key, to: &bytes)
+            bytes.append(contentsOf: #","op":"delete"}"#.utf8)
+        case .set(let key, let value):
+            Self.writeHead(id: id, key: key, to: &bytes)
+            bytes.append(contentsOf: #","op":"set","value":"#.utf8)
+            value.json.write(to: &bytes)
+            bytes.append(UInt8(ascii: "}"))
+        default:
+            json(id: id).write(to: &bytes)
+        }
+    }
+
+    /// `{"id":ID,"key":KEY`: the members that sort before `op`.
+    private static func writeHead(id: Int64, key: String, to bytes: inout [UInt8]) {
+        bytes.append(contentsOf: #"{"id":"#.utf8)
+        JSONValue.write(integer: id, to: &bytes)
+        bytes.append(contentsOf: #","key":"#.utf8)
+        JSONValue.write(string: key, to: &bytes)
     }
 
     /// The request as a frame's JSON object, with `id`.

@@ -62,3 +62,41 @@ struct LineFramerTests {
         #expect(framer.bufferedByteCount <= 1 << 20)
     }
 }
+
+extension LineFramerTests {
+    @Test("an oversized frame between short ones in one chunk is refused, and nothing of it is kept")
+    func oversizedInTheMiddle() throws {
+        var framer = LineFramer(maximumFrameBytes: 10)
+        try framer.append(Array("abc".utf8))
+        let chunk = Array("de\n01234567890\nxy\n".utf8)
+        let error = #expect(throws: SettingsError.self) { try framer.append(chunk) }
+        #expect(error?.code == .frameTooLarge)
+        #expect(framer.bufferedByteCount == 3)
+    }
+
+    @Test("any chunking of any frames gives the frames a plain split gives")
+    func anyChunking() throws {
+        var generator = SeededGenerator(seed: SeededGenerator.seed)
+        for _ in 0..<200 {
+            let lines = (0..<Int.random(in: 0...30, using: &generator)).map { _ in
+                String(repeating: "x", count: Int.random(in: 0...12, using: &generator))
+                    + (Bool.random(using: &generator) ? "\r" : "")
+            }
+            let text = Array(lines.map { $0 + "\n" }.joined().utf8)
+            var framer = LineFramer(maximumFrameBytes: 13)
+            var result: [String] = []
+            var offset = 0
+            while offset < text.count {
+                let end = min(text.count, offset + Int.random(in: 1...40, using: &generator))
+                try framer.append(text[offset..<end])
+                result += frames(&framer)
+                offset = end
+            }
+            let expected = lines.map { $0.hasSuffix("\r") ? String($0.dropLast()) : $0 }.filter {
+                !$0.isEmpty
+            }
+            #expect(result == expected)
+            #expect(framer.bufferedByteCount == 0)
+        }
+    }
+}
