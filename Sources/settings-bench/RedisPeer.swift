@@ -35,6 +35,9 @@ final class RedisPeer {
     final class Connection {
         private let fd: Int32
         private var buffer: [UInt8] = []
+        /// Bytes at the front of `buffer` already read.
+        private var consumed = 0
+        private var chunk = [UInt8](repeating: 0, count: 65_536)
 
         init(path: String) throws {
             fd = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
@@ -62,33 +65,36 @@ final class RedisPeer {
             for _ in 0..<count { readReply() }
         }
 
+        /// Reads one reply: a status, error or integer line, or a bulk string (`$LENGTH`, bytes).
         private func readReply() {
-            let line = readLine()
-            guard line.first == UInt8(ascii: "$"),
-                let length = Int(String(decoding: line.dropFirst(), as: UTF8.self)),
-                length >= 0
-            else { return }
-            fill(length + 2)
-            buffer.removeFirst(length + 2)
+            guard let line = readLine(), buffer[line.lowerBound] == UInt8(ascii: "$") else { return }
+            var length = 0
+            for byte in buffer[(line.lowerBound + 1)..<line.upperBound] {
+                guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { return }  // -1: nil
+                length = length * 10 + Int(byte - UInt8(ascii: "0"))
+            }
+            while buffer.count - consumed < length + 2, receive() {}
+            consumed = min(buffer.count, consumed + length + 2)
         }
 
-        private func readLine() -> [UInt8] {
+        /// The next line's bytes without `\r\n`, as a range of `buffer`, or nil at end of stream.
+        private func readLine() -> Range<Int>? {
             while true {
-                if let end = buffer.firstIndex(of: UInt8(ascii: "\n")) {
-                    let line = Array(buffer[..<end].dropLast())
-                    buffer.removeFirst(end + 1)
+                if let end = buffer[consumed...].firstIndex(of: UInt8(ascii: "\n")) {
+                    let line = consumed..<max(consumed, end - 1)
+                    consumed = end + 1
                     return line
                 }
-                guard receive() else { return [] }
+                guard receive() else { return nil }
             }
         }
 
-        private func fill(_ count: Int) {
-            while buffer.count < count, receive() {}
-        }
-
+        /// Appends what the socket has, dropping the bytes already read first.
         private func receive() -> Bool {
-            var chunk = [UInt8](repeating: 0, count: 65_536)
+            if consumed > 0 {
+                buffer.removeFirst(consumed)
+                consumed = 0
+            }
             let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             guard count > 0 else { return false }
             buffer += chunk[0..<count]

@@ -79,16 +79,25 @@ public final class BlockingClient {
     /// The JSON bytes an import part carries, about: well inside the smallest frame a daemon accepts.
     static let importPartBytes = 512 << 10
 
+    /// How many bytes of pipelined requests are written at a time.
+    static let pipelineChunkBytes = 8 << 10
+
     /// Sends several requests at once and returns their answers in order (pipelining).
     public func pipeline(_ requests: [WireRequest]) throws(SettingsError) -> [Result<
         [String: JSONValue], SettingsError
     >] {
         let firstID = nextID
         var bytes: [UInt8] = []
+        bytes.reserveCapacity(Self.pipelineChunkBytes + 256)
         for request in requests {
             request.write(id: nextID, to: &bytes)
             bytes.append(UInt8(ascii: "\n"))
             nextID += 1
+            // Sent in chunks, so the daemon answers the first while the rest are being written.
+            if bytes.count >= Self.pipelineChunkBytes {
+                try write(bytes)
+                bytes.removeAll(keepingCapacity: true)
+            }
         }
         try write(bytes)
         var results: [Result<[String: JSONValue], SettingsError>] = []

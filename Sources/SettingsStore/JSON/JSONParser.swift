@@ -286,6 +286,15 @@ struct JSONCursor {
             if peek() == UInt8(ascii: "+") || peek() == UInt8(ascii: "-") { offset += 1 }
             guard skipDigits() > 0 else { throw failure("expected a digit in the exponent") }
         }
+        // Up to 18 digits cannot overflow: read them without a String (ids, versions, times).
+        if isInteger, offset - start <= 18 {
+            let isNegative = bytes[start] == UInt8(ascii: "-")
+            var magnitude: Int64 = 0
+            for byte in bytes[(isNegative ? start + 1 : start)..<offset] {
+                magnitude = magnitude &* 10 &+ Int64(byte &- UInt8(ascii: "0"))
+            }
+            return .integer(isNegative ? -magnitude : magnitude)
+        }
         let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<offset]), as: UTF8.self)
         if isInteger {
             guard let value = Int64(text) else {

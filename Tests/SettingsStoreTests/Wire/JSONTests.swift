@@ -20,6 +20,23 @@ struct JSONTests {
         }
     }
 
+    @Test("integers of every length read as Int64 reads them, or are refused past its range")
+    func integerLengths() {
+        var generator = SeededGenerator(seed: SeededGenerator.seed)
+        for length in 1...21 {
+            for sign in ["", "-"] {
+                let digits = (0..<length).map { index in
+                    index == 0 && length > 1
+                        ? "123456789".randomElement(using: &generator)!
+                        : "0123456789".randomElement(using: &generator)!
+                }
+                let text = sign + String(digits)
+                let parsed = try? JSONValue.parse(text)
+                #expect(parsed == Int64(text).map { .integer($0) }, "\(text)")
+            }
+        }
+    }
+
     @Test("strings with escapes, surrogate pairs and Unicode round-trip")
     func strings() throws {
         let text = "quote \" backslash \\ newline \n tab \t nul \u{0} é 👋"
