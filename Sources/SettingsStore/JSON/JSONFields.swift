@@ -11,22 +11,10 @@ struct JSONFields {
 
     /// Parses a frame that must hold a JSON object (`what` names it in errors), keeping its
     /// members in a list rather than a dictionary.
-    init(parsing text: some Collection<UInt8>, what: String) throws(SettingsError) {
-        members = try Self.members(parsing: text, what: what)
-    }
-
-    private static func members(parsing text: some Collection<UInt8>, what: String) throws(SettingsError)
-        -> JSONMembers
-    {
-        let parsed = text.withContiguousStorageIfAvailable { buffer -> Result<JSONMembers, SettingsError> in
-            do throws(SettingsError) {
-                return .success(try JSONParser.parseMembers(UnsafeRawBufferPointer(buffer), what: what))
-            } catch {
-                return .failure(error)
-            }
-        }
-        guard let parsed else { return try members(parsing: Array(text), what: what) }
-        return try parsed.get()
+    init(parsing frame: ArraySlice<UInt8>, what: String) throws(SettingsError) {
+        var list = JSONMembers.List()
+        try JSONParser.parseObject(frame, what: what, into: &list)
+        members = JSONMembers(list)
     }
 
     func string(_ name: String) throws(SettingsError) -> String {
@@ -38,7 +26,7 @@ struct JSONFields {
         switch members[name] {
         case nil, .null?: return nil
         case .string(let value)?: return value
-        case let other?: throw wrong(name, "a string", other)
+        case let other?: throw Self.wrong(name, "a string", other)
         }
     }
 
@@ -48,10 +36,15 @@ struct JSONFields {
     }
 
     func optionalInteger(_ name: String) throws(SettingsError) -> Int64? {
-        switch members[name] {
+        try Self.optionalInteger(members[name], name: name)
+    }
+
+    /// `value` as the optional integer field `name` (nil or null: none).
+    static func optionalInteger(_ value: JSONValue?, name: String) throws(SettingsError) -> Int64? {
+        switch value {
         case nil, .null?: return nil
         case .integer(let value)?: return value
-        case let other?: throw wrong(name, "an integer", other)
+        case let other?: throw Self.wrong(name, "an integer", other)
         }
     }
 
@@ -60,7 +53,7 @@ struct JSONFields {
         case nil, .null?: return nil
         case .integer(let value)?: return Double(value)
         case .double(let value)?: return value
-        case let other?: throw wrong(name, "a number", other)
+        case let other?: throw Self.wrong(name, "a number", other)
         }
     }
 
@@ -72,10 +65,17 @@ struct JSONFields {
     }
 
     func bool(_ name: String, default defaultValue: Bool) throws(SettingsError) -> Bool {
-        switch members[name] {
+        try Self.bool(members[name], name: name, default: defaultValue)
+    }
+
+    /// `value` as the boolean field `name`, `defaultValue` when nil or null.
+    static func bool(_ value: JSONValue?, name: String, default defaultValue: Bool) throws(SettingsError)
+        -> Bool
+    {
+        switch value {
         case nil, .null?: return defaultValue
         case .bool(let value)?: return value
-        case let other?: throw wrong(name, "a boolean", other)
+        case let other?: throw Self.wrong(name, "a boolean", other)
         }
     }
 
@@ -103,12 +103,12 @@ struct JSONFields {
             strings.reserveCapacity(elements.count)
             for element in elements {
                 guard case .string(let text) = element else {
-                    throw wrong(name, "an array of strings", element)
+                    throw Self.wrong(name, "an array of strings", element)
                 }
                 strings.append(text)
             }
             return strings
-        case let other?: throw wrong(name, "an array of strings", other)
+        case let other?: throw Self.wrong(name, "an array of strings", other)
         }
     }
 
@@ -116,7 +116,7 @@ struct JSONFields {
         switch members[name] {
         case nil, .null?: return nil
         case .array(let elements)?: return elements
-        case let other?: throw wrong(name, "an array", other)
+        case let other?: throw Self.wrong(name, "an array", other)
         }
     }
 
@@ -130,7 +130,7 @@ struct JSONFields {
             }
             return elements
         case nil, .null?: throw missing(name, "an array")
-        case let other?: throw wrong(name, "an array", other)
+        case let other?: throw Self.wrong(name, "an array", other)
         }
     }
 
@@ -138,7 +138,7 @@ struct JSONFields {
         SettingsError(.protocolError, "missing field '\(name)' (\(type))")
     }
 
-    private func wrong(_ name: String, _ type: String, _ value: JSONValue) -> SettingsError {
+    private static func wrong(_ name: String, _ type: String, _ value: JSONValue) -> SettingsError {
         SettingsError(.protocolError, "field '\(name)' must be \(type), not \(value.typeName)")
     }
 }

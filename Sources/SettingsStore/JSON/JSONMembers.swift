@@ -65,19 +65,4 @@ struct JSONMembers {
         case .list(let entries): entries.first(where: { $0.name == name })?.value
         }
     }
-
-    /// The members as an object's dictionary.
-    var dictionary: [String: JSONValue] { dictionary(whereName: { _ in true }) }
-
-    /// The members whose names `isIncluded` accepts, as an object's dictionary.
-    func dictionary(whereName isIncluded: (String) -> Bool) -> [String: JSONValue] {
-        switch storage {
-        case .dictionary(let members):
-            return members.filter { isIncluded($0.key) }
-        case .list(let entries):
-            var members = [String: JSONValue](minimumCapacity: entries.count)
-            for (name, value) in entries where isIncluded(name) { members[name] = value }
-            return members
-        }
-    }
 }

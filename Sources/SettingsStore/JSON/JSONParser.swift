@@ -12,14 +12,15 @@ enum JSONParser {
         return value
     }
 
-    /// Parses a text that must hold an object into its members in text order, without the
-    /// dictionary a `JSONValue.object` needs (requests are a handful of small members).
+    /// Parses a text that must hold an object into `members`, without building the dictionary a
+    /// `JSONValue.object` needs (a request is a handful of small members; a response keeps its
+    /// envelope apart).
     ///
     /// - Throws: `protocolError` for malformed JSON, or valid JSON that is not an object
     ///   ("`what` must be a JSON object").
-    static func parseMembers(_ bytes: UnsafeRawBufferPointer, what: String) throws(SettingsError)
-        -> JSONMembers
-    {
+    static func parseObject(
+        _ bytes: UnsafeRawBufferPointer, what: String, into members: inout some JSONMemberSink
+    ) throws(SettingsError) {
         try validateUTF8(bytes)
         var parser = JSONCursor(bytes: bytes)
         parser.skipWhitespace()
@@ -28,15 +29,37 @@ enum JSONParser {
             try parser.expectEnd()
             throw SettingsError(.protocolError, "\(what) must be a JSON object, not \(value.typeName)")
         }
-        var members = JSONMembers.List()
         try parser.object(depth: 1, into: &members)
         try parser.expectEnd()
-        return JSONMembers(members)
+    }
+
+    /// `parseObject(_:what:into:)` for a frame as a framer hands it out.
+    static func parseObject(
+        _ frame: ArraySlice<UInt8>, what: String, into members: inout some JSONMemberSink
+    ) throws(SettingsError) {
+        try frame.withUnsafeBytes { bytes in
+            Result { () throws(SettingsError) in try parseObject(bytes, what: what, into: &members) }
+        }.get()
+    }
+
+    /// Whether every byte is below 0x80, checked eight at a time.
+    private static func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var offset = 0
+        var high: UInt64 = 0
+        while offset + 8 <= bytes.count {
+            high |= bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+            offset += 8
+        }
+        while offset < bytes.count {
+            high |= UInt64(bytes[offset])
+            offset += 1
+        }
+        return high & 0x8080_8080_8080_8080 == 0
     }
 
     /// Refuses text that is not UTF-8; ASCII, the common case, is checked without building a `String`.
     private static func validateUTF8(_ bytes: UnsafeRawBufferPointer) throws(SettingsError) {
-        if bytes.allSatisfy({ $0 < 0x80 }) { return }
+        if isASCII(bytes) { return }
         guard String(validating: bytes.bindMemory(to: UInt8.self), as: UTF8.self) != nil else {
             throw SettingsError(.protocolError, "malformed JSON: not valid UTF-8")
         }
@@ -87,7 +110,9 @@ struct JSONCursor {
     mutating func expect(_ literal: StaticString, _ value: JSONValue) throws(SettingsError) -> JSONValue {
         let count = literal.utf8CodeUnitCount
         let matches = literal.withUTF8Buffer { expected in
-            bytes.count - offset >= count && expected.elementsEqual(bytes[offset..<offset + count])
+            guard bytes.count - offset >= count else { return false }
+            for index in 0..<count where bytes[offset + index] != expected[index] { return false }
+            return true
         }
         guard matches else { throw failure("unexpected character") }
         offset += count

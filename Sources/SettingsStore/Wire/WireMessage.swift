@@ -35,24 +35,31 @@ package enum WireMessage {
 
     /// Reads a frame a daemon sent.
     package static func decode(_ json: JSONValue) throws(SettingsError) -> Incoming {
-        try decode(JSONFields(json, what: "a daemon message"))
+        guard case .object(let members) = json else {
+            throw SettingsError(
+                .protocolError, "a daemon message must be a JSON object, not \(json.typeName)")
+        }
+        return try decode(WireEnvelope(members))
     }
 
     /// Reads a frame a daemon sent, straight from its bytes.
-    package static func decode(frame: some Collection<UInt8>) throws(SettingsError) -> Incoming {
-        try decode(JSONFields(parsing: frame, what: "a daemon message"))
+    package static func decode(frame: ArraySlice<UInt8>) throws(SettingsError) -> Incoming {
+        var envelope = WireEnvelope()
+        try JSONParser.parseObject(frame, what: "a daemon message", into: &envelope)
+        return try decode(envelope)
     }
 
-    private static func decode(_ fields: JSONFields) throws(SettingsError) -> Incoming {
-        if fields.members["event"] != nil {
+    private static func decode(_ envelope: WireEnvelope) throws(SettingsError) -> Incoming {
+        if envelope.isEvent {
+            let fields = try JSONFields(.object(envelope.fields), what: "a daemon message")
             return .event(watch: try fields.integer("watch"), try decodeChange(fields))
         }
-        let id = try fields.optionalInteger("id")
-        guard try fields.bool("ok", default: false) else {
-            return .response(id: id, .failure(try SettingsError(wireError: fields.members["error"])))
+        let id = try JSONFields.optionalInteger(envelope.id, name: "id")
+        guard try JSONFields.bool(envelope.ok, name: "ok", default: false) else {
+            return .response(id: id, .failure(try SettingsError(wireError: envelope.fields["error"])))
         }
         // The result's own fields, as a `DirectClient` returns them: without the envelope.
-        return .response(id: id, .success(fields.members.dictionary(whereName: { $0 != "id" && $0 != "ok" })))
+        return .response(id: id, .success(envelope.fields))
     }
 
     private static func decodeChange(_ fields: JSONFields) throws(SettingsError) -> SettingsChange {

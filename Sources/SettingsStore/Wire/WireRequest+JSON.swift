@@ -12,7 +12,7 @@ extension WireRequest {
 
     /// Reads a request straight from a frame's bytes, without building a `JSONValue` tree for
     /// its top level; answers exactly as `decode(_:)` of the parsed frame would.
-    package static func decode(frame: some Collection<UInt8>) -> (
+    package static func decode(frame: ArraySlice<UInt8>) -> (
         id: Int64?, request: Result<WireRequest, SettingsError>
     ) {
         do throws(SettingsError) {

@@ -18,7 +18,7 @@ struct WireFastPathTests {
     }
 
     static func expectSameDecoding(_ frame: [UInt8], sourceLocation: SourceLocation = #_sourceLocation) {
-        let fast = WireRequest.decode(frame: frame)
+        let fast = WireRequest.decode(frame: frame[...])
         let reference = referenceDecode(frame)
         let text = String(decoding: frame.prefix(200), as: UTF8.self)
         #expect(fast.id == reference.id, "id of \(text)", sourceLocation: sourceLocation)
@@ -64,7 +64,8 @@ struct WireFastPathTests {
                 let members = (0..<count).map { #""m\#($0)":\#($0)"# } + [#""m\#(repeated)":0"#]
                 let text = #"{"id":1,"op":"status","# + members.joined(separator: ",") + "}"
                 Self.expectSameDecoding(Array(text.utf8))
-                guard case .failure(let error) = WireRequest.decode(frame: Array(text.utf8)).request else {
+                guard case .failure(let error) = WireRequest.decode(frame: Array(text.utf8)[...]).request
+                else {
                     Issue.record("accepted a repeated member among \(count)")
                     continue
                 }
@@ -87,7 +88,7 @@ struct WireFastPathTests {
             #expect(bytes == Array(request.json(id: id).serialized().utf8), "\(request.operation) \(index)")
             // Compared by their bytes again: NaN is not equal to itself.
             var again: [UInt8] = []
-            (try? WireRequest.decode(frame: bytes).request.get())?.write(id: id, to: &again)
+            (try? WireRequest.decode(frame: bytes[...]).request.get())?.write(id: id, to: &again)
             #expect(again == bytes, "\(String(describing: request).prefix(120))")
         }
     }
@@ -122,7 +123,8 @@ struct WireFastPathTests {
     func responsesWithoutEnvelope() throws {
         let frame = WireMessage.success(id: 9, ["found": .bool(true), "value": .integer(3)]).serialized()
         for incoming in [
-            try WireMessage.decode(frame: Array(frame.utf8)), try WireMessage.decode(JSONValue.parse(frame)),
+            try WireMessage.decode(frame: Array(frame.utf8)[...]),
+            try WireMessage.decode(JSONValue.parse(frame)),
         ] {
             guard case .response(let id, .success(let fields)) = incoming else {
                 Issue.record("not a successful response: \(incoming)")
