@@ -101,9 +101,9 @@ struct DaemonBenchmark {
         let requests = [WireRequest](repeating: .get(key: "bench.key"), count: batch)
         let single = try measureRate(count) { _ in _ = try client.request(.get(key: "bench.key")) }
         let pipelined =
-            try Double(count * 4)
+            try Double(count * 20)
             / measureSeconds {
-                for _ in 0..<(count * 4 / batch) { _ = try client.pipeline(requests) }
+                for _ in 0..<(count * 20 / batch) { _ = try client.pipeline(requests) }
             }
         guard let redis, let connection = try? RedisPeer.Connection(path: redis.socket) else {
             report.rate("get round trips, one connection", single, target: .atLeast(15_000, ">= 15 k/s"))
@@ -114,9 +114,9 @@ struct DaemonBenchmark {
         connection.send(RedisPeer.Connection.command(["SET", "bench.key", "value"]))
         let redisSingle = measureRate(count) { _ in connection.send(get) }
         let redisPipelined =
-            Double(count * 4)
+            Double(count * 20)
             / measureSeconds {
-                for _ in 0..<(count * 4 / batch) { connection.send(get, times: batch) }
+                for _ in 0..<(count * 20 / batch) { connection.send(get, times: batch) }
             }
         report.rate(
             "get round trips, one connection", ours: single, peer: redisSingle, peerName: "Redis GET",

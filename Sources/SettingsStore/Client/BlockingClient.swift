@@ -16,9 +16,11 @@ public final class BlockingClient {
     /// The socket this client is connected to.
     public let socketPath: String
     private var framer = LineFramer(maximumFrameBytes: 64 << 20)
-    private var nextID: Int64 = 1
-    private var pendingEvents: [WatchEvent] = []
+    var nextID: Int64 = 1
+    var pendingEvents: [WatchEvent] = []
     private let readBuffer = ReadBuffer()
+    /// How long a wait for the daemon may last, for `poll` (-1: forever).
+    private let timeoutMilliseconds: Int32
 
     /// Connects to the daemon at `socketPath`; replies slower than `timeout` seconds fail with
     /// `timeout` (0 waits forever).
@@ -30,6 +32,7 @@ public final class BlockingClient {
         var interval = timeval(
             tv_sec: Int(timeout), tv_usec: Int((timeout - timeout.rounded(.down)) * 1_000_000))
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &interval, socklen_t(MemoryLayout<timeval>.size))
+        timeoutMilliseconds = timeout > 0 ? Int32(clamping: Int((timeout * 1000).rounded(.up))) : -1
     }
 
     deinit {
@@ -79,40 +82,6 @@ public final class BlockingClient {
     /// The JSON bytes an import part carries, about: well inside the smallest frame a daemon accepts.
     static let importPartBytes = 512 << 10
 
-    /// How many bytes of pipelined requests are written at a time.
-    static let pipelineChunkBytes = 8 << 10
-
-    /// Sends several requests at once and returns their answers in order (pipelining).
-    public func pipeline(_ requests: [WireRequest]) throws(SettingsError) -> [Result<
-        [String: JSONValue], SettingsError
-    >] {
-        let firstID = nextID
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(Self.pipelineChunkBytes + 256)
-        for request in requests {
-            request.write(id: nextID, to: &bytes)
-            bytes.append(UInt8(ascii: "\n"))
-            nextID += 1
-            // Sent in chunks, so the daemon answers the first while the rest are being written.
-            if bytes.count >= Self.pipelineChunkBytes {
-                try write(bytes)
-                bytes.removeAll(keepingCapacity: true)
-            }
-        }
-        try write(bytes)
-        var results: [Result<[String: JSONValue], SettingsError>] = []
-        results.reserveCapacity(requests.count)
-        while results.count < requests.count {
-            switch try receive() {
-            case .event(let watch, let change): pendingEvents.append(WatchEvent(watch: watch, change: change))
-            case .response(let id, let result):
-                if id == nil, case .failure(let error) = result { throw error }
-                if let id, id >= firstID { results.append(result) }
-            }
-        }
-        return results
-    }
-
     /// Waits for the next change event of this connection's watches.
     public func nextEvent() throws(SettingsError) -> WatchEvent {
         if !pendingEvents.isEmpty { return pendingEvents.removeFirst() }
@@ -127,14 +96,30 @@ public final class BlockingClient {
 
     /// Sends raw bytes, as is (for tests of malformed input).
     package func write(_ bytes: [UInt8]) throws(SettingsError) {
+        var unused = PipelineAnswers(firstID: .max, count: 0)
+        try write(bytes, waitingForRoom: true, collecting: &unused)
+    }
+
+    /// Sends bytes. Unless `waitingForRoom`, a full socket does not block: the frames that have
+    /// arrived go to `answers` first, since the daemon may be waiting for this side to read its
+    /// answers (a long pipeline), and then the send waits for room.
+    func write(_ bytes: [UInt8], waitingForRoom: Bool, collecting answers: inout PipelineAnswers)
+        throws(SettingsError)
+    {
         var offset = 0
+        let flags = Int32(MSG_NOSIGNAL) | (waitingForRoom ? 0 : Int32(MSG_DONTWAIT))
         while offset < bytes.count {
             let written = bytes.withUnsafeBytes { buffer in
                 let rest = UnsafeRawBufferPointer(rebasing: buffer[offset...])
-                return Glibc.send(fd, rest.baseAddress, rest.count, Int32(MSG_NOSIGNAL))
+                return Glibc.send(fd, rest.baseAddress, rest.count, flags)
             }
             if written < 0 {
                 if errno == EINTR { continue }
+                if !waitingForRoom, errno == EAGAIN || errno == EWOULDBLOCK {
+                    while let incoming = try receiveArrived() { try answers.take(incoming) }
+                    try waitForRoom()
+                    continue
+                }
                 // The daemon may have said why it closed (a refused user, an oversized frame).
                 if case .response(nil, .failure(let reason))? = try? receive() { throw reason }
                 throw SettingsError(
@@ -144,19 +129,46 @@ public final class BlockingClient {
         }
     }
 
+    /// Waits until the socket takes more bytes or has some to read, for the reply time-out.
+    private func waitForRoom() throws(SettingsError) {
+        var descriptor = pollfd(fd: fd, events: Int16(POLLIN | POLLOUT), revents: 0)
+        var ready: Int32
+        repeat { ready = poll(&descriptor, 1, timeoutMilliseconds) } while ready < 0 && errno == EINTR
+        guard ready != 0 else {
+            throw SettingsError(
+                .timeout, "the daemon on '\(socketPath)' took no requests in time", path: socketPath)
+        }
+    }
+
     /// Reads the next frame the daemon sent.
     package func receive() throws(SettingsError) -> WireMessage.Incoming {
         while true {
-            if let frame = framer.nextFrame() {
-                return try WireMessage.decode(frame: frame)
-            }
-            let count = readBuffer.receive(from: fd)
+            if let frame = framer.nextFrame() { return try WireMessage.decode(frame: frame) }
+            _ = try fill(waiting: true)
+        }
+    }
+
+    /// Reads the next frame the daemon sent, or nil when none has arrived yet.
+    func receiveArrived() throws(SettingsError) -> WireMessage.Incoming? {
+        while true {
+            if let frame = framer.nextFrame() { return try WireMessage.decode(frame: frame) }
+            guard try fill(waiting: false) else { return nil }
+        }
+    }
+
+    /// Reads what the socket has into the framer; false when nothing had arrived (only when not
+    /// `waiting`: a wait that ends empty is a time-out).
+    private func fill(waiting: Bool) throws(SettingsError) -> Bool {
+        while true {
+            let count = readBuffer.receive(from: fd, flags: waiting ? 0 : Int32(MSG_DONTWAIT))
             if count > 0 {
                 try framer.append(readBuffer.prefix(count))
+                return true
             } else if count == 0 {
                 throw SettingsError(
                     .connectionLost, "the daemon on '\(socketPath)' closed the connection", path: socketPath)
             } else if errno == EAGAIN || errno == EWOULDBLOCK {
+                guard waiting else { return false }
                 throw SettingsError(
                     .timeout, "no answer from the daemon on '\(socketPath)' in time", path: socketPath)
             } else if errno != EINTR {
@@ -165,7 +177,6 @@ public final class BlockingClient {
             }
         }
     }
-
 }
 
 /// A change delivered to one of a connection's watches.

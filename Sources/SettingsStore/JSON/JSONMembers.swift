@@ -11,22 +11,32 @@ extension Dictionary: JSONMemberSink where Key == String, Value == JSONValue {
 }
 
 /// The members of a JSON object, looked up by name: the dictionary of a parsed `JSONValue.object`,
-/// or a list in text order for an object read straight from a frame, which spares a request its
-/// hash table (a request has a handful of members).
+/// or a `List` for an object read straight from a frame, which spares a request its hash table (a
+/// request has a handful of members).
 struct JSONMembers {
-    /// Members in text order, with the check for a repeated name a JSON object needs.
+    /// Members read from text, with the check for a repeated name a JSON object needs. `id`,
+    /// `op` and `key`, which requests carry, have slots of their own, so reading a `get` or a
+    /// `delete` allocates nothing for its members.
     struct List: JSONMemberSink {
-        fileprivate var entries: [(name: String, value: JSONValue)] = []
-        /// The names, once there are too many to compare one by one.
+        private var id: JSONValue?
+        private var op: JSONValue?
+        private var key: JSONValue?
+        /// The other members, in text order.
+        private var entries: [(name: String, value: JSONValue)] = []
+        /// The other members' names, once there are too many to compare one by one.
         private var names: Set<String>?
-        /// Past this many members, repeated names are found by hashing.
+        /// Past this many other members, repeated names are found by hashing.
         private static let linearLimit = 16
 
-        init() {
-            entries.reserveCapacity(4)
-        }
+        init() {}
 
         mutating func insert(_ value: JSONValue, forName name: String) -> Bool {
+            switch name {
+            case "id": return Self.fill(&id, with: value)
+            case "op": return Self.fill(&op, with: value)
+            case "key": return Self.fill(&key, with: value)
+            default: break
+            }
             if names != nil {
                 guard names?.insert(name).inserted == true else { return false }
             } else if entries.count < Self.linearLimit {
@@ -39,11 +49,27 @@ struct JSONMembers {
             entries.append((name, value))
             return true
         }
+
+        private static func fill(_ slot: inout JSONValue?, with value: JSONValue) -> Bool {
+            guard slot == nil else { return false }
+            slot = value
+            return true
+        }
+
+        /// The member called `name`, or nil.
+        subscript(name: String) -> JSONValue? {
+            switch name {
+            case "id": id
+            case "op": op
+            case "key": key
+            default: entries.first(where: { $0.name == name })?.value
+            }
+        }
     }
 
     private enum Storage {
         case dictionary([String: JSONValue])
-        case list([(name: String, value: JSONValue)])
+        case list(List)
     }
 
     private let storage: Storage
@@ -55,14 +81,14 @@ struct JSONMembers {
 
     /// Members read from text.
     init(_ list: List) {
-        storage = .list(list.entries)
+        storage = .list(list)
     }
 
     /// The member called `name`, or nil.
     subscript(name: String) -> JSONValue? {
         switch storage {
         case .dictionary(let members): members[name]
-        case .list(let entries): entries.first(where: { $0.name == name })?.value
+        case .list(let list): list[name]
         }
     }
 }

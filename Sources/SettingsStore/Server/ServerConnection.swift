@@ -41,6 +41,10 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
     private var failure: (error: SettingsError, deadline: UInt64)?
     /// Past this many decoded requests waiting, stop reading until they are answered.
     private static let inboxHighWater = 4096
+    /// Past this many answer bytes waiting to be written, answer no more until the client reads:
+    /// a long pipeline of large values is served at the pace the client reads it, within the
+    /// outbound limit.
+    private static let outboundHighWater = 1 << 20
     /// Values staged by `importPart` for this connection's next `import`.
     private var stagedImport: [String: SettingValue] = [:]
     private var stagedImportBytes = 0
@@ -140,6 +144,11 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
             startReplication(hello, id: decoded.id)
             return
         }
+        // Nothing waits before it and it may run: answer now instead of queueing a copy.
+        if inboxStart == inbox.count, canRun {
+            run(decoded.request, id: decoded.id)
+            return
+        }
         inbox.append(decoded)
         if inbox.count - inboxStart > Self.inboxHighWater {
             isReading = false
@@ -173,41 +182,18 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
         flush()
     }
 
+    /// Whether the next request may run now: no write of this connection awaits its commit (a
+    /// read after a write must see it) and the answers waiting to be written are few enough.
+    private var canRun: Bool {
+        writesInFlight == 0 && !isClosed && outbound.pendingByteCount < Self.outboundHighWater
+    }
+
+    /// Runs the queued requests, in order, as far as they may run.
     private func process() {
-        while writesInFlight == 0, inboxStart < inbox.count, !isClosed {
+        while canRun, inboxStart < inbox.count {
             let (id, request) = inbox[inboxStart]
             inboxStart += 1
-            switch request {
-            case .failure(let error):
-                enqueue(WireMessage.failure(id: id, error))
-            case .success(.importPart(let document)):
-                enqueue(stage(document, id: id))
-            case .success(var request):
-                if case .import(let document, let replace) = request, !stagedImport.isEmpty {
-                    stagedImport.merge(document.values) { $1 }
-                    request = .import(document: ExportDocument(values: stagedImport), replace: replace)
-                    stagedImport = [:]
-                    stagedImportBytes = 0
-                }
-                switch request {
-                case .watch, .unwatch:
-                    enqueue(answer(request, id: id))
-                default:
-                    switch handler.handle(request) {
-                    case .answer(.success(let fields)): enqueueSuccess(id: id, fields)
-                    case .answer(.failure(let error)): enqueue(WireMessage.failure(id: id, error))
-                    case .value(let value): enqueueFrame { WireMessage.writeValue(id: id, value, to: &$0) }
-                    case .write(let reason, let historyReason, let apply):
-                        writesInFlight += 1
-                        batch.add(
-                            WriteBatch.Work(
-                                reason: reason, historyReason: historyReason, actor: actor, apply: apply
-                            ) {
-                                [weak self] result in self?.writeFinished(id: id, result)
-                            })
-                    }
-                }
-            }
+            run(request, id: id)
         }
         if inboxStart == inbox.count {
             inbox.removeAll(keepingCapacity: true)
@@ -215,6 +201,41 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
             if !isReading && !isShuttingDown {
                 isReading = true
                 updateInterest()
+            }
+        }
+    }
+
+    /// Answers one request, or submits its writes to the round's batch.
+    private func run(_ request: Result<WireRequest, SettingsError>, id: Int64?) {
+        switch request {
+        case .failure(let error):
+            enqueue(WireMessage.failure(id: id, error))
+        case .success(.importPart(let document)):
+            enqueue(stage(document, id: id))
+        case .success(var request):
+            if case .import(let document, let replace) = request, !stagedImport.isEmpty {
+                stagedImport.merge(document.values) { $1 }
+                request = .import(document: ExportDocument(values: stagedImport), replace: replace)
+                stagedImport = [:]
+                stagedImportBytes = 0
+            }
+            switch request {
+            case .watch, .unwatch:
+                enqueue(answer(request, id: id))
+            default:
+                switch handler.handle(request) {
+                case .answer(.success(let fields)): enqueueSuccess(id: id, fields)
+                case .answer(.failure(let error)): enqueue(WireMessage.failure(id: id, error))
+                case .value(let value): enqueueFrame { WireMessage.writeValue(id: id, value, to: &$0) }
+                case .write(let reason, let historyReason, let apply):
+                    writesInFlight += 1
+                    batch.add(
+                        WriteBatch.Work(
+                            reason: reason, historyReason: historyReason, actor: actor, apply: apply
+                        ) {
+                            [weak self] result in self?.writeFinished(id: id, result)
+                        })
+                }
             }
         }
     }
@@ -307,13 +328,19 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
     }
 
     private func flush() {
-        guard !isClosed else { return }
-        switch outbound.flush(to: fd) {
-        case .wouldBlock: updateInterest()
-        case .failed(let error): close(error)
-        case .drained:
-            updateInterest()
-            closeIfFinished()
+        while !isClosed {
+            switch outbound.flush(to: fd) {
+            case .wouldBlock: return updateInterest()
+            case .failed(let error): return close(error)
+            case .drained:
+                // Requests held back while the answers waited (see `outboundHighWater`) go on now.
+                if inboxStart < inbox.count, writesInFlight == 0, !isShuttingDown, failure == nil {
+                    process()
+                    continue
+                }
+                updateInterest()
+                return closeIfFinished()
+            }
         }
     }
 

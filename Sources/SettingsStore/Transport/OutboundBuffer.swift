@@ -17,6 +17,9 @@ struct OutboundBuffer {
     /// Whether everything queued has been written.
     var isEmpty: Bool { offset == bytes.count }
 
+    /// How many queued bytes wait to be written.
+    var pendingByteCount: Int { bytes.count - offset }
+
     /// Queues one frame (the message and a newline).
     ///
     /// - Throws: `overloaded` when the frame would take the buffer past its limit; the frame is

@@ -84,6 +84,23 @@ extension Reliability {
             }
         }
 
+        @Test("a pipeline whose answers outgrow the daemon's outbound limit is read as it is sent")
+        func pipelineLargerThanTheOutboundLimit() throws {
+            let daemon = try DaemonProcess(directory)
+            let client = try daemon.client()
+            let value = SettingValue.string(String(repeating: "v", count: 512 << 10))
+            try client.request(.set(key: "large", value: value))
+            // 64 answers of 512 KiB are 32 MiB, twice the daemon's 16 MiB outbound limit: a client
+            // that wrote every request before reading would be dropped as not reading.
+            let requests =
+                [WireRequest](repeating: .get(key: "large"), count: 64)
+                + [WireRequest](repeating: .get(key: "absent"), count: 20_000)
+            let results = try client.pipeline(requests)
+            #expect(results.count == requests.count)
+            #expect(try results.prefix(64).allSatisfy { try $0.get()["value"] == value.json })
+            #expect(try results.suffix(20_000).allSatisfy { try $0.get()["found"] == .bool(false) })
+        }
+
         @Test("256 clients at once each write and read their own key")
         func manyClients() async throws {
             let daemon = try DaemonProcess(directory)
