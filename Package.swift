@@ -24,9 +24,13 @@ let package = Package(
             name: "CLibPQ",
             providers: [.apt(["libpq-dev"])]
         ),
+        .systemLibrary(
+            // glibc's malloc.h, for malloc_trim after a store loads (see HeapRelease.swift).
+            name: "CMalloc"
+        ),
         .target(
             name: "SettingsStore",
-            dependencies: ["CSQLite", "CLibPQ"],
+            dependencies: ["CSQLite", "CLibPQ", "CMalloc"],
             swiftSettings: upcomingFeatures
         ),
         .executableTarget(

@@ -1,12 +1,12 @@
-/// Every entry of a replica by key, in about half the memory of a `[String: SettingEntry]`: the
-/// hash table maps a key to a row number (4 bytes a bucket rather than 72), the rows sit in one
-/// array (40 bytes each), and a version's replica id (16 bytes) is a number into a table of the
-/// few replicas there are.
+/// Every entry of a replica by key, in a fraction of the memory of a `[String: SettingEntry]`:
+/// keys live as bytes in a `KeyIndex` that maps them to row numbers, the rows sit in one array
+/// (40 bytes each), and a version's replica id (16 bytes) is a number into a table of the few
+/// replicas there are.
 ///
 /// A store opens with every entry in memory: at a million keys, a whole process opening the store
-/// peaked at 362 MB with a dictionary of entries and peaks at 261 MB with this table.
+/// peaked at 362 MB with a dictionary of entries and 261 MB with string keys mapped to rows.
 struct EntryTable: Sequence {
-    /// An entry without its key (the hash table holds it) and with its replica interned.
+    /// An entry without its key (the index holds it) and with its replica interned.
     private struct Row {
         var value: SettingValue?
         var replica: UInt32
@@ -14,7 +14,7 @@ struct EntryTable: Sequence {
         var sequence: Int64
     }
 
-    private var rowByKey: [String: Int32] = [:]
+    private var index = KeyIndex()
     private var rows: [Row] = []
     /// Rows of removed entries, reused first.
     private var freeRows: [Int32] = []
@@ -22,41 +22,65 @@ struct EntryTable: Sequence {
     private var replicaNumbers: [ReplicaID: UInt32] = [:]
 
     /// How many entries there are.
-    var count: Int { rowByKey.count }
+    var count: Int { index.count }
 
     /// The keys, in no particular order.
-    var keys: Dictionary<String, Int32>.Keys { rowByKey.keys }
+    var keys: some Sequence<String> {
+        index.rows.lazy.map { [index] in index.key(ofRow: $0) }
+    }
 
     /// The entries, in no particular order.
-    var values: LazyMapSequence<[String: Int32], SettingEntry> {
-        rowByKey.lazy.map { [rows, replicas] key, row in Self.entry(key, rows[Int(row)], replicas) }
+    var values: some Sequence<SettingEntry> {
+        index.rows.lazy.map { [index, rows, replicas] row in
+            Self.entry(index.key(ofRow: row), rows[Int(row)], replicas)
+        }
     }
 
     /// `key`'s entry.
     subscript(key: String) -> SettingEntry? {
-        guard let row = rowByKey[key] else { return nil }
+        guard let row = index.row(of: key) else { return nil }
         return Self.entry(key, rows[Int(row)], replicas)
     }
 
     /// `key`'s stored value (nil for a tombstone or an absent key), without building its entry.
     func value(forKey key: String) -> SettingValue? {
-        guard let row = rowByKey[key] else { return nil }
+        guard let row = index.row(of: key) else { return nil }
         return rows[Int(row)].value
+    }
+
+    /// The sequence number of the entry in `row`, or nil when the row holds none.
+    func sequence(inRow row: Int32) -> Int64? {
+        index.holdsKey(row) ? rows[Int(row)].sequence : nil
+    }
+
+    /// The entry in `row`, or nil when the row holds none.
+    func entry(inRow row: Int32) -> SettingEntry? {
+        index.holdsKey(row) ? Self.entry(index.key(ofRow: row), rows[Int(row)], replicas) : nil
     }
 
     /// The entries whose keys satisfy `isIncluded` (only those are built into entries).
     func entries(whereKey isIncluded: (String) -> Bool) -> [SettingEntry] {
-        rowByKey.compactMap { key, index in
-            isIncluded(key) ? Self.entry(key, rows[Int(index)], replicas) : nil
+        index.rows.compactMap { row in
+            let key = index.key(ofRow: row)
+            return isIncluded(key) ? Self.entry(key, rows[Int(row)], replicas) : nil
+        }
+    }
+
+    /// The keys starting with `prefix` (compared in their normal form) whose entries hold a value.
+    func liveKeys(withPrefix prefix: String) -> [String] {
+        let prefix = Array(KeyIdentity.normalize(prefix).utf8)
+        return index.rows.compactMap { row in
+            guard rows[Int(row)].value != nil, index.key(ofRow: row, hasPrefix: prefix) else { return nil }
+            return index.key(ofRow: row)
         }
     }
 
     /// The tombstones stamped below `cutoff` (only those are built into entries).
     func tombstones(below cutoff: HybridTimestamp) -> [SettingEntry] {
-        rowByKey.compactMap { key, index in
-            let row = rows[Int(index)]
-            guard row.value == nil, row.timestamp < cutoff.rawValue else { return nil }
-            return Self.entry(key, row, replicas)
+        index.rows.compactMap { row in
+            let entry = rows[Int(row)]
+            guard entry.value == nil, entry.timestamp < cutoff.rawValue else { return nil }
+            return Self.entry(index.key(ofRow: row), entry, replicas)
         }
     }
 
@@ -64,10 +88,10 @@ struct EntryTable: Sequence {
     func highWater(ceiling: HybridTimestamp) -> (sequence: Int64, timestamp: HybridTimestamp) {
         var sequence: Int64 = 0
         var timestamp: UInt64 = 0
-        for index in rowByKey.values {
-            let row = rows[Int(index)]
-            sequence = Swift.max(sequence, row.sequence)
-            if row.timestamp <= ceiling.rawValue { timestamp = Swift.max(timestamp, row.timestamp) }
+        for row in index.rows {
+            let entry = rows[Int(row)]
+            sequence = Swift.max(sequence, entry.sequence)
+            if entry.timestamp <= ceiling.rawValue { timestamp = Swift.max(timestamp, entry.timestamp) }
         }
         return (sequence, HybridTimestamp(rawValue: timestamp))
     }
@@ -75,47 +99,48 @@ struct EntryTable: Sequence {
     /// Makes room for `capacity` entries in all. Growth stays geometric: an array reserves
     /// exactly what it is asked, so reserving a little more per batch would copy every row each time.
     mutating func reserveCapacity(_ capacity: Int) {
-        rowByKey.reserveCapacity(capacity)
+        index.reserveCapacity(capacity)
         if capacity > rows.capacity { rows.reserveCapacity(Swift.max(capacity, rows.capacity * 2)) }
     }
 
-    /// Sets `key`'s entry; returns the one it replaced.
+    /// Sets `key`'s entry; returns the one it replaced and the row the entry is in.
     @discardableResult
-    mutating func updateValue(_ entry: SettingEntry, forKey key: String) -> SettingEntry? {
+    mutating func updateValue(_ entry: SettingEntry, forKey key: String) -> (
+        replaced: SettingEntry?, row: Int32
+    ) {
         let row = Row(
             value: entry.value, replica: number(of: entry.version.replica),
             timestamp: entry.version.timestamp.rawValue, sequence: entry.sequence)
-        // One hash for lookup and insertion: a new key takes `fresh`, which no key holds yet.
         let fresh = freeRows.last ?? Int32(rows.count)
-        let index = Self.value(of: &rowByKey[key, default: fresh])
-        guard index == fresh else {
-            let previous = Self.entry(key, rows[Int(index)], replicas)
-            rows[Int(index)] = row
-            return previous
+        let (slot, inserted) = index.row(of: key, insertingInto: fresh)
+        guard inserted else {
+            let previous = Self.entry(key, rows[Int(slot)], replicas)
+            rows[Int(slot)] = row
+            return (previous, slot)
         }
         if freeRows.popLast() != nil {
-            rows[Int(index)] = row
+            rows[Int(slot)] = row
         } else {
             rows.append(row)
         }
-        return nil
+        return (nil, slot)
     }
-
-    private static func value(of slot: inout Int32) -> Int32 { slot }
 
     /// Removes `key`'s entry; returns it.
     @discardableResult
     mutating func removeValue(forKey key: String) -> SettingEntry? {
-        guard let index = rowByKey.removeValue(forKey: key) else { return nil }
-        let removed = Self.entry(key, rows[Int(index)], replicas)
-        rows[Int(index)].value = nil  // frees the value's storage now
-        freeRows.append(index)
+        guard let row = index.remove(key) else { return nil }
+        let removed = Self.entry(key, rows[Int(row)], replicas)
+        rows[Int(row)].value = nil  // frees the value's storage now
+        freeRows.append(row)
         return removed
     }
 
     func makeIterator() -> some IteratorProtocol<(key: String, value: SettingEntry)> {
-        rowByKey.lazy.map { [rows, replicas] key, row in (key, Self.entry(key, rows[Int(row)], replicas)) }
-            .makeIterator()
+        index.rows.lazy.map { [index, rows, replicas] row in
+            let key = index.key(ofRow: row)
+            return (key, Self.entry(key, rows[Int(row)], replicas))
+        }.makeIterator()
     }
 
     private mutating func number(of replica: ReplicaID) -> UInt32 {

@@ -7,10 +7,10 @@ struct ReplicaCache {
     var policy = SettingsPolicy()
     /// The keys that hold a value (not tombstones) and their bytes, as the limits count them.
     private(set) var totals = StoreTotals(keys: 0, bytes: 0)
-    /// Every applied entry's sequence number and key, in sequence order; an element is current
-    /// while its key's entry still has that sequence number (older ones are skipped, and pruned
-    /// once they are most of the log). Catch-up reads it with a binary search.
-    private var sequenceLog: [(sequence: Int64, key: String)] = []
+    /// Every applied entry's sequence number and row in `entries`, in sequence order; an element
+    /// is current while its row still holds an entry of that sequence number (older ones are
+    /// skipped, and pruned once they are most of the log). Catch-up reads it with a binary search.
+    private var sequenceLog: [(sequence: Int64, row: Int32)] = []
     /// The sum of every entry's fingerprint, kept up to date on each apply (see `digest`).
     private(set) var fingerprintSum: UInt64 = 0
     /// The same sum per bucket of keys (`bucket(of:)`), for anti-entropy to find where two
@@ -79,7 +79,7 @@ struct ReplicaCache {
 
     /// Replaces a key's entry, keeping the totals right.
     mutating func apply(_ entry: SettingEntry) {
-        let previous = entries.updateValue(entry, forKey: entry.key)
+        let (previous, row) = entries.updateValue(entry, forKey: entry.key)
         if isShared(entry.key) {
             let bucket = Self.bucket(of: entry.key)
             if let previous {
@@ -91,16 +91,16 @@ struct ReplicaCache {
             fingerprintSum &+= new
             bucketSums[bucket] &+= new
         }
-        sequenceLog.append((entry.sequence, entry.key))
+        sequenceLog.append((entry.sequence, row))
         if sequenceLog.count > 2 * entries.count + 1024 {
-            sequenceLog.removeAll { self.entries[$0.key]?.sequence != $0.sequence }
+            sequenceLog.removeAll { self.entries.sequence(inRow: $0.row) != $0.sequence }
         }
         totals = totals.replacing(key: entry.key, old: previous?.value, with: entry.value)
     }
 
     /// The live keys starting with `prefix`, sorted.
     func keys(withPrefix prefix: String) -> [String] {
-        entries.keys.filter { KeyIdentity.hasPrefix($0, prefix) && entries.value(forKey: $0) != nil }.sorted()
+        entries.liveKeys(withPrefix: prefix).sorted()
     }
 
     /// The highest sequence number present, and the highest timestamp not above `ceiling`.
@@ -117,8 +117,10 @@ struct ReplicaCache {
             if sequenceLog[middle].sequence <= sequence { low = middle + 1 } else { high = middle }
         }
         var result: [SettingEntry] = []
-        for (entrySequence, key) in sequenceLog[low...] {
-            guard let entry = entries[key], entry.sequence == entrySequence else { continue }
+        for (entrySequence, row) in sequenceLog[low...] {
+            guard entries.sequence(inRow: row) == entrySequence, let entry = entries.entry(inRow: row) else {
+                continue
+            }
             result.append(entry)
             if result.count == limit { break }
         }

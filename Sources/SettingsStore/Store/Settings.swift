@@ -79,7 +79,11 @@ public final class Settings: Sendable {
         configuration: SettingsConfiguration
     ) throws(SettingsError) {
         let loaded = try backend.load()
-        self.init(loaded: loaded, backend: backend, lock: lock, path: path, configuration: configuration)
+        let count = loaded.entries.count
+        self.init(
+            loaded: consume loaded, backend: backend, lock: lock, path: path, configuration: configuration)
+        // The loaded entries (a key string each) are gone now; the table keeps their bytes.
+        if count >= HeapRelease.bulkLoadEntries { HeapRelease.returnFreedMemory() }
     }
 
     private init(

@@ -26,7 +26,7 @@ struct EntryTableTests {
                     timestamp: HybridTimestamp(milliseconds: UInt64(step), counter: 0),
                     replica: replicas[Int.random(in: 0..<3, using: &generator)]),
                 sequence: Int64(step))
-            #expect(table.updateValue(entry, forKey: key) == model.updateValue(entry, forKey: key))
+            #expect(table.updateValue(entry, forKey: key).replaced == model.updateValue(entry, forKey: key))
         }
         #expect(table.count == model.count)
         #expect(Set(table.keys) == Set(model.keys))

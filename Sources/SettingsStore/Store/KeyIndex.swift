@@ -1,0 +1,181 @@
+/// Keys to row numbers without a `String` per key: every key's bytes (its NFC form, its identity
+/// everywhere, see `KeyIdentity`) sit in one byte array, and an open-addressing table of row
+/// numbers is hashed on those bytes.
+///
+/// A million keys of 16 bytes cost about 30 MB here (bytes, spans, table); as dictionary keys
+/// they cost about 100 MB (a heap object per key over 15 bytes, 16 bytes a bucket).
+///
+/// The caller numbers rows (`EntryTable` reuses freed ones); this index only records which key a
+/// row holds.
+struct KeyIndex {
+    /// Every key's bytes, back to back; a removed key's bytes stay until compaction.
+    private var bytes: [UInt8] = []
+    /// Per row: where its key's bytes start (high 40 bits) and how many there are (low 24 bits),
+    /// or `Self.free` for a row that holds no key.
+    private var spans: [UInt64] = []
+    /// Open addressing with linear probing: a row number, `Self.empty` or `Self.deleted`.
+    private var slots = [Int32](repeating: Self.empty, count: 8)
+    /// Slots holding a row or a deletion mark: what probing walks over.
+    private var occupied = 0
+    /// Bytes of removed keys still in `bytes`.
+    private var deadBytes = 0
+    private(set) var count = 0
+
+    private static let empty: Int32 = -1
+    private static let deleted: Int32 = -2
+    private static let free = UInt64.max
+    /// The longest key a span can describe: 16 MiB, far past any key limit a store accepts.
+    static let maximumKeyBytes = (1 << 24) - 1
+
+    /// The row holding `key`, if any.
+    func row(of key: String) -> Int32? {
+        var key = KeyIdentity.normalize(key)
+        return key.withUTF8 { key in
+            let slot = find(key, hash: Self.hash(key))
+            return slots[slot] >= 0 ? slots[slot] : nil
+        }
+    }
+
+    /// The row holding `key`; when none does, `key` is recorded in row `fresh` (which must hold
+    /// no key) and `inserted` says so. One hash and one probe either way.
+    mutating func row(of key: String, insertingInto fresh: Int32) -> (row: Int32, inserted: Bool) {
+        var key = KeyIdentity.normalize(key)
+        return key.withUTF8 { key in
+            let hash = Self.hash(key)
+            var slot = find(key, hash: hash)
+            if slots[slot] >= 0 { return (slots[slot], false) }
+            if (occupied + 1) * 4 > slots.count * 3 {
+                rehash(capacity: Swift.max(8, (count + 1) * 2).nextPowerOfTwo)
+                slot = find(key, hash: hash)
+            }
+            if slots[slot] == Self.empty { occupied += 1 }
+            slots[slot] = fresh
+            record(key, inRow: fresh)
+            count += 1
+            return (fresh, true)
+        }
+    }
+
+    /// Forgets `key`; returns the row it was in.
+    mutating func remove(_ key: String) -> Int32? {
+        var key = KeyIdentity.normalize(key)
+        let removed: Int32? = key.withUTF8 { key in
+            let slot = find(key, hash: Self.hash(key))
+            guard slots[slot] >= 0 else { return nil }
+            let row = slots[slot]
+            slots[slot] = Self.deleted
+            deadBytes += Int(spans[Int(row)] & 0xFF_FFFF)
+            spans[Int(row)] = Self.free
+            count -= 1
+            return row
+        }
+        if deadBytes > 64 << 10, deadBytes * 2 > bytes.count { compact() }
+        return removed
+    }
+
+    /// Whether `row` holds a key.
+    func holdsKey(_ row: Int32) -> Bool {
+        Int(row) < spans.count && spans[Int(row)] != Self.free
+    }
+
+    /// The key `row` holds (it must hold one).
+    func key(ofRow row: Int32) -> String {
+        withKeyBytes(ofRow: row) { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// Whether the key `row` holds starts with `prefix` (in its normal form), byte by byte.
+    func key(ofRow row: Int32, hasPrefix prefix: [UInt8]) -> Bool {
+        withKeyBytes(ofRow: row) { $0.starts(with: prefix) }
+    }
+
+    /// The rows that hold a key, in no particular order.
+    var rows: some Sequence<Int32> {
+        spans.indices.lazy.filter { [spans] in spans[$0] != Self.free }.map { Int32($0) }
+    }
+
+    /// Makes room for `capacity` keys without growing the table again.
+    mutating func reserveCapacity(_ capacity: Int) {
+        let needed = (capacity * 4 / 3 + 1).nextPowerOfTwo
+        if needed > slots.count { rehash(capacity: needed) }
+    }
+
+    private func withKeyBytes<Result>(ofRow row: Int32, _ body: (UnsafeBufferPointer<UInt8>) -> Result)
+        -> Result
+    {
+        let span = spans[Int(row)]
+        let start = Int(span >> 24)
+        let length = Int(span & 0xFF_FFFF)
+        return bytes.withUnsafeBufferPointer {
+            body(UnsafeBufferPointer(rebasing: $0[start..<(start + length)]))
+        }
+    }
+
+    /// The slot holding `key`'s row, or the slot where it would go.
+    private func find(_ key: UnsafeBufferPointer<UInt8>, hash: Int) -> Int {
+        let mask = slots.count - 1
+        var slot = hash & mask
+        var firstDeleted: Int?
+        while true {
+            let row = slots[slot]
+            if row == Self.empty { return firstDeleted ?? slot }
+            if row == Self.deleted {
+                if firstDeleted == nil { firstDeleted = slot }
+            } else if withKeyBytes(ofRow: row, { $0.elementsEqual(key) }) {
+                return slot
+            }
+            slot = (slot + 1) & mask
+        }
+    }
+
+    private mutating func record(_ key: UnsafeBufferPointer<UInt8>, inRow row: Int32) {
+        precondition(key.count <= Self.maximumKeyBytes, "a key of \(key.count) bytes is over 16 MiB")
+        let span = UInt64(bytes.count) << 24 | UInt64(key.count)
+        bytes.append(contentsOf: key)
+        if Int(row) >= spans.count {
+            spans.append(contentsOf: repeatElement(Self.free, count: Int(row) - spans.count + 1))
+        }
+        spans[Int(row)] = span
+    }
+
+    private mutating func rehash(capacity: Int) {
+        var table = [Int32](repeating: Self.empty, count: capacity)
+        let mask = capacity - 1
+        for row in rows {
+            var slot = withKeyBytes(ofRow: row) { Self.hash($0) } & mask
+            while table[slot] != Self.empty { slot = (slot + 1) & mask }
+            table[slot] = row
+        }
+        slots = table
+        occupied = count
+    }
+
+    /// Rewrites `bytes` with the live keys only.
+    private mutating func compact() {
+        var packed: [UInt8] = []
+        packed.reserveCapacity(bytes.count - deadBytes)
+        for row in rows {
+            let span = spans[Int(row)]
+            let start = Int(span >> 24)
+            let length = Int(span & 0xFF_FFFF)
+            spans[Int(row)] = UInt64(packed.count) << 24 | UInt64(length)
+            packed.append(contentsOf: bytes[start..<(start + length)])
+        }
+        bytes = packed
+        deadBytes = 0
+    }
+
+    private static func hash(_ key: UnsafeBufferPointer<UInt8>) -> Int {
+        // Seeded per process, like every Swift hash table: keys chosen by clients cannot be made
+        // to collide on purpose.
+        var hasher = Hasher()
+        hasher.combine(bytes: UnsafeRawBufferPointer(key))
+        return hasher.finalize()
+    }
+}
+
+extension Int {
+    /// The smallest power of two not below this (positive) number.
+    fileprivate var nextPowerOfTwo: Int {
+        self <= 1 ? 1 : 1 << (Int.bitWidth - (self - 1).leadingZeroBitCount)
+    }
+}
