@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Keys to row numbers without a `String` per key: every key's bytes (its NFC form, its identity
 /// everywhere, see `KeyIdentity`) sit in one byte array, and an open-addressing table of row
 /// numbers is hashed on those bytes.
@@ -29,8 +33,7 @@ struct KeyIndex {
 
     /// The row holding `key`, if any.
     func row(of key: String) -> Int32? {
-        var key = KeyIdentity.normalize(key)
-        return key.withUTF8 { key in
+        Self.withIdentityBytes(of: key) { key in
             let slot = find(key, hash: Self.hash(key))
             return slots[slot] >= 0 ? slots[slot] : nil
         }
@@ -39,8 +42,7 @@ struct KeyIndex {
     /// The row holding `key`; when none does, `key` is recorded in row `fresh` (which must hold
     /// no key) and `inserted` says so. One hash and one probe either way.
     mutating func row(of key: String, insertingInto fresh: Int32) -> (row: Int32, inserted: Bool) {
-        var key = KeyIdentity.normalize(key)
-        return key.withUTF8 { key in
+        Self.withIdentityBytes(of: key) { key in
             let hash = Self.hash(key)
             var slot = find(key, hash: hash)
             if slots[slot] >= 0 { return (slots[slot], false) }
@@ -58,8 +60,7 @@ struct KeyIndex {
 
     /// Forgets `key`; returns the row it was in.
     mutating func remove(_ key: String) -> Int32? {
-        var key = KeyIdentity.normalize(key)
-        let removed: Int32? = key.withUTF8 { key in
+        let removed: Int32? = Self.withIdentityBytes(of: key) { key in
             let slot = find(key, hash: Self.hash(key))
             guard slots[slot] >= 0 else { return nil }
             let row = slots[slot]
@@ -110,6 +111,45 @@ struct KeyIndex {
         }
     }
 
+    /// Calls `body` with the bytes of `key`'s identity (its NFC form); an ASCII key, nearly
+    /// every key, is its own identity and is passed as it is.
+    @inline(__always)
+    private static func withIdentityBytes<Result>(
+        of key: String, _ body: (UnsafeBufferPointer<UInt8>) -> Result
+    ) -> Result {
+        var text = key
+        if !text.withUTF8({ isASCII($0) }) { text = KeyIdentity.normalize(key) }
+        return text.withUTF8(body)
+    }
+
+    private static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        let raw = UnsafeRawBufferPointer(bytes)
+        var high: UInt64 = 0
+        var offset = 0
+        while offset + 8 <= raw.count {
+            high |= raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+            offset += 8
+        }
+        while offset < raw.count {
+            high |= UInt64(raw[offset])
+            offset += 1
+        }
+        return high & 0x8080_8080_8080_8080 == 0
+    }
+
+    /// Whether the key `row` holds is `key`, byte for byte.
+    private func holds(_ key: UnsafeBufferPointer<UInt8>, inRow row: Int32) -> Bool {
+        let span = spans[Int(row)]
+        guard Int(span & 0xFF_FFFF) == key.count else { return false }
+        let start = Int(span >> 24)
+        return bytes.withUnsafeBytes { stored in
+            guard let storedBase = stored.baseAddress, let keyBase = key.baseAddress else {
+                return key.isEmpty
+            }
+            return memcmp(storedBase + start, keyBase, key.count) == 0
+        }
+    }
+
     /// The slot holding `key`'s row, or the slot where it would go.
     private func find(_ key: UnsafeBufferPointer<UInt8>, hash: Int) -> Int {
         let mask = slots.count - 1
@@ -120,7 +160,7 @@ struct KeyIndex {
             if row == Self.empty { return firstDeleted ?? slot }
             if row == Self.deleted {
                 if firstDeleted == nil { firstDeleted = slot }
-            } else if withKeyBytes(ofRow: row, { $0.elementsEqual(key) }) {
+            } else if holds(key, inRow: row) {
                 return slot
             }
             slot = (slot + 1) & mask
