@@ -3,11 +3,11 @@ import Foundation
 /// `--json`: the tables as JSON lines on standard output, every other line on standard error.
 let printsJSON = CommandLine.arguments.contains("--json")
 
-/// `--only PART`: run only that part of a suite (see the usage), for profiling one measurement.
+/// `--only PART[,PART…]`: run only those parts of a suite (see the usage), for profiling.
 func selected(_ part: String) -> Bool {
     guard let flag = CommandLine.arguments.firstIndex(of: "--only"), flag + 1 < CommandLine.arguments.count
     else { return true }
-    return CommandLine.arguments[flag + 1] == part
+    return CommandLine.arguments[flag + 1].split(separator: ",").contains { $0 == part }
 }
 
 /// A line for people beside the table (on standard error under `--json`).
