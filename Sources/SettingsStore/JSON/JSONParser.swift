@@ -42,24 +42,9 @@ enum JSONParser {
         }.get()
     }
 
-    /// Whether every byte is below 0x80, checked eight at a time.
-    private static func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        var offset = 0
-        var high: UInt64 = 0
-        while offset + 8 <= bytes.count {
-            high |= bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
-            offset += 8
-        }
-        while offset < bytes.count {
-            high |= UInt64(bytes[offset])
-            offset += 1
-        }
-        return high & 0x8080_8080_8080_8080 == 0
-    }
-
     /// Refuses text that is not UTF-8; ASCII, the common case, is checked without building a `String`.
     private static func validateUTF8(_ bytes: UnsafeRawBufferPointer) throws(SettingsError) {
-        if isASCII(bytes) { return }
+        if bytes.isASCII { return }
         guard String(validating: bytes.bindMemory(to: UInt8.self), as: UTF8.self) != nil else {
             throw SettingsError(.protocolError, "malformed JSON: not valid UTF-8")
         }

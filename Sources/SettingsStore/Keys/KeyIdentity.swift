@@ -25,7 +25,7 @@ enum KeyIdentity {
     }
 
     private static func isASCII(_ text: String) -> Bool {
-        text.utf8.withContiguousStorageIfAvailable { bytes in bytes.allSatisfy { $0 < 0x80 } }
+        text.utf8.withContiguousStorageIfAvailable { UnsafeRawBufferPointer($0).isASCII }
             ?? text.utf8.allSatisfy { $0 < 0x80 }
     }
 }

@@ -118,23 +118,8 @@ struct KeyIndex {
         of key: String, _ body: (UnsafeBufferPointer<UInt8>) -> Result
     ) -> Result {
         var text = key
-        if !text.withUTF8({ isASCII($0) }) { text = KeyIdentity.normalize(key) }
+        if !text.withUTF8({ UnsafeRawBufferPointer($0).isASCII }) { text = KeyIdentity.normalize(key) }
         return text.withUTF8(body)
-    }
-
-    private static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        let raw = UnsafeRawBufferPointer(bytes)
-        var high: UInt64 = 0
-        var offset = 0
-        while offset + 8 <= raw.count {
-            high |= raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
-            offset += 8
-        }
-        while offset < raw.count {
-            high |= UInt64(raw[offset])
-            offset += 1
-        }
-        return high & 0x8080_8080_8080_8080 == 0
     }
 
     /// Whether the key `row` holds is `key`, byte for byte.
