@@ -78,6 +78,7 @@ struct RunCommand {
         }
         // A closed stderr pipe (`settingsd run 2>&1 | head`) must fail a write, not kill the daemon.
         signal(SIGPIPE, SIG_IGN)
+        SignalHandlers.blockDelivery()
         let logger = SettingsLogger(minimumLevel: level)
         try SettingsServer.checkAvailable(socketPath: socket)
         var configuration = ServerConfiguration(
@@ -194,15 +195,33 @@ struct RunCommand {
         }
     }
 
+    /// Parks the main thread; the server, the timers and the signal handlers run on their own.
+    ///
+    /// Not `dispatchMain()`: it ends the main thread, and libdispatch's exit path then opens an
+    /// eventfd for the main queue, which aborts the process (SIGILL) when clients have taken
+    /// every descriptor by then (`ulimit -n`); nothing in the daemon uses the main queue.
     private static func serveForever(keeping sources: ([any DispatchSourceSignal], [any DispatchSourceTimer]))
         -> Never
     {
-        withExtendedLifetime(sources) { dispatchMain() }
+        withExtendedLifetime(sources) { () -> Never in
+            while true { pause() }
+        }
     }
 }
 
 /// SIGINT, SIGTERM and SIGHUP delivered on a Dispatch queue instead of interrupting a random thread.
 enum SignalHandlers {
+    /// Blocks the three signals in this thread and every thread started after it, before any is:
+    /// they then stay pending until the Dispatch sources read them. A thread that did not block
+    /// them (the parked main thread, the server's loop) would take a signal and drop it, since
+    /// its default action is ignored.
+    static func blockDelivery() {
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        for number in [SIGINT, SIGTERM, SIGHUP] { sigaddset(&signals, number) }
+        pthread_sigmask(SIG_BLOCK, &signals, nil)
+    }
+
     /// Ignores the default actions and calls `handler` once per signal; keep the result alive.
     static func install(_ handler: @escaping @Sendable (Int32) -> Void) -> [any DispatchSourceSignal] {
         let queue = DispatchQueue(label: "settingsd.signals")

@@ -1,5 +1,9 @@
 internal import CSQLite
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// The one place where SQLite result codes become `SettingsError`s.
 enum SQLiteResult {
     /// Throws unless `code` is one of `accepted`, with SQLite's message, the SQL and the path.
@@ -35,6 +39,9 @@ enum SQLiteResult {
             case .io: "cannot access '\(path)'"
             default: "SQLite error on '\(path)'"
             }
-        return SettingsError(kind, "\(prefix): \(detail) (code \(code))", path: path, sql: sql)
+        // For a failed system call, what the system said (a lock refused, a descriptor limit).
+        let system = kind == .io ? db.map { sqlite3_system_errno($0) }.flatMap { $0 > 0 ? $0 : nil } : nil
+        let cause = system.map { ", \(String(cString: strerror($0))) (errno \($0))" } ?? ""
+        return SettingsError(kind, "\(prefix): \(detail) (code \(code)\(cause))", path: path, sql: sql)
     }
 }
