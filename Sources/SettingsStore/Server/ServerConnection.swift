@@ -39,6 +39,10 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
     /// input is read and dropped (closing with unread input would reset the peer before it reads
     /// the explanation), and it closes once the frame is out or this time has passed.
     private var failure: (error: SettingsError, deadline: UInt64)?
+    /// Whether `fail(_:)` ended the connection (tested without copying the error out).
+    private var hasFailed: Bool {
+        if case .some = failure { true } else { false }
+    }
     /// Past this many decoded requests waiting, stop reading until they are answered.
     private static let inboxHighWater = 4096
     /// Past this many answer bytes waiting to be written, answer no more until the client reads:
@@ -109,7 +113,7 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
     }
 
     private func readAvailable() {
-        if failure != nil { return discardInput() }
+        if hasFailed { return discardInput() }
         lastActivity = SettingsConfiguration.systemClock()
         // A few chunks per round at most, so one busy client cannot starve the others.
         for _ in 0..<4 where isReading && !isClosed {
@@ -319,7 +323,7 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
 
     /// Queues a frame `write` appends in place (see `enqueue(_:)`).
     private func enqueueFrame(_ write: (inout [UInt8]) -> Void) {
-        guard !isClosed, failure == nil else { return }
+        guard !isClosed, !hasFailed else { return }
         do throws(SettingsError) {
             try outbound.appendFrame(write)
         } catch {
@@ -334,7 +338,7 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
             case .failed(let error): return close(error)
             case .drained:
                 // Requests held back while the answers waited (see `outboundHighWater`) go on now.
-                if inboxStart < inbox.count, writesInFlight == 0, !isShuttingDown, failure == nil {
+                if inboxStart < inbox.count, writesInFlight == 0, !isShuttingDown, !hasFailed {
                     process()
                     continue
                 }
@@ -347,14 +351,14 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
     private func updateInterest() {
         guard !isClosed else { return }
         var interest: PollLoop.Interest = []
-        if isReading || failure != nil { interest.insert(.read) }
+        if isReading || hasFailed { interest.insert(.read) }
         if !outbound.isEmpty { interest.insert(.write) }
         loop.setInterest(interest, for: fd)
     }
 
     private func closeIfFinished() {
         if isShuttingDown, writesInFlight == 0, outbound.isEmpty { close() }
-        if failure != nil, outbound.isEmpty, !isClosed {
+        if hasFailed, outbound.isEmpty, !isClosed {
             // Everything, the explanation included, is out: say so, then drain until the peer closes.
             shutdown(fd, Int32(SHUT_WR))
         }
@@ -363,7 +367,7 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
     /// Ends the connection for `error`: the frames already queued up to a frame boundary go
     /// out, then an error frame saying why, then the connection closes (see `failure`).
     private func fail(_ error: SettingsError) {
-        guard !isClosed, failure == nil else { return }
+        guard !isClosed, !hasFailed else { return }
         failure = (error, SettingsConfiguration.systemClock() + 5_000)
         inbox.removeAll()
         inboxStart = 0
