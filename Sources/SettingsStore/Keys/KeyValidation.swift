@@ -1,6 +1,11 @@
-/// Checks a key name: non-empty UTF-8, no control characters, at most `maximumBytes` bytes.
+/// Checks a key name: non-empty UTF-8, no control characters, at most `maximumBytes` bytes (and
+/// never over 16 MiB, the longest key the in-memory index holds, whatever a configuration says).
 enum KeyValidation {
-    static func validate(_ key: String, maximumBytes: Int) throws(SettingsError) {
+    /// The longest key any configuration may allow.
+    static let absoluteMaximumBytes = (1 << 24) - 1
+
+    static func validate(_ key: String, maximumBytes configured: Int) throws(SettingsError) {
+        let maximumBytes = min(configured, absoluteMaximumBytes)
         let bytes = key.utf8.count
         guard bytes > 0 else { throw .invalidKey(key, "a key must not be empty") }
         guard bytes <= maximumBytes else {

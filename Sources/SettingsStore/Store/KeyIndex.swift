@@ -28,8 +28,8 @@ struct KeyIndex {
     private static let empty: Int32 = -1
     private static let deleted: Int32 = -2
     private static let free = UInt64.max
-    /// The longest key a span can describe: 16 MiB, far past any key limit a store accepts.
-    static let maximumKeyBytes = (1 << 24) - 1
+    /// The longest key a span can describe; `KeyValidation` refuses longer ones on every path.
+    static let maximumKeyBytes = KeyValidation.absoluteMaximumBytes
 
     /// The row holding `key`, if any.
     func row(of key: String) -> Int32? {

@@ -20,6 +20,16 @@ struct LimitsTests {
         #expect(settings.usage.keys == 1)
     }
 
+    @Test("no configuration lets a key past 16 MiB, the longest the in-memory index holds")
+    func absoluteKeyLimit() throws {
+        let settings = store(SettingsLimits(maximumKeyBytes: .max, maximumValueBytes: 100))
+        let error = #expect(throws: SettingsError.self) {
+            try settings.set(1, forKey: String(repeating: "k", count: KeyValidation.absoluteMaximumBytes + 1))
+        }
+        #expect(error?.code == .limitExceeded)
+        #expect(settings.usage.keys == 0)
+    }
+
     @Test("a value at the byte limit is accepted, one byte more is refused")
     func valueBytes() throws {
         let settings = store(SettingsLimits(maximumKeyBytes: 64, maximumValueBytes: 100))
