@@ -338,7 +338,7 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
             case .failed(let error): return close(error)
             case .drained:
                 // Requests held back while the answers waited (see `outboundHighWater`) go on now.
-                if inboxStart < inbox.count, writesInFlight == 0, !isShuttingDown, !hasFailed {
+                if inboxStart < inbox.count, canRun, !isShuttingDown, !hasFailed {
                     process()
                     continue
                 }
