@@ -3,6 +3,7 @@
 // while only a daemon with a hub ever calls it.
 #include <dlfcn.h>
 #include <stddef.h>
+#include <sys/auxv.h>
 #include <postgresql/libpq-fe.h>
 
 /// The libpq functions settingsd calls, with the types libpq-fe.h declares.
@@ -33,6 +34,10 @@ typedef struct {
 
 /// Opens libpq (`libpq.so.5`) and fills `api`; returns NULL, or why it cannot.
 static inline const char *_Nullable csettings_libpq_load(CSettingsLibPQ *_Nonnull api) {
+    // A statically linked process has no dynamic loader (AT_BASE is 0): glibc would bring a
+    // second C library in with libpq, and the process would crash in it.
+    if (getauxval(AT_BASE) == 0)
+        return "a statically linked program cannot load it (settingsd-daemon is the build that can)";
     void *library = dlopen("libpq.so.5", RTLD_NOW | RTLD_LOCAL);
     if (library == NULL) return dlerror();
 #define CSETTINGS_LOAD(field, symbol) \

@@ -12,6 +12,8 @@ struct DaemonBenchmark {
         runSuite { scratch in
             let daemon = try BenchDaemon(binary: binary, scratch: scratch)
             note("settingsd binary: \(binary) (\(Self.linkage(of: binary)))")
+            let daemonBinary = Self.daemonBinary(beside: binary)
+            note("settingsd-daemon binary: \(daemonBinary) (\(Self.linkage(of: daemonBinary)))")
             var report = Report(title: "daemon")
             let redis = RedisPeer(scratch: scratch, name: "redis-memory")
             if selected("process") {
@@ -237,11 +239,33 @@ struct DaemonBenchmark {
         return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
     }
 
-    /// Whether the binary links the Swift runtime statically (it starts about twice as fast).
+    /// `settingsd-daemon`, which `settingsd run` continues in, next to `binary`.
+    static func daemonBinary(beside binary: String) -> String {
+        URL(fileURLWithPath: binary).deletingLastPathComponent().appendingPathComponent("settingsd-daemon")
+            .path
+    }
+
+    /// How `binary` is linked: statically (no program interpreter), or dynamically with the Swift
+    /// runtime inside (`--static-swift-stdlib`, which starts about twice as fast) or beside it.
     static func linkage(of binary: String) -> String {
         guard let data = FileManager.default.contents(atPath: binary) else { return "unreadable" }
+        if !hasInterpreter(data) { return "statically linked" }
         return data.range(of: Data("libswiftCore.so".utf8)) == nil
             ? "Swift runtime linked statically"
             : "Swift runtime linked dynamically: build with --static-swift-stdlib for start-up figures"
+    }
+
+    /// Whether an ELF64 file names a program interpreter (`PT_INTERP`): a dynamically linked one.
+    private static func hasInterpreter(_ elf: Data) -> Bool {
+        let bytes = [UInt8](elf.prefix(1 << 16))
+        func integer(at offset: Int, size: Int) -> Int {
+            guard offset + size <= bytes.count else { return 0 }
+            return (0..<size).reduce(0) { $0 | Int(bytes[offset + $1]) << (8 * $1) }
+        }
+        let headers = integer(at: 32, size: 8)
+        let size = integer(at: 54, size: 2)
+        let count = integer(at: 56, size: 2)
+        let interpreter = 3
+        return (0..<count).contains { integer(at: headers + $0 * size, size: 4) == interpreter }
     }
 }

@@ -7,6 +7,9 @@ struct CommandSpec: Sendable {
     let usage: String
     var arguments: [(String, String)] = []
     var options: [OptionSpec] = []
+    /// Whether the command runs in `settingsd-daemon`: the daemon itself, and commands that reach
+    /// a PostgreSQL hub through libpq (see `CommandLineBinary`).
+    var runsInDaemonBinary = false
     /// Runs the command with its parsed arguments and returns the exit status.
     let run: @Sendable (ParsedArguments) throws -> Int32
 

@@ -64,7 +64,7 @@ enum Commands {
                     "--history-keep", "DURATION",
                     "keep history records this long: 90d (default), 12h, 0 (no history)"),
                 .option("--history-max", "N", "keep at most this many history records (default 1000000)"),
-            ], run: { try RunCommand($0).run() }),
+            ], runsInDaemonBinary: true, run: { try RunCommand($0).run() }),
         CommandSpec(
             name: "get",
             overview:
@@ -185,7 +185,7 @@ enum Commands {
                 ("ACTION", "init or status"),
                 ("URL", "a libpq connection string or postgresql:// URI (default: $SETTINGSD_HUB)"),
             ],
-            options: [json], run: HubCommands.run),
+            options: [json], runsInDaemonBinary: true, run: HubCommands.run),
         CommandSpec(
             name: "sync",
             overview: "Wait until every connected peer and hub has every local change, and the peers agree.",

@@ -1,11 +1,35 @@
 import SettingsStore
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Parses the command line, runs the command, and returns the exit status:
 /// 0 on success, 1 on failure, 64 on bad usage.
-enum CLI {
-    static func run(_ arguments: [String]) -> Int32 {
+package enum CLI {
+    /// Runs the process's command line as `binary` and exits with the command's status.
+    package static func main(as binary: CommandLineBinary) -> Never {
+        exit(arguments().map { run($0, as: binary) } ?? 64)
+    }
+
+    /// The arguments as given, refusing any that is not valid UTF-8 rather than altering it.
+    private static func arguments() -> [String]? {
+        var result: [String] = []
+        for index in 1..<max(1, Int(CommandLine.argc)) {
+            guard let pointer = CommandLine.unsafeArgv[index], let text = String(validatingCString: pointer)
+            else {
+                Output.error(
+                    "argument \(index) is not valid UTF-8; settingsd takes keys and values as UTF-8 text")
+                return nil
+            }
+            result.append(text)
+        }
+        return result
+    }
+
+    static func run(_ arguments: [String], as binary: CommandLineBinary) -> Int32 {
         do {
-            return try dispatch(arguments)
+            return try dispatch(arguments, as: binary)
         } catch let error as UsageError {
             Output.error(error.message)
             let hint = error.command.map { "settingsd help \($0)" } ?? "settingsd help"
@@ -20,7 +44,7 @@ enum CLI {
         }
     }
 
-    private static func dispatch(_ arguments: [String]) throws -> Int32 {
+    private static func dispatch(_ arguments: [String], as binary: CommandLineBinary) throws -> Int32 {
         guard let command = arguments.first else {
             Output.standardError(CommandSpec.generalHelp)
             return 64
@@ -41,6 +65,9 @@ enum CLI {
             if parsed.wantsHelp {
                 Output.line(spec.help)
                 return 0
+            }
+            if spec.runsInDaemonBinary, binary == .client {
+                try CommandLineBinary.continueInDaemon(arguments)
             }
             return try spec.run(parsed)
         }
