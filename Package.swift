@@ -43,7 +43,8 @@ let package = Package(
         .executableTarget(
             // Linked statically: without the dynamic loader a command starts in ~1 ms, not ~2.
             // A static binary cannot load libpq, so `run` and `hub` continue in settingsd-daemon,
-            // which is listed so that building settingsd builds it too.
+            // which is listed so that building settingsd builds it too. lld links it: gold repeats
+            // glibc's notes on NSS in static programs at every link (docs/ARCHITECTURE.md covers them).
             name: "settingsd",
             dependencies: ["SettingsCommandLine", "settingsd-daemon"],
             swiftSettings: upcomingFeatures + [.unsafeFlags(["-static-executable"], .when(platforms: [.linux]))],

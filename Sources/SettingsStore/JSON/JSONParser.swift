@@ -88,7 +88,10 @@ struct JSONCursor {
         offset < bytes.count ? bytes[offset] : nil
     }
 
+    @inline(__always)
     mutating func skipWhitespace() {
+        // Compact JSON, the common case, has none: a byte above the space is not whitespace.
+        guard offset < bytes.count, bytes[offset] <= 0x20 else { return }
         while let byte = peek(), byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 { offset += 1 }
     }
 
@@ -194,7 +197,10 @@ struct JSONCursor {
         offset += 1
         let start = offset
         // Fast path: no escapes, so the bytes are the string (UTF-8 was validated up front).
-        while let byte = peek(), byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\") {
+        let count = bytes.count
+        while offset < count {
+            let byte = bytes[offset]
+            if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { break }
             guard byte >= 0x20 else { throw failure("control character in string") }
             offset += 1
         }
