@@ -28,6 +28,7 @@ package enum CommandLineBinary: Sendable {
         argv.append(nil)
         execv(path, argv)
         let reason = String(cString: strerror(errno))
+        for argument in argv { free(argument) }
         throw SettingsError(
             .io, "cannot start '\(path)': \(reason) (the daemon and the hub commands run in \(daemonName))",
             path: path)
