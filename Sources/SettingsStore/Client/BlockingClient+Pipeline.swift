@@ -6,9 +6,10 @@ extension BlockingClient {
     ///
     /// Requests leave in chunks, so the daemon answers the first while the rest are written, and
     /// answers are read whenever the socket is full, so a pipeline of any length and any answer
-    /// size goes through.
+    /// size goes through. Answers keep their fields as read (`WireAnswer`), without building a
+    /// dictionary for each.
     public func pipeline(_ requests: [WireRequest]) throws(SettingsError) -> [Result<
-        [String: JSONValue], SettingsError
+        WireAnswer, SettingsError
     >] {
         var answers = PipelineAnswers(firstID: nextID, count: requests.count)
         defer { pendingEvents += answers.events }
@@ -35,7 +36,7 @@ struct PipelineAnswers {
     let firstID: Int64
     /// How many answers the pipeline waits for.
     let count: Int
-    private(set) var results: [Result<[String: JSONValue], SettingsError>] = []
+    private(set) var results: [Result<WireAnswer, SettingsError>] = []
     private(set) var events: [WatchEvent] = []
 
     init(firstID: Int64, count: Int) {

@@ -60,7 +60,7 @@ public final class BlockingClient {
                     if responseID == nil, case .failure(let error) = result { throw error }
                     continue
                 }
-                return try result.get()
+                return try result.get().fields
             }
         }
     }

@@ -182,7 +182,7 @@ final class ClientConnection: @unchecked Sendable {  // state on `queue` only
         }
         switch incoming {
         case .response(let id?, let result):
-            pending.removeValue(forKey: id)?(result)
+            pending.removeValue(forKey: id)?(result.map(\.fields))
         case .response(nil, let result):
             if case .failure(let error) = result { socket?.close(error) }
         case .event(let remote, let change):

@@ -9,6 +9,11 @@ struct JSONFields {
         self.members = JSONMembers(members)
     }
 
+    /// Typed access to members already read.
+    init(_ members: JSONMembers) {
+        self.members = members
+    }
+
     /// Parses a frame that must hold a JSON object (`what` names it in errors), keeping its
     /// members in a list rather than a dictionary.
     init(parsing frame: ArraySlice<UInt8>, what: String) throws(SettingsError) {

@@ -11,13 +11,13 @@ extension Dictionary: JSONMemberSink where Key == String, Value == JSONValue {
 }
 
 /// The members of a JSON object, looked up by name: the dictionary of a parsed `JSONValue.object`,
-/// or a `List` for an object read straight from a frame, which spares a request its hash table (a
-/// request has a handful of members).
-struct JSONMembers {
+/// or a `List` for an object read straight from a frame, which spares a request or an answer its
+/// hash table (either has a handful of members).
+struct JSONMembers: Sendable {
     /// Members read from text, with the check for a repeated name a JSON object needs. `id`,
     /// `op` and `key`, which requests carry, have slots of their own, so reading a `get` or a
     /// `delete` allocates nothing for its members.
-    struct List: JSONMemberSink {
+    struct List: JSONMemberSink, Sendable {
         private var id: JSONValue?
         private var op: JSONValue?
         private var key: JSONValue?
@@ -65,6 +65,16 @@ struct JSONMembers {
             default: entries.first(where: { $0.name == name })?.value
             }
         }
+
+        /// Every member, by name.
+        var dictionary: [String: JSONValue] {
+            var members = [String: JSONValue](minimumCapacity: entries.count + 3)
+            for (name, value) in entries { members[name] = value }
+            members["id"] = id
+            members["op"] = op
+            members["key"] = key
+            return members
+        }
     }
 
     private enum Storage {
@@ -89,6 +99,14 @@ struct JSONMembers {
         switch storage {
         case .dictionary(let members): members[name]
         case .list(let list): list[name]
+        }
+    }
+
+    /// Every member, by name.
+    var dictionary: [String: JSONValue] {
+        switch storage {
+        case .dictionary(let members): members
+        case .list(let list): list.dictionary
         }
     }
 }

@@ -145,7 +145,7 @@ final class SyncSession: @unchecked Sendable {  // state on its executor only
         guard case .response(_, let result) = response else {
             throw SettingsError(.protocolError, "expected the answer to a replica's hello, got an event")
         }
-        let fields = try JSONFields(.object(try result.get()), what: "a replica hello answer")
+        let fields = JSONFields(try result.get().members)
         let version = try fields.integer("version")
         guard version == SettingsdVersion.replicaProtocolVersion else {
             throw SettingsError(

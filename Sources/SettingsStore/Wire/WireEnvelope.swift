@@ -1,28 +1,32 @@
 /// A daemon frame's members as they are read: the envelope (`id`, `ok`) set apart, the rest as
-/// the result's fields, so reading a response builds one dictionary, the one a client returns.
+/// the answer's fields, kept in a list as parsed (see `WireAnswer`).
 struct WireEnvelope: JSONMemberSink {
     /// The `id` member, of whatever type it came as.
     private(set) var id: JSONValue?
     /// The `ok` member, of whatever type it came as.
     private(set) var ok: JSONValue?
-    /// Every other member.
-    private(set) var fields: [String: JSONValue]
     /// Whether an `event` member came: the frame is a change event, not a response.
     private(set) var isEvent = false
+    /// The other members read from text.
+    private var list = JSONMembers.List()
+    /// The other members of an object already parsed.
+    private var dictionary: [String: JSONValue]?
 
     /// An envelope to parse into.
-    init() {
-        // Room for a typical result (`found` and `value`), so reading one never regrows the table;
-        // made at that size, not reserved in an empty one (which resized: ~15 ns per answer).
-        fields = Dictionary(minimumCapacity: 4)
-    }
+    init() {}
 
     /// The envelope of an object already parsed.
     init(_ members: [String: JSONValue]) {
-        fields = members
-        id = fields.removeValue(forKey: "id")
-        ok = fields.removeValue(forKey: "ok")
-        isEvent = fields["event"] != nil
+        var rest = members
+        id = rest.removeValue(forKey: "id")
+        ok = rest.removeValue(forKey: "ok")
+        isEvent = rest["event"] != nil
+        dictionary = rest
+    }
+
+    /// Every member but `id` and `ok`.
+    var fields: JSONMembers {
+        dictionary.map(JSONMembers.init) ?? JSONMembers(list)
     }
 
     mutating func insert(_ value: JSONValue, forName name: String) -> Bool {
@@ -35,7 +39,7 @@ struct WireEnvelope: JSONMemberSink {
             ok = value
         default:
             if name == "event" { isEvent = true }
-            return fields.updateValue(value, forKey: name) == nil
+            return list.insert(value, forName: name)
         }
         return true
     }

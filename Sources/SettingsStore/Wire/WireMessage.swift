@@ -28,7 +28,7 @@ package enum WireMessage {
     /// A frame received by a client.
     package enum Incoming: Sendable {
         /// The answer to request `id`: its result fields (without `id` and `ok`), or the error.
-        case response(id: Int64?, Result<[String: JSONValue], SettingsError>)
+        case response(id: Int64?, Result<WireAnswer, SettingsError>)
         /// A change event for a watch.
         case event(watch: Int64, SettingsChange)
     }
@@ -50,16 +50,17 @@ package enum WireMessage {
     }
 
     private static func decode(_ envelope: WireEnvelope) throws(SettingsError) -> Incoming {
+        let members = envelope.fields
         if envelope.isEvent {
-            let fields = try JSONFields(.object(envelope.fields), what: "a daemon message")
+            let fields = JSONFields(members)
             return .event(watch: try fields.integer("watch"), try decodeChange(fields))
         }
         let id = try JSONFields.optionalInteger(envelope.id, name: "id")
         guard try JSONFields.bool(envelope.ok, name: "ok", default: false) else {
-            return .response(id: id, .failure(try SettingsError(wireError: envelope.fields["error"])))
+            return .response(id: id, .failure(try SettingsError(wireError: members["error"])))
         }
         // The result's own fields, as a `DirectClient` returns them: without the envelope.
-        return .response(id: id, .success(envelope.fields))
+        return .response(id: id, .success(WireAnswer(members)))
     }
 
     private static func decodeChange(_ fields: JSONFields) throws(SettingsError) -> SettingsChange {

@@ -135,3 +135,50 @@ struct WireFastPathTests {
         }
     }
 }
+
+@Suite("A pipeline's answers keep their fields as read")
+struct WireAnswerTests {
+    /// Answers of every size around the list's linear scan, with every kind of value.
+    static let answers: [[String: JSONValue]] = (0..<40).map { count in
+        var fields: [String: JSONValue] = [:]
+        for index in 0..<count {
+            let values: [JSONValue] = [
+                .bool(index % 2 == 0), .integer(Int64(index)), .string("v\(index)"), .null,
+                .array([.integer(1)]), .object(["nested": .string("x")]),
+            ]
+            fields["field\(index)"] = values[index % values.count]
+        }
+        if count % 3 == 0 { fields["key"] = .string("a.b") }
+        if count % 4 == 0 { fields["op"] = .string("get") }
+        return fields
+    }
+
+    @Test("an answer read from a frame has the fields of the same answer parsed into a JSONValue")
+    func bothPathsAgree() throws {
+        for fields in Self.answers {
+            let frame = WireMessage.success(id: 7, fields).serialized()
+            guard
+                case .response(7, .success(let read)) = try WireMessage.decode(frame: Array(frame.utf8)[...]),
+                case .response(7, .success(let parsed)) = try WireMessage.decode(JSONValue.parse(frame))
+            else {
+                Issue.record("not a successful answer to 7: \(frame)")
+                continue
+            }
+            #expect(read == parsed)
+            #expect(read.fields == fields)
+            #expect(read == WireAnswer(fields))
+            for (name, value) in fields { #expect(read[name] == value) }
+            #expect(read["absent"] == nil)
+            #expect(read["id"] == nil && read["ok"] == nil)
+        }
+    }
+
+    @Test("a field repeated in an answer is refused, past the linear scan too")
+    func repeatedFieldRefused() {
+        for count in [1, 15, 16, 17, 40] {
+            let members = (0..<count).map { #""f\#($0)":\#($0)"# } + [#""f0":"again""#]
+            let frame = "{\"id\":1,\"ok\":true," + members.joined(separator: ",") + "}"
+            #expect(throws: SettingsError.self) { try WireMessage.decode(frame: Array(frame.utf8)[...]) }
+        }
+    }
+}
