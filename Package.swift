@@ -26,12 +26,13 @@ let package = Package(
             providers: [.apt(["libpq-dev"])]
         ),
         .systemLibrary(
-            // glibc's malloc.h, for malloc_trim after a store loads (see HeapRelease.swift).
-            name: "CMalloc"
+            // Linux headers the Glibc module leaves out: malloc.h (malloc_trim after a store loads,
+            // see HeapRelease.swift) and sys/epoll.h (the daemon's event loop, PollLoop.swift).
+            name: "CLinux"
         ),
         .target(
             name: "SettingsStore",
-            dependencies: ["CSQLite", "CLibPQ", "CMalloc"],
+            dependencies: ["CSQLite", "CLibPQ", "CLinux"],
             swiftSettings: upcomingFeatures
         ),
         .target(

@@ -20,6 +20,7 @@ struct DaemonBenchmark {
                 try processWallTime(into: &report, daemon: daemon, scratch: scratch, redis: redis)
             }
             if selected("round-trips") { try roundTrips(into: &report, daemon: daemon, redis: redis) }
+            if selected("idle") { try idleConnections(into: &report, daemon: daemon, redis: redis) }
             if selected("writers") {
                 let writerRate = try concurrentWriters(into: &report, daemon: daemon, scratch: scratch)
                 concurrentRedisWriters(into: &report, ours: writerRate, scratch: scratch)
@@ -129,6 +130,33 @@ struct DaemonBenchmark {
             "get, pipelined 1000 deep", ours: pipelined, peer: redisPipelined, peerName: "Redis GET",
             target: .ratio(atLeast: 0.5))
     }
+
+    /// Round trips on one connection while 300 others stay open and silent, as apps' watch
+    /// connections do: an event loop that looks at every descriptor each round pays for them all.
+    private func idleConnections(into report: inout Report, daemon: BenchDaemon, redis: RedisPeer?) throws {
+        let name = "get round trips, \(Self.idleConnections) idle connections open"
+        let count = quick ? 5_000 : 50_000
+        let idle = try (0..<Self.idleConnections).map { _ in try BlockingClient(socketPath: daemon.socket) }
+        let client = try BlockingClient(socketPath: daemon.socket)
+        try client.request(.set(key: "bench.key", value: "value"))
+        let ours = try measureRate(count) { _ in _ = try client.request(.get(key: "bench.key")) }
+        withExtendedLifetime(idle) {}
+        guard let redis, let connection = try? RedisPeer.Connection(path: redis.socket),
+            let idleRedis = try? (0..<Self.idleConnections).map({ _ in
+                try RedisPeer.Connection(path: redis.socket)
+            })
+        else {
+            report.rate(name, ours, target: .atLeast(15_000, ">= 15 k/s"))
+            return
+        }
+        let get = RedisPeer.Connection.command(["GET", "bench.key"])
+        connection.send(RedisPeer.Connection.command(["SET", "bench.key", "value"]))
+        let peer = measureRate(count) { _ in connection.send(get) }
+        withExtendedLifetime(idleRedis) {}
+        report.rate(name, ours: ours, peer: peer, peerName: "Redis GET", target: .ratio(atLeast: 1))
+    }
+
+    private static let idleConnections = 300
 
     /// Returns the writers' total rate.
     private func concurrentWriters(into report: inout Report, daemon: BenchDaemon, scratch: Scratch) throws

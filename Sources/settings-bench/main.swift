@@ -7,7 +7,7 @@ let usage = """
 
     --quick  fewer rounds and smaller stores: a smoke run, not figures to report
     --only PART  one part of a suite (or several, comma-separated): store (reads, writes, schema, history, batch, open),
-                 daemon (process, round-trips, writers, watch), sync (initial, latency, catch-up)
+                 daemon (process, round-trips, idle, writers, watch), sync (initial, latency, catch-up)
     --json   one JSON object per measurement (suite, measurement, value, unit, peer,
              peer_value, ratio, target, met) on standard output; progress on standard error
 

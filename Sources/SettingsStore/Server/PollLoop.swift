@@ -2,13 +2,16 @@ import Synchronization
 
 #if canImport(Glibc)
     import Glibc
+    internal import CLinux
 #endif
 
-/// A single-threaded `poll(2)` event loop: descriptors with read/write interest, tasks posted from
-/// other threads, and a hook after each round of events (where the server commits its batch).
+/// A single-threaded event loop over `epoll(7)`: descriptors with read/write interest, tasks
+/// posted from other threads, and a hook after each round of events (where the server commits its
+/// batch).
 ///
 /// Everything registered runs on the loop's own thread, so handlers need no locks and a request
-/// costs one wake-up, not a hop through a thread pool.
+/// costs one wake-up, not a hop through a thread pool. A round costs what is ready, not what is
+/// registered: with `poll(2)`, 300 idle connections halved the round trips of a busy one.
 ///
 /// Unchecked Sendable: the descriptor table is touched only on the loop thread; `execute` is the
 /// thread-safe way in (a mutex-guarded queue plus a wake-up pipe).
@@ -36,8 +39,27 @@ final class PollLoop: @unchecked Sendable {  // table: loop thread only; `execut
     /// How often `onTick` runs.
     var tickMilliseconds: Int32 = 250
 
+    private let epoll: Int32
+    /// The most events one wait returns; more wait for the next round.
+    private static let eventsPerRound = 256
+
     init() throws(SettingsError) {
-        wake = try WakePipe()
+        epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
+        guard epoll >= 0 else {
+            throw SettingsError(
+                .io, "cannot create the event loop's epoll instance: \(String(cString: strerror(errno)))")
+        }
+        do {
+            wake = try WakePipe()
+        } catch {
+            Glibc.close(epoll)
+            throw error
+        }
+        control(EPOLL_CTL_ADD, wake.readEnd, .read)
+    }
+
+    deinit {
+        Glibc.close(epoll)
     }
 
     /// Whether the caller runs on the loop thread.
@@ -62,18 +84,39 @@ final class PollLoop: @unchecked Sendable {  // table: loop thread only; `execut
     /// Watches `fd` (on the loop thread).
     func register(_ fd: Int32, interest: Interest, handler: @escaping Handler) {
         handlers[fd] = handler
-        interests[fd] = interest
+        interests[fd] = []
+        setInterest(interest, for: fd)
     }
 
-    /// Changes what `fd` is watched for (on the loop thread).
+    /// Changes what `fd` is watched for (on the loop thread). A descriptor with no interest is
+    /// taken out of the epoll set, so it reports nothing, not even a hang-up, until it has one.
     func setInterest(_ interest: Interest, for fd: Int32) {
-        if handlers[fd] != nil { interests[fd] = interest }
+        guard handlers[fd] != nil, let current = interests[fd], current != interest else { return }
+        interests[fd] = interest
+        if current.isEmpty {
+            control(EPOLL_CTL_ADD, fd, interest)
+        } else if interest.isEmpty {
+            control(EPOLL_CTL_DEL, fd, interest)
+        } else {
+            control(EPOLL_CTL_MOD, fd, interest)
+        }
     }
 
     /// Stops watching `fd` (on the loop thread); the caller closes it.
     func unregister(_ fd: Int32) {
+        if let current = interests[fd], !current.isEmpty { control(EPOLL_CTL_DEL, fd, []) }
         handlers[fd] = nil
         interests[fd] = nil
+    }
+
+    /// Adds, changes or removes `fd` in the epoll set. It fails only for a descriptor that is not
+    /// open or not pollable, which the server never registers.
+    private func control(_ operation: Int32, _ fd: Int32, _ interest: Interest) {
+        var event = epoll_event()
+        event.events = UInt32(UInt16(bitPattern: interest.rawValue))
+        event.data.fd = fd
+        let result = epoll_ctl(epoll, operation, fd, &event)
+        assert(result == 0, "epoll_ctl(\(operation), \(fd)): \(String(cString: strerror(errno)))")
     }
 
     /// Makes `run()` return after the current round (from any thread).
@@ -93,22 +136,23 @@ final class PollLoop: @unchecked Sendable {  // table: loop thread only; `execut
     /// Runs rounds until `stop()`; call on the thread that is to be the loop thread.
     func run() {
         loopThread.withLock { $0 = pthread_self() }
-        var descriptors: [pollfd] = []
+        var events = [epoll_event](repeating: epoll_event(), count: Self.eventsPerRound)
         var nextTick = SettingsConfiguration.systemClock() + UInt64(tickMilliseconds)
         while !isStopping {
-            descriptors.removeAll(keepingCapacity: true)
-            descriptors.append(pollfd(fd: wake.readEnd, events: Int16(POLLIN), revents: 0))
-            for (fd, interest) in interests where !interest.isEmpty {
-                descriptors.append(pollfd(fd: fd, events: interest.rawValue, revents: 0))
-            }
-            let ready = poll(&descriptors, nfds_t(descriptors.count), tickMilliseconds)
+            let ready = epoll_wait(epoll, &events, Int32(events.count), tickMilliseconds)
             if ready < 0 {
                 if errno == EINTR { continue }
                 break
             }
-            if descriptors[0].revents != 0 { wake.drain() }
-            for descriptor in descriptors.dropFirst() where descriptor.revents != 0 {
-                handlers[descriptor.fd]?(descriptor.revents)
+            for event in events.prefix(Int(ready)) {
+                let fd = event.data.fd
+                if fd == wake.readEnd {
+                    wake.drain()
+                } else {
+                    // epoll's event bits are poll's (EPOLLIN is POLLIN, ...); a handler that closed
+                    // another descriptor earlier in the round has removed its handler.
+                    handlers[fd]?(Int16(truncatingIfNeeded: event.events))
+                }
             }
             runTasks()
             afterRound()

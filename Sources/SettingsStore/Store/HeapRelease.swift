@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-    internal import CMalloc
+    internal import CLinux
 #endif
 
 /// Hands the memory a bulk load freed back to the system.

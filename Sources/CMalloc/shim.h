@@ -1,2 +1,0 @@
-// glibc's allocator controls, which the Glibc module does not export (malloc_trim).
-#include <malloc.h>
