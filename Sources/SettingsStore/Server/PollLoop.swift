@@ -40,6 +40,8 @@ final class PollLoop: @unchecked Sendable {  // table: loop thread only; `execut
     var tickMilliseconds: Int32 = 250
 
     private let epoll: Int32
+    /// Descriptors epoll refused to watch, told so at the next round.
+    private var refused: [Int32] = []
     /// The most events one wait returns; more wait for the next round.
     private static let eventsPerRound = 256
 
@@ -52,10 +54,14 @@ final class PollLoop: @unchecked Sendable {  // table: loop thread only; `execut
         do {
             wake = try WakePipe()
         } catch {
-            Glibc.close(epoll)
+            Glibc.close(epoll)  // `deinit` does not run for an object not fully initialized
             throw error
         }
-        control(EPOLL_CTL_ADD, wake.readEnd, .read)
+        // From here on a failure runs `deinit`, which closes the epoll instance.
+        guard control(EPOLL_CTL_ADD, wake.readEnd, .read) else {
+            throw SettingsError(
+                .io, "cannot watch the event loop's wake-up pipe: \(String(cString: strerror(errno)))")
+        }
     }
 
     deinit {
@@ -90,33 +96,36 @@ final class PollLoop: @unchecked Sendable {  // table: loop thread only; `execut
 
     /// Changes what `fd` is watched for (on the loop thread). A descriptor with no interest is
     /// taken out of the epoll set, so it reports nothing, not even a hang-up, until it has one.
+    ///
+    /// If the kernel refuses to watch it (out of memory, or past `fs.epoll.max_user_watches`),
+    /// the descriptor is left unwatched and its handler hears `POLLNVAL` at the start of the next
+    /// round, as for a descriptor that is not open: a connection closes, the listener pauses.
     func setInterest(_ interest: Interest, for fd: Int32) {
         guard handlers[fd] != nil, let current = interests[fd], current != interest else { return }
         interests[fd] = interest
-        if current.isEmpty {
-            control(EPOLL_CTL_ADD, fd, interest)
-        } else if interest.isEmpty {
-            control(EPOLL_CTL_DEL, fd, interest)
-        } else {
-            control(EPOLL_CTL_MOD, fd, interest)
+        let operation =
+            current.isEmpty ? EPOLL_CTL_ADD : interest.isEmpty ? EPOLL_CTL_DEL : EPOLL_CTL_MOD
+        if !control(operation, fd, interest), operation != EPOLL_CTL_DEL {
+            _ = control(EPOLL_CTL_DEL, fd, [])
+            interests[fd] = []
+            refused.append(fd)
         }
     }
 
     /// Stops watching `fd` (on the loop thread); the caller closes it.
     func unregister(_ fd: Int32) {
-        if let current = interests[fd], !current.isEmpty { control(EPOLL_CTL_DEL, fd, []) }
+        if let current = interests[fd], !current.isEmpty { _ = control(EPOLL_CTL_DEL, fd, []) }
         handlers[fd] = nil
         interests[fd] = nil
+        refused.removeAll { $0 == fd }
     }
 
-    /// Adds, changes or removes `fd` in the epoll set. It fails only for a descriptor that is not
-    /// open or not pollable, which the server never registers.
-    private func control(_ operation: Int32, _ fd: Int32, _ interest: Interest) {
+    /// Adds, changes or removes `fd` in the epoll set; false when the kernel refuses.
+    private func control(_ operation: Int32, _ fd: Int32, _ interest: Interest) -> Bool {
         var event = epoll_event()
         event.events = UInt32(UInt16(bitPattern: interest.rawValue))
         event.data.fd = fd
-        let result = epoll_ctl(epoll, operation, fd, &event)
-        assert(result == 0, "epoll_ctl(\(operation), \(fd)): \(String(cString: strerror(errno)))")
+        return epoll_ctl(epoll, operation, fd, &event) == 0
     }
 
     /// Makes `run()` return after the current round (from any thread).
@@ -139,7 +148,10 @@ final class PollLoop: @unchecked Sendable {  // table: loop thread only; `execut
         var events = [epoll_event](repeating: epoll_event(), count: Self.eventsPerRound)
         var nextTick = SettingsConfiguration.systemClock() + UInt64(tickMilliseconds)
         while !isStopping {
-            let ready = epoll_wait(epoll, &events, Int32(events.count), tickMilliseconds)
+            let ready = epoll_wait(
+                epoll, &events, Int32(events.count), refused.isEmpty ? tickMilliseconds : 0)
+            for fd in refused { handlers[fd]?(Int16(POLLNVAL)) }
+            refused.removeAll()
             if ready < 0 {
                 if errno == EINTR { continue }
                 break

@@ -69,7 +69,14 @@ public final class SettingsServer: Sendable {
         let listener = try UnixSocket.listen(path: path, mode: isShared ? 0o666 : 0o600)
         loop.execute { [self] in
             table.listener = listener
-            loop.register(listener, interest: .read) { [unowned self] _ in acceptPending(listener) }
+            loop.register(listener, interest: .read) { [unowned self] events in
+                // Not watched (the kernel refused): try again at the next tick, as at the fd limit.
+                if events & Int16(POLLNVAL) != 0 {
+                    table.isAcceptPaused = true
+                } else {
+                    acceptPending(listener)
+                }
+            }
         }
         try loop.runOnNewThread { [finished] in finished.signal() }
         isRunning.store(true, ordering: .releasing)
