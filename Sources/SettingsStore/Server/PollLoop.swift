@@ -150,8 +150,9 @@ final class PollLoop: @unchecked Sendable {  // table: loop thread only; `execut
         while !isStopping {
             let ready = epoll_wait(
                 epoll, &events, Int32(events.count), refused.isEmpty ? tickMilliseconds : 0)
-            for fd in refused { handlers[fd]?(Int16(POLLNVAL)) }
-            refused.removeAll()
+            let toldNow = refused
+            refused = []  // a handler may be refused again, for the round after
+            for fd in toldNow { handlers[fd]?(Int16(POLLNVAL)) }
             if ready < 0 {
                 if errno == EINTR { continue }
                 break
