@@ -97,11 +97,29 @@ struct DaemonBenchmark {
             target: .reported)
     }
 
-    private func roundTrips(into report: inout Report, daemon: BenchDaemon, redis: RedisPeer?) throws {
+    /// How many single round trips a round-trip figure times.
+    private var roundTripCount: Int { quick ? 5_000 : 50_000 }
+
+    /// A client of `daemon` with `bench.key` set: the key Redis is asked for too, so both answer
+    /// with a value, whichever parts run.
+    private static func benchClient(_ daemon: BenchDaemon) throws -> BlockingClient {
         let client = try BlockingClient(socketPath: daemon.socket)
-        // The key Redis is asked for too, so both answer with a value, whichever parts run.
         try client.request(.set(key: "bench.key", value: "value"))
-        let count = quick ? 5_000 : 50_000
+        return client
+    }
+
+    /// A connection to `redis` with `bench.key` set, or nil when there is no Redis.
+    private static func benchConnection(_ redis: RedisPeer?) -> RedisPeer.Connection? {
+        guard let redis, let connection = try? RedisPeer.Connection(path: redis.socket) else { return nil }
+        connection.send(RedisPeer.Connection.command(["SET", "bench.key", "value"]))
+        return connection
+    }
+
+    private static let redisGet = RedisPeer.Connection.command(["GET", "bench.key"])
+
+    private func roundTrips(into report: inout Report, daemon: BenchDaemon, redis: RedisPeer?) throws {
+        let client = try Self.benchClient(daemon)
+        let count = roundTripCount
         let batch = 1_000
         let requests = [WireRequest](repeating: .get(key: "bench.key"), count: batch)
         let single = try measureRate(count) { _ in _ = try client.request(.get(key: "bench.key")) }
@@ -110,13 +128,12 @@ struct DaemonBenchmark {
             / measureSeconds {
                 for _ in 0..<(count * 20 / batch) { _ = try client.pipeline(requests) }
             }
-        guard let redis, let connection = try? RedisPeer.Connection(path: redis.socket) else {
+        guard let connection = Self.benchConnection(redis) else {
             report.rate("get round trips, one connection", single, target: .atLeast(15_000, ">= 15 k/s"))
             report.rate("get, pipelined 1000 deep", pipelined, target: .atLeast(100_000, ">= 100 k/s"))
             return
         }
-        let get = RedisPeer.Connection.command(["GET", "bench.key"])
-        connection.send(RedisPeer.Connection.command(["SET", "bench.key", "value"]))
+        let get = Self.redisGet
         let redisSingle = measureRate(count) { _ in connection.send(get) }
         let redisPipelined =
             Double(count * 20)
@@ -135,13 +152,12 @@ struct DaemonBenchmark {
     /// connections do: an event loop that looks at every descriptor each round pays for them all.
     private func idleConnections(into report: inout Report, daemon: BenchDaemon, redis: RedisPeer?) throws {
         let name = "get round trips, \(Self.idleConnections) idle connections open"
-        let count = quick ? 5_000 : 50_000
+        let count = roundTripCount
         let idle = try (0..<Self.idleConnections).map { _ in try BlockingClient(socketPath: daemon.socket) }
-        let client = try BlockingClient(socketPath: daemon.socket)
-        try client.request(.set(key: "bench.key", value: "value"))
+        let client = try Self.benchClient(daemon)
         let ours = try measureRate(count) { _ in _ = try client.request(.get(key: "bench.key")) }
         withExtendedLifetime(idle) {}
-        guard let redis, let connection = try? RedisPeer.Connection(path: redis.socket),
+        guard let redis, let connection = Self.benchConnection(redis),
             let idleRedis = try? (0..<Self.idleConnections).map({ _ in
                 try RedisPeer.Connection(path: redis.socket)
             })
@@ -149,8 +165,7 @@ struct DaemonBenchmark {
             report.rate(name, ours, target: .atLeast(15_000, ">= 15 k/s"))
             return
         }
-        let get = RedisPeer.Connection.command(["GET", "bench.key"])
-        connection.send(RedisPeer.Connection.command(["SET", "bench.key", "value"]))
+        let get = Self.redisGet
         let peer = measureRate(count) { _ in connection.send(get) }
         withExtendedLifetime(idleRedis) {}
         report.rate(name, ours: ours, peer: peer, peerName: "Redis GET", target: .ratio(atLeast: 1))
