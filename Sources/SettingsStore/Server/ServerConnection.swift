@@ -49,6 +49,10 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
     /// a long pipeline of large values is served at the pace the client reads it, within the
     /// outbound limit.
     private static let outboundHighWater = 1 << 20
+    /// Answers to a burst of pipelined requests leave once this many bytes wait, not when the
+    /// whole burst is answered, so the client reads them while the daemon works (both cores busy:
+    /// 1.5 -> 2.0 M/s pipelined gets).
+    private static let partialFlushBytes = 8 << 10
     /// Values staged by `importPart` for this connection's next `import`.
     private var stagedImport: [String: SettingValue] = [:]
     private var stagedImportBytes = 0
@@ -119,7 +123,16 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
         for _ in 0..<4 where isReading && !isClosed {
             switch readBuffer.read(from: fd, into: &framer, flags: Int32(MSG_DONTWAIT)) {
             case .received(let drained):
-                while let frame = framer.nextFrame() { receive(frame) }
+                // The client decodes the first answers while the rest of the burst is answered;
+                // a full socket is tried again only once as many more bytes wait.
+                var flushAt = Self.partialFlushBytes
+                while !isClosed, let frame = framer.nextFrame() {
+                    receive(frame)
+                    if outbound.pendingByteCount >= flushAt {
+                        flush()
+                        flushAt = outbound.pendingByteCount + Self.partialFlushBytes
+                    }
+                }
                 process()
                 flush()
                 // A short read emptied the socket: asking again would only return EAGAIN.
