@@ -26,32 +26,34 @@ public struct ReplicaID: Hashable, Comparable, Sendable, CustomStringConvertible
     /// through `UUID(uuidString:)`, which goes through `sscanf`.
     public init?(_ text: String) {
         var text = text
-        let parsed = text.withUTF8 { utf8 -> uuid_t? in
-            guard utf8.count == 36 else { return nil }
-            var bytes = (0 as UInt64, 0 as UInt64)
-            var digits = 0
-            for (index, character) in utf8.enumerated() {
-                if index == 8 || index == 13 || index == 18 || index == 23 {
-                    guard character == UInt8(ascii: "-") else { return nil }
-                    continue
-                }
-                guard let nibble = Self.nibble(character) else { return nil }
-                if digits < 16 {
-                    bytes.0 = bytes.0 << 4 | UInt64(nibble)
-                } else {
-                    bytes.1 = bytes.1 << 4 | UInt64(nibble)
-                }
-                digits += 1
+        guard let parsed = text.withUTF8({ ReplicaID(utf8: $0) }) else { return nil }
+        self = parsed
+    }
+
+    /// Parses the canonical textual form from its UTF-8 bytes (see `init?(_:)`).
+    init?(utf8: UnsafeBufferPointer<UInt8>) {
+        guard utf8.count == 36 else { return nil }
+        var bytes = (0 as UInt64, 0 as UInt64)
+        var digits = 0
+        for (index, character) in utf8.enumerated() {
+            if index == 8 || index == 13 || index == 18 || index == 23 {
+                guard character == UInt8(ascii: "-") else { return nil }
+                continue
             }
-            var tuple: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-            withUnsafeMutableBytes(of: &tuple) { raw in
-                raw.storeBytes(of: bytes.0.bigEndian, toByteOffset: 0, as: UInt64.self)
-                raw.storeBytes(of: bytes.1.bigEndian, toByteOffset: 8, as: UInt64.self)
+            guard let nibble = Self.nibble(character) else { return nil }
+            if digits < 16 {
+                bytes.0 = bytes.0 << 4 | UInt64(nibble)
+            } else {
+                bytes.1 = bytes.1 << 4 | UInt64(nibble)
             }
-            return tuple
+            digits += 1
         }
-        guard let parsed else { return nil }
-        self.uuid = UUID(uuid: parsed)
+        var tuple: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &tuple) { raw in
+            raw.storeBytes(of: bytes.0.bigEndian, toByteOffset: 0, as: UInt64.self)
+            raw.storeBytes(of: bytes.1.bigEndian, toByteOffset: 8, as: UInt64.self)
+        }
+        self.uuid = UUID(uuid: tuple)
     }
 
     private static let hexDigits = Array("0123456789ABCDEF".utf8)

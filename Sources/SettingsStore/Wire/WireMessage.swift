@@ -79,16 +79,41 @@ package enum WireMessage {
 }
 
 extension SettingVersion {
-    /// Parses the `milliseconds.counter@replica` form of `description`.
+    /// Parses the `milliseconds.counter@replica` form of `description` (decimal digits only).
+    ///
+    /// Every entry a replica sends carries one, so it is read in one pass over the bytes.
     package init?(_ text: String) {
-        let parts = text.split(separator: "@", maxSplits: 1)
-        guard parts.count == 2, let replica = ReplicaID(String(parts[1])) else { return nil }
-        let clock = parts[0].split(separator: ".", maxSplits: 1)
-        guard clock.count == 2, let milliseconds = UInt64(clock[0]), let counter = UInt16(clock[1]),
-            milliseconds < HybridTimestamp.maximumMilliseconds
+        var text = text
+        guard let parsed = text.withUTF8({ SettingVersion(utf8: $0) }) else { return nil }
+        self = parsed
+    }
+
+    private init?(utf8: UnsafeBufferPointer<UInt8>) {
+        var index = 0
+        /// The decimal number that starts at `index` and ends before `terminator`, below `limit`.
+        func number(endingAt terminator: UInt8, below limit: UInt64) -> UInt64? {
+            var value: UInt64 = 0
+            let start = index
+            while index < utf8.count, utf8[index] != terminator {
+                let digit = utf8[index] &- UInt8(ascii: "0")
+                guard digit < 10, value < limit else { return nil }
+                value = value * 10 + UInt64(digit)
+                index += 1
+            }
+            guard index > start, index < utf8.count, value < limit else { return nil }
+            index += 1  // the terminator
+            return value
+        }
+        guard
+            let milliseconds = number(
+                endingAt: UInt8(ascii: "."), below: HybridTimestamp.maximumMilliseconds),
+            let counter = number(endingAt: UInt8(ascii: "@"), below: UInt64(UInt16.max) + 1),
+            let replica = ReplicaID(utf8: UnsafeBufferPointer(rebasing: utf8[index...]))
         else {
             return nil
         }
-        self.init(timestamp: HybridTimestamp(milliseconds: milliseconds, counter: counter), replica: replica)
+        self.init(
+            timestamp: HybridTimestamp(milliseconds: milliseconds, counter: UInt16(counter)), replica: replica
+        )
     }
 }
