@@ -70,6 +70,65 @@ final class RawSQLite {
         exec("COMMIT")
     }
 
+    /// The store's own tables (`docs/STORAGE.md`) in place of `kv`: each write is an upsert of an
+    /// entry row and one appended history record, bound as an embedded store binds them.
+    static func storeLayout(path: String) -> RawSQLite {
+        let raw = RawSQLite(path: path)
+        raw.exec(
+            """
+            CREATE TABLE IF NOT EXISTS entries (key TEXT PRIMARY KEY NOT NULL, value BLOB, hlc INTEGER NOT NULL,
+                replica BLOB NOT NULL, seq INTEGER NOT NULL) WITHOUT ROWID;
+            CREATE TABLE IF NOT EXISTS history (seq INTEGER PRIMARY KEY, key TEXT NOT NULL, value BLOB,
+                previous BLOB, redacted INTEGER NOT NULL DEFAULT 0, hlc INTEGER NOT NULL, replica BLOB NOT NULL,
+                reason TEXT NOT NULL, origin BLOB NOT NULL, time_ms INTEGER NOT NULL, uid INTEGER, pid INTEGER,
+                exe TEXT, prev_seq INTEGER);
+            """)
+        sqlite3_finalize(raw.upsert)
+        sqlite3_prepare_v2(
+            raw.db,
+            """
+            INSERT INTO entries (key, value, hlc, replica, seq) VALUES (?1, ?2, ?3, ?4, ?5)
+            ON CONFLICT (key) DO UPDATE SET
+                value = excluded.value, hlc = excluded.hlc, replica = excluded.replica, seq = excluded.seq
+            """, -1, &raw.upsert, nil)
+        sqlite3_prepare_v2(
+            raw.db,
+            """
+            INSERT INTO history (seq, key, value, previous, redacted, hlc, replica, reason, origin, time_ms,
+                uid, pid, exe, prev_seq)
+            VALUES (?5, ?1, ?2, NULL, 0, ?3, ?4, 'local', ?4, ?6, ?7, ?8, ?9, NULL)
+            """, -1, &raw.record, nil)
+        return raw
+    }
+
+    /// One write in the store's layout (needs `storeLayout`): the entry and its history record,
+    /// inside the caller's transaction.
+    func setEntry(_ key: String, _ value: Int64, sequence: Int64) {
+        var bytes: (UInt8, Int64) = (3, value.littleEndian)
+        let stamp = Int64(1_800_000_000_000) << 16 + sequence
+        for statement in [upsert, record] {
+            sqlite3_bind_text(statement, 1, key, -1, csqlite_transient())
+            _ = withUnsafeBytes(of: &bytes) {
+                sqlite3_bind_blob(statement, 2, $0.baseAddress, 9, csqlite_transient())
+            }
+            sqlite3_bind_int64(statement, 3, stamp)
+            _ = Self.replica.withUnsafeBytes {
+                sqlite3_bind_blob(statement, 4, $0.baseAddress, 16, csqlite_transient())
+            }
+            sqlite3_bind_int64(statement, 5, sequence)
+        }
+        sqlite3_bind_int64(record, 6, 1_800_000_000_000)
+        sqlite3_bind_int64(record, 7, 1000)
+        sqlite3_bind_int64(record, 8, 4242)
+        sqlite3_bind_text(record, 9, "/usr/bin/app", -1, csqlite_transient())
+        for statement in [upsert, record] {
+            sqlite3_step(statement)
+            sqlite3_reset(statement)
+        }
+    }
+
+    private static let replica = (0..<16).map { UInt8($0) }
+
     /// Runs `sql` on the database at `path`, as a bug or an administrator might behind the
     /// store's back; returns whether SQLite accepted it.
     static func execute(_ sql: String, onFileAt path: String) -> Bool {

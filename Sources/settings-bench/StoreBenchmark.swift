@@ -162,6 +162,33 @@ struct StoreBenchmark {
         report.rate(
             "100k new keys, one transaction", ours: rates.ours, peer: rates.peer, peerName: "raw SQLite",
             target: .ratio(atLeast: 0.8))
+        // The same writes in raw SQLite, in the store's tables: what its rows and history cost any writer.
+        let keys = (0..<count).map { "batch.key.\($0)" }
+        let floors = alternating(
+            ours: {
+                round += 1
+                let raw = RawSQLite.storeLayout(path: scratch.file("raw-layout-\(round).sqlite"))
+                return Double(count)
+                    / measureSeconds {
+                        raw.exec("BEGIN")
+                        for (index, key) in keys.enumerated() {
+                            raw.setEntry(key, Int64(index), sequence: Int64(index + 1))
+                        }
+                        raw.exec("COMMIT")
+                    }
+            },
+            peer: {
+                let raw = RawSQLite(path: scratch.file("raw-plain-batch-\(round).sqlite"))
+                return Double(count)
+                    / measureSeconds {
+                        raw.exec("BEGIN")
+                        for (index, key) in keys.enumerated() { raw.set(key, Int64(index)) }
+                        raw.exec("COMMIT")
+                    }
+            })
+        report.rate(
+            "raw SQLite: the store's rows + history records, one transaction", ours: floors.ours,
+            peer: floors.peer, peerName: "raw SQLite", target: .reported)
     }
 
     private func openLarge(into report: inout Report, scratch: Scratch) throws {
