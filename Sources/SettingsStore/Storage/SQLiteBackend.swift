@@ -6,11 +6,19 @@ final class SQLiteBackend: SettingsBackend {
     private let begin: SQLiteStatement
     private let commit: SQLiteStatement
     private let saveCursor: SQLiteStatement
-    private let record: SQLiteStatement
-    /// One record by sequence number, prepared on first use.
-    private var lookup: SQLiteStatement?
-    private var lastReplica: (id: ReplicaID, bytes: [UInt8])?
+    private let history: HistoryTable
+    private var replicaBytes = ReplicaBytes()
     private let isReadOnly: Bool
+    /// Rows owed to `entries` by commits whose history records hold them (`DeferredEntries`).
+    private var deferred = DeferredEntries()
+    /// Every record up to this sequence number is reflected in `entries` (`meta.folded_seq`).
+    private var foldedSequence: Int64 = 0
+    /// The newest sequence number stored, in a record or a row.
+    private var lastSequence: Int64 = 0
+    private let saveFolded: SQLiteStatement
+    /// This open's incarnation when a full disk kept it from being stored at once: the first
+    /// commit stores it, before anything it writes could be attributed to the previous one.
+    private var pendingIncarnation: Incarnation?
 
     /// The file has been checked (`DatabaseHeader`) before this opens it for writing.
     convenience init(path: String, durability: Durability) throws(SettingsError) {
@@ -57,18 +65,22 @@ final class SQLiteBackend: SettingsBackend {
                 received_seq = excluded.received_seq, last_contact_ms = excluded.last_contact_ms,
                 incarnation = excluded.incarnation
             """)
-        record = try connection.prepare(
-            """
-            INSERT INTO history
-                (seq, key, value, previous, redacted, hlc, replica, reason, origin, time_ms, uid, pid, exe,
-                 prev_seq)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
-            """)
+        saveFolded = try connection.prepare(
+            "INSERT OR REPLACE INTO meta (name, value) VALUES ('folded_seq', ?1)")
+        history = try HistoryTable(connection: connection)
+    }
+
+    deinit {
+        // Best effort: rows still owed are read back from their records at the next open.
+        if !deferred.isEmpty { try? foldOwedRows() }
     }
 
     func load() throws(SettingsError) -> LoadedReplica {
         // Everything is read before anything is written: a damaged file fails here untouched.
         let existingID = try storedReplicaID()
+        foldedSequence = try connection.scalar("SELECT value FROM meta WHERE name = 'folded_seq'") ?? 0
+        let recordsOwed = try history.entries(after: foldedSequence)
+        var owed = recordsOwed.entries
         let scan = try connection.prepare("SELECT key, value, hlc, replica, seq FROM entries")
         var entries: [SettingEntry] = []
         if let count = try connection.scalar("SELECT count(*) FROM entries") {
@@ -107,6 +119,25 @@ final class SQLiteBackend: SettingsBackend {
             entries.append(
                 SettingEntry(key: key, value: value, version: version, sequence: scan.int64(at: 4)))
         }
+        // Rows a crash (or a live writer, for a reader) left in the records only.
+        var newer: [SettingEntry] = []
+        if !owed.isEmpty {
+            for index in entries.indices {
+                guard let record = owed.removeValue(forKey: entries[index].key),
+                    record.sequence > entries[index].sequence
+                else { continue }
+                entries[index] = record
+                newer.append(record)
+            }
+            entries.append(contentsOf: owed.values)
+            newer.append(contentsOf: owed.values)
+        }
+        let newest = entries.reduce(0) { max($0, $1.sequence) }
+        lastSequence = max(newest, foldedSequence, recordsOwed.last ?? 0)
+        if !isReadOnly {
+            let owedRows = newer.map { DeferredEntries.Pending(entry: $0, encoded: nil) }
+            deferred.committed(records: owedRows.count, deferred: owedRows, direct: [])
+        }
         try mergeKeyTwins(&entries)
         let peers = try loadPeers()
         let replicaID: ReplicaID
@@ -117,8 +148,15 @@ final class SQLiteBackend: SettingsBackend {
         } else {
             replicaID = try createReplicaID()
         }
-        let lineage = try beginIncarnation(at: entries.reduce(0) { max($0, $1.sequence) })
+        let lineage = try beginIncarnation(at: newest)
         let horizon = try connection.scalar("SELECT value FROM meta WHERE name = 'tombstone_horizon'") ?? 0
+        if !isReadOnly, recordsOwed.last != nil {
+            // Last, after the small writes above: on a full disk the rows stay owed, in memory and
+            // in their records, and the store still opens.
+            do throws(SettingsError) {
+                try foldOwedRows()
+            } catch  where error.code == .diskFull {}
+        }
         return LoadedReplica(
             replicaID: replicaID, entries: entries, peers: peers, lineage: lineage,
             tombstoneHorizon: HybridTimestamp(rawValue: UInt64(bitPattern: horizon)),
@@ -129,6 +167,8 @@ final class SQLiteBackend: SettingsBackend {
         let delete = try connection.prepare("DELETE FROM entries WHERE value IS NULL AND hlc < ?1")
         let record = try connection.prepare(
             "INSERT OR REPLACE INTO meta (name, value) VALUES ('tombstone_horizon', ?1)")
+        // Tombstones still owed to `entries` are written first, so they are collected too.
+        try foldOwedRows()
         try connection.transaction { () throws(SettingsError) in
             try delete.bind(Int64(bitPattern: cutoff.rawValue), at: 1)
             try delete.run()
@@ -157,11 +197,10 @@ final class SQLiteBackend: SettingsBackend {
         var lineage = Lineage(incarnations)
         guard !isReadOnly else { return lineage }
         let next = lineage.begin(at: sequence)
-        try connection.transaction { () throws(SettingsError) in
-            try insert(next)
-            try connection.execute(
-                "DELETE FROM incarnations WHERE ordinal <= (SELECT max(ordinal) FROM incarnations) - \(Lineage.limit)"
-            )
+        do throws(SettingsError) {
+            try connection.transaction { () throws(SettingsError) in try insert(next) }
+        } catch  where error.code == .diskFull {
+            pendingIncarnation = next
         }
         return lineage
     }
@@ -174,6 +213,7 @@ final class SQLiteBackend: SettingsBackend {
             try update.run()
             try store(lineage, replacing: true)
         }
+        pendingIncarnation = nil  // `lineage` holds it.
     }
 
     private func store(_ lineage: Lineage, replacing: Bool) throws(SettingsError) {
@@ -181,6 +221,7 @@ final class SQLiteBackend: SettingsBackend {
         for incarnation in lineage.incarnations { try insert(incarnation) }
     }
 
+    /// Appends `incarnation` and forgets those beyond `Lineage.limit`; call inside a transaction.
     private func insert(_ incarnation: Incarnation) throws(SettingsError) {
         let insert = try connection.prepare(
             "INSERT INTO incarnations (id, start_seq, opened_ms) VALUES (?1, ?2, ?3)")
@@ -188,37 +229,70 @@ final class SQLiteBackend: SettingsBackend {
         try insert.bind(incarnation.startSequence, at: 2)
         try insert.bind(Int64(clamping: SettingsConfiguration.systemClock()), at: 3)
         try insert.run()
+        try connection.execute(
+            "DELETE FROM incarnations WHERE ordinal <= (SELECT max(ordinal) FROM incarnations) - \(Lineage.limit)"
+        )
     }
 
-    func write(_ entries: [SettingEntry], cursor: PeerCursor?, history: [ChainedRecord]) throws(SettingsError)
+    func write(_ entries: [SettingEntry], cursor: PeerCursor?, history records: [ChainedRecord])
+        throws(SettingsError)
     {
         guard !isReadOnly else {
             throw SettingsError(
                 .readOnly, "'\(connection.path)' is open for reading only", path: connection.path)
         }
-        guard entries.count + history.count + (cursor == nil ? 0 : 1) > 1 else {
+        // Each value is encoded once, for its record and its row alike. A record that holds its
+        // entry (same sequence number, value not redacted) lets the row wait for a fold; a large
+        // commit writes its rows at once, as a fold would.
+        let recorded = records.count == entries.count
+        let deferring = recorded && entries.count < DeferredEntries.foldThreshold
+        var waiting: [DeferredEntries.Pending] = []
+        var rows: [DeferredEntries.Pending] = []
+        var encoded: [[UInt8]?] = []
+        if recorded { encoded.reserveCapacity(entries.count) }
+        for (index, entry) in entries.enumerated() {
+            let bytes = entry.value?.encoded()
+            if recorded { encoded.append(bytes) }
+            let change = recorded ? records[index].record : nil
+            if deferring, let change, !change.isRedacted, change.sequence == entry.sequence {
+                waiting.append(DeferredEntries.Pending(entry: entry, encoded: bytes))
+            } else {
+                rows.append(DeferredEntries.Pending(entry: entry, encoded: bytes))
+            }
+        }
+        // Every so many records, and after a large commit, the rows owed are written and the
+        // records marked reflected (`folded_seq`).
+        let folds = !records.isEmpty && (!deferring || deferred.isDue(adding: records.count))
+        let folded = folds ? entries.last?.sequence : nil
+        let statements =
+            rows.count + records.count + (cursor == nil ? 0 : 1) + (folded == nil ? 0 : 2)
+            + (pendingIncarnation == nil ? 0 : 2)
+        guard statements > 1 else {
             // A single statement commits on its own: no explicit transaction to pay for.
-            if let entry = entries.first { try store(entry) }
+            if let row = rows.first { try store(row.entry, encoded: row.encoded) }
             if let cursor { try store(cursor) }
+            if let link = records.first { try history.append(link, encoded: waiting.first?.encoded) }
+            finish(entries, records: records.count, waiting: waiting, rows: rows, folded: nil)
             return
         }
         try begin.run()
         do {
-            // Each value is encoded once, for its entry and its history record alike (the
-            // records, when there are any, follow the entries one for one).
-            let recorded = history.count == entries.count
-            var encoded: [[UInt8]?] = []
-            if recorded { encoded.reserveCapacity(entries.count) }
-            for entry in entries {
-                let bytes = entry.value?.encoded()
-                if recorded { encoded.append(bytes) }
-                try store(entry, encoded: bytes)
-            }
+            if let pendingIncarnation { try insert(pendingIncarnation) }
+            for row in rows { try store(row.entry, encoded: row.encoded) }
             if let cursor { try store(cursor) }
-            for (index, link) in history.enumerated() {
+            for (index, link) in records.enumerated() {
                 let change = link.record
                 let reusable = recorded && !change.isRedacted && entries[index].sequence == change.sequence
-                try store(link, encoded: reusable ? encoded[index] : change.value?.encoded())
+                try history.append(link, encoded: reusable ? encoded[index] : change.value?.encoded())
+            }
+            if let folded {
+                // Rows owed from earlier commits, unless this one wrote or deferred the key again.
+                let written = Set(entries.map(\.key))
+                for (key, pending) in deferred.latest where !written.contains(key) {
+                    try store(pending.entry, encoded: pending.encoded)
+                }
+                for pending in waiting { try store(pending.entry, encoded: pending.encoded) }
+                try storeFolded(through: folded)
             }
             try commit.run()
         } catch {
@@ -227,6 +301,59 @@ final class SQLiteBackend: SettingsBackend {
             }
             throw error
         }
+        pendingIncarnation = nil
+        finish(entries, records: records.count, waiting: waiting, rows: rows, folded: folded)
+    }
+
+    /// After a commit of `entries`: the rows now owed (none after a fold), and the newest
+    /// sequence number.
+    private func finish(
+        _ entries: [SettingEntry], records: Int, waiting: [DeferredEntries.Pending],
+        rows: [DeferredEntries.Pending], folded: Int64?
+    ) {
+        if let folded {
+            deferred.removeAll()
+            foldedSequence = folded
+        } else {
+            deferred.committed(records: records, deferred: waiting, direct: rows.lazy.map(\.entry.key))
+        }
+        if let last = entries.last?.sequence { lastSequence = max(lastSequence, last) }
+    }
+
+    /// Writes every row owed, in a commit of its own, and marks every record so far reflected.
+    private func foldOwedRows() throws(SettingsError) {
+        guard lastSequence > foldedSequence else { return }
+        try connection.transaction { () throws(SettingsError) in
+            for pending in deferred.latest.values { try store(pending.entry, encoded: pending.encoded) }
+            try storeFolded(through: lastSequence)
+        }
+        foldedSequence = lastSequence
+        deferred.removeAll()
+    }
+
+    private func storeFolded(through sequence: Int64) throws(SettingsError) {
+        try saveFolded.bind(sequence, at: 1)
+        try saveFolded.run()
+    }
+
+    func recentHistory(_ query: HistoryQuery) throws(SettingsError) -> [HistoryRecord] {
+        try history.recent(query)
+    }
+
+    func chainedRecord(at sequence: Int64) throws(SettingsError) -> ChainedRecord? {
+        try history.record(at: sequence)
+    }
+
+    func historyCount() throws(SettingsError) -> Int {
+        try history.count()
+    }
+
+    func pruneHistory(before: UInt64, excess: Int, batch: Int) throws(SettingsError) -> Int {
+        // Records whose rows are still owed are kept: fold first, so a short history prunes to
+        // its maximum too (at most one fold per pass).
+        if !deferred.isEmpty { try foldOwedRows() }
+        return try history.prune(
+            before: before, excess: excess, batch: batch, throughSequence: foldedSequence)
     }
 
     /// Files written before keys had one identity may hold one key as several rows, in different
@@ -256,134 +383,6 @@ final class SQLiteBackend: SettingsBackend {
             }
             for key in affected { if let entry = winners[key] { try store(entry) } }
         }
-    }
-
-    private func store(_ link: ChainedRecord, encoded: [UInt8]?) throws(SettingsError) {
-        let change = link.record
-        if let previous = link.previousSequence {
-            try record.bind(previous, at: 14)
-        } else {
-            try record.bindNull(at: 14)
-        }
-        try record.bind(change.sequence, at: 1)
-        try record.bind(change.key, at: 2)
-        if let bytes = encoded ?? change.value?.encoded() {
-            try record.bind(bytes, at: 3)
-        } else {
-            try record.bindNull(at: 3)
-        }
-        if let previous = change.previous {
-            try record.bind(previous.encoded(), at: 4)
-        } else {
-            try record.bindNull(at: 4)
-        }
-        try record.bind(change.isRedacted ? 1 : 0, at: 5)
-        try record.bind(Int64(bitPattern: change.version.timestamp.rawValue), at: 6)
-        try record.bind(replicaBytes(change.version.replica), at: 7)
-        try record.bind(change.reason, at: 8)
-        try record.bind(replicaBytes(change.origin), at: 9)
-        try record.bind(Int64(clamping: change.timeMilliseconds), at: 10)
-        if let actor = change.actor {
-            try record.bind(Int64(actor.uid), at: 11)
-            try record.bind(Int64(actor.pid), at: 12)
-            if let executable = actor.executable {
-                try record.bind(executable, at: 13)
-            } else {
-                try record.bindNull(at: 13)
-            }
-        } else {
-            try record.bindNull(at: 11)
-            try record.bindNull(at: 12)
-            try record.bindNull(at: 13)
-        }
-        try record.run()
-    }
-
-    func recentHistory(_ query: HistoryQuery) throws(SettingsError) -> [HistoryRecord] {
-        var conditions: [String] = []
-        if query.sinceMilliseconds != nil { conditions.append("time_ms >= ?1") }
-        if query.untilMilliseconds != nil { conditions.append("time_ms <= ?2") }
-        let select = try connection.prepare(
-            """
-            SELECT \(Self.recordColumns) FROM history
-            \(conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND "))
-            ORDER BY seq DESC LIMIT ?3
-            """)
-        if let since = query.sinceMilliseconds { try select.bind(Int64(clamping: since), at: 1) }
-        if let until = query.untilMilliseconds { try select.bind(Int64(clamping: until), at: 2) }
-        try select.bind(Int64(query.limit), at: 3)
-        var records: [HistoryRecord] = []
-        while try select.step() {
-            if let link = Self.chainedRecord(from: select) { records.append(link.record) }
-        }
-        return records
-    }
-
-    func chainedRecord(at sequence: Int64) throws(SettingsError) -> ChainedRecord? {
-        if lookup == nil {
-            lookup = try connection.prepare("SELECT \(Self.recordColumns) FROM history WHERE seq = ?1")
-        }
-        guard let lookup else { return nil }
-        try lookup.bind(sequence, at: 1)
-        defer { lookup.reset() }
-        guard try lookup.step() else { return nil }
-        return Self.chainedRecord(from: lookup)
-    }
-
-    private static let recordColumns =
-        "seq, key, value, previous, redacted, hlc, replica, reason, origin, time_ms, uid, pid, exe, prev_seq"
-
-    /// The record in the current row of a statement selecting `recordColumns`; nil when its
-    /// replica ids are malformed.
-    private static func chainedRecord(from select: SQLiteStatement) -> ChainedRecord? {
-        let decode = { (column: Int32) -> SettingValue? in
-            guard !select.isNull(at: column) else { return nil }
-            return try? select.withBytes(at: column) { (bytes) throws(SettingsError) in
-                try SettingValue(decoding: bytes)
-            }
-        }
-        guard let replica = ReplicaID(bytes: select.bytes(at: 6)),
-            let origin = ReplicaID(bytes: select.bytes(at: 8))
-        else { return nil }
-        let actor =
-            select.isNull(at: 10)
-            ? nil
-            : ChangeActor(
-                uid: UInt32(truncatingIfNeeded: select.int64(at: 10)),
-                pid: Int32(truncatingIfNeeded: select.int64(at: 11)),
-                executable: select.isNull(at: 12) ? nil : select.string(at: 12))
-        let record = HistoryRecord(
-            key: select.string(at: 1), value: decode(2), previous: decode(3),
-            isRedacted: select.int64(at: 4) == 1,
-            version: SettingVersion(
-                timestamp: HybridTimestamp(rawValue: UInt64(bitPattern: select.int64(at: 5))),
-                replica: replica),
-            sequence: select.int64(at: 0), reason: select.string(at: 7), origin: origin,
-            timeMilliseconds: UInt64(clamping: select.int64(at: 9)), actor: actor)
-        return ChainedRecord(
-            record: record, previousSequence: select.isNull(at: 13) ? nil : select.int64(at: 13))
-    }
-
-    func historyCount() throws(SettingsError) -> Int {
-        Int(try connection.scalar("SELECT count(*) FROM history") ?? 0)
-    }
-
-    func pruneHistory(before: UInt64, excess: Int, batch: Int) throws(SettingsError) -> Int {
-        // Only the oldest `batch` records are ever looked at, so a batch costs the same at a
-        // thousand records as at a million (times follow sequence numbers, near enough).
-        let prune =
-            excess > 0
-            ? try connection.prepare(
-                "DELETE FROM history WHERE seq IN (SELECT seq FROM history ORDER BY seq LIMIT ?2)")
-            : try connection.prepare(
-                """
-                DELETE FROM history WHERE seq IN (
-                    SELECT seq FROM (SELECT seq, time_ms FROM history ORDER BY seq LIMIT ?2) WHERE time_ms < ?1)
-                """)
-        if excess == 0 { try prune.bind(Int64(clamping: before), at: 1) }
-        try prune.bind(Int64(excess > 0 ? min(batch, excess) : batch), at: 2)
-        try prune.run()
-        return Int(try connection.scalar("SELECT changes()") ?? 0)
     }
 
     private func store(_ cursor: PeerCursor) throws(SettingsError) {
@@ -420,14 +419,6 @@ final class SQLiteBackend: SettingsBackend {
         try upsert.bind(replicaBytes(entry.version.replica), at: 4)
         try upsert.bind(entry.sequence, at: 5)
         try upsert.run()
-    }
-
-    /// The stored form of a replica id, cached because most writes come from one replica.
-    private func replicaBytes(_ replica: ReplicaID) -> [UInt8] {
-        if let lastReplica, lastReplica.id == replica { return lastReplica.bytes }
-        let bytes = replica.bytes
-        lastReplica = (replica, bytes)
-        return bytes
     }
 
     private func storedReplicaID() throws(SettingsError) -> ReplicaID? {

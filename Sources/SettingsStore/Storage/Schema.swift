@@ -1,8 +1,9 @@
 /// The settings database schema, as ordered migrations (see `docs/STORAGE.md`).
 ///
 /// `entries` has one row per key, updated in place, and no secondary index: the sequence order
-/// that catch-up needs is rebuilt in memory when the store opens, so a write touches one B-tree
-/// (two with the history, whose records are appended in sequence order and chained per key).
+/// that catch-up needs is rebuilt in memory when the store opens, so a write touches one B-tree.
+/// With history, a commit appends its records (in sequence order, chained per key) and leaves
+/// the rows for a fold that writes many commits' rows at once (`DeferredEntries`).
 enum Schema {
     /// `SETT` in ASCII, stamped into the file so foreign SQLite files are recognised.
     static let applicationID: Int64 = 0x5345_5454
@@ -76,6 +77,17 @@ enum Schema {
                         SELECT max(earlier.seq) FROM history AS earlier
                         WHERE earlier.key = history.key AND earlier.seq < history.seq);
                     DROP INDEX history_by_key;
+                    """
+            ),
+            .init(
+                // A commit with history may leave its entry's row for a later fold
+                // (`DeferredEntries`): every record up to `folded_seq` is reflected in `entries`,
+                // and those after it are read back when the file opens. Before version 5 every
+                // row was written with its record.
+                version: 5,
+                sql: """
+                    INSERT OR REPLACE INTO meta (name, value)
+                        VALUES ('folded_seq', (SELECT coalesce(max(seq), 0) FROM history));
                     """
             ),
         ]

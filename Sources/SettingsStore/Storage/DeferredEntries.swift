@@ -1,0 +1,49 @@
+/// Entries whose change is durable in its history record but not yet in the `entries` table.
+///
+/// A commit that keeps history appends a record holding everything an entry row holds (key,
+/// value, version, sequence number), so the row itself can wait: each commit then writes one
+/// B-tree leaf (the history's last) instead of two, and a fold writes the rows of many commits
+/// at once, in the transaction of the commit that takes the count past `foldThreshold`. After a
+/// crash the rows still owed are read back from the records (`docs/STORAGE.md`, "Deferred
+/// entries").
+///
+/// A record with a redacted value (a `secret` key) cannot stand in for its entry: such entries
+/// are written directly, and a direct write takes the key out of the deferred set.
+struct DeferredEntries {
+    /// Past this many records deferred since the last fold, a commit folds them: it bounds both
+    /// what a fold writes at once and what opening after a crash reads back.
+    static let foldThreshold = 512
+
+    /// A deferred entry and its value as encoded for the record, so a fold does not encode it again.
+    struct Pending {
+        let entry: SettingEntry
+        let encoded: [UInt8]?
+    }
+
+    /// The newest deferred entry of each key.
+    private(set) var latest: [String: Pending] = [:]
+    /// Records written since the last fold, whether or not their rows wait: folding every
+    /// `foldThreshold` records keeps what an open after a crash reads back small.
+    private(set) var recordCount = 0
+
+    var isEmpty: Bool { latest.isEmpty }
+
+    /// Whether a commit that writes `records` more records should fold.
+    func isDue(adding records: Int) -> Bool {
+        recordCount + records >= Self.foldThreshold
+    }
+
+    /// After a commit that wrote `records` records: `deferred` now wait for a fold, and the
+    /// rows of `direct` keys were written, newer than anything deferred for them.
+    mutating func committed(records: Int, deferred: [Pending], direct: some Sequence<String>) {
+        if !latest.isEmpty { for key in direct { latest.removeValue(forKey: key) } }
+        for pending in deferred { latest[pending.entry.key] = pending }
+        recordCount += records
+    }
+
+    /// The rows were written: nothing is owed.
+    mutating func removeAll() {
+        latest.removeAll(keepingCapacity: true)
+        recordCount = 0
+    }
+}

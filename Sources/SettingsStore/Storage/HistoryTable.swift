@@ -1,0 +1,208 @@
+/// The `history` table: one record per change, appended in sequence order and chained per key
+/// (`prev_seq`), read newest first, pruned oldest first (`docs/STORAGE.md`).
+///
+/// Used by its backend only, under the store's writer lock.
+final class HistoryTable {
+    private let connection: SQLiteConnection
+    private let insert: SQLiteStatement
+    /// One record by sequence number, prepared on first use.
+    private var lookup: SQLiteStatement?
+    private var replicaBytes = ReplicaBytes()
+
+    init(connection: SQLiteConnection) throws(SettingsError) {
+        self.connection = connection
+        insert = try connection.prepare(
+            """
+            INSERT INTO history
+                (seq, key, value, previous, redacted, hlc, replica, reason, origin, time_ms, uid, pid, exe,
+                 prev_seq)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
+            """)
+    }
+
+    /// Appends `link`'s record; `encoded` is its value as already encoded for the entry, if any.
+    func append(_ link: ChainedRecord, encoded: [UInt8]?) throws(SettingsError) {
+        let change = link.record
+        if let previous = link.previousSequence {
+            try insert.bind(previous, at: 14)
+        } else {
+            try insert.bindNull(at: 14)
+        }
+        try insert.bind(change.sequence, at: 1)
+        try insert.bind(change.key, at: 2)
+        if let bytes = encoded ?? change.value?.encoded() {
+            try insert.bind(bytes, at: 3)
+        } else {
+            try insert.bindNull(at: 3)
+        }
+        if let previous = change.previous {
+            try insert.bind(previous.encoded(), at: 4)
+        } else {
+            try insert.bindNull(at: 4)
+        }
+        try insert.bind(change.isRedacted ? 1 : 0, at: 5)
+        try insert.bind(Int64(bitPattern: change.version.timestamp.rawValue), at: 6)
+        try insert.bind(replicaBytes(change.version.replica), at: 7)
+        try insert.bind(change.reason, at: 8)
+        try insert.bind(replicaBytes(change.origin), at: 9)
+        try insert.bind(Int64(clamping: change.timeMilliseconds), at: 10)
+        if let actor = change.actor {
+            try insert.bind(Int64(actor.uid), at: 11)
+            try insert.bind(Int64(actor.pid), at: 12)
+            if let executable = actor.executable {
+                try insert.bind(executable, at: 13)
+            } else {
+                try insert.bindNull(at: 13)
+            }
+        } else {
+            try insert.bindNull(at: 11)
+            try insert.bindNull(at: 12)
+            try insert.bindNull(at: 13)
+        }
+        try insert.run()
+    }
+
+    /// The records `query`'s times select, newest first, at most its limit.
+    func recent(_ query: HistoryQuery) throws(SettingsError) -> [HistoryRecord] {
+        var conditions: [String] = []
+        if query.sinceMilliseconds != nil { conditions.append("time_ms >= ?1") }
+        if query.untilMilliseconds != nil { conditions.append("time_ms <= ?2") }
+        let select = try connection.prepare(
+            """
+            SELECT \(Self.recordColumns) FROM history
+            \(conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND "))
+            ORDER BY seq DESC LIMIT ?3
+            """)
+        if let since = query.sinceMilliseconds { try select.bind(Int64(clamping: since), at: 1) }
+        if let until = query.untilMilliseconds { try select.bind(Int64(clamping: until), at: 2) }
+        try select.bind(Int64(query.limit), at: 3)
+        var records: [HistoryRecord] = []
+        while try select.step() {
+            if let link = Self.chainedRecord(from: select) { records.append(link.record) }
+        }
+        return records
+    }
+
+    /// The record numbered `sequence`, if the table holds it.
+    func record(at sequence: Int64) throws(SettingsError) -> ChainedRecord? {
+        if lookup == nil {
+            lookup = try connection.prepare("SELECT \(Self.recordColumns) FROM history WHERE seq = ?1")
+        }
+        guard let lookup else { return nil }
+        try lookup.bind(sequence, at: 1)
+        defer { lookup.reset() }
+        guard try lookup.step() else { return nil }
+        return Self.chainedRecord(from: lookup)
+    }
+
+    private static let recordColumns =
+        "seq, key, value, previous, redacted, hlc, replica, reason, origin, time_ms, uid, pid, exe, prev_seq"
+
+    /// The record in the current row of a statement selecting `recordColumns`; nil when its
+    /// replica ids are malformed.
+    private static func chainedRecord(from select: SQLiteStatement) -> ChainedRecord? {
+        let decode = { (column: Int32) -> SettingValue? in
+            guard !select.isNull(at: column) else { return nil }
+            return try? select.withBytes(at: column) { (bytes) throws(SettingsError) in
+                try SettingValue(decoding: bytes)
+            }
+        }
+        guard let replica = ReplicaID(bytes: select.bytes(at: 6)),
+            let origin = ReplicaID(bytes: select.bytes(at: 8))
+        else { return nil }
+        let actor =
+            select.isNull(at: 10)
+            ? nil
+            : ChangeActor(
+                uid: UInt32(truncatingIfNeeded: select.int64(at: 10)),
+                pid: Int32(truncatingIfNeeded: select.int64(at: 11)),
+                executable: select.isNull(at: 12) ? nil : select.string(at: 12))
+        let record = HistoryRecord(
+            key: select.string(at: 1), value: decode(2), previous: decode(3),
+            isRedacted: select.int64(at: 4) == 1,
+            version: SettingVersion(
+                timestamp: HybridTimestamp(rawValue: UInt64(bitPattern: select.int64(at: 5))),
+                replica: replica),
+            sequence: select.int64(at: 0), reason: select.string(at: 7), origin: origin,
+            timeMilliseconds: UInt64(clamping: select.int64(at: 9)), actor: actor)
+        return ChainedRecord(
+            record: record, previousSequence: select.isNull(at: 13) ? nil : select.int64(at: 13))
+    }
+
+    /// How many records there are.
+    func count() throws(SettingsError) -> Int {
+        Int(try connection.scalar("SELECT count(*) FROM history") ?? 0)
+    }
+
+    /// Deletes the oldest records up to `folded` (see `SettingsBackend.pruneHistory`); returns
+    /// how many it deleted.
+    func prune(before: UInt64, excess: Int, batch: Int, throughSequence folded: Int64) throws(SettingsError)
+        -> Int
+    {
+        // Only the oldest `batch` records are ever looked at, so a batch costs the same at a
+        // thousand records as at a million (times follow sequence numbers, near enough). A
+        // record whose row is still owed (`DeferredEntries`) is never among them.
+        let prune =
+            excess > 0
+            ? try connection.prepare(
+                "DELETE FROM history WHERE seq IN (SELECT seq FROM history WHERE seq <= ?3 ORDER BY seq LIMIT ?2)"
+            )
+            : try connection.prepare(
+                """
+                DELETE FROM history WHERE seq IN (
+                    SELECT seq FROM (SELECT seq, time_ms FROM history WHERE seq <= ?3 ORDER BY seq LIMIT ?2)
+                    WHERE time_ms < ?1)
+                """)
+        if excess == 0 { try prune.bind(Int64(clamping: before), at: 1) }
+        try prune.bind(Int64(excess > 0 ? min(batch, excess) : batch), at: 2)
+        try prune.bind(folded, at: 3)
+        try prune.run()
+        return Int(try connection.scalar("SELECT changes()") ?? 0)
+    }
+
+    /// The entries the records after `sequence` hold: each key's newest, unless that record is
+    /// redacted (a `secret` key's row is written with its record); and the last record's number.
+    func entries(after sequence: Int64) throws(SettingsError) -> (
+        entries: [String: SettingEntry], last: Int64?
+    ) {
+        let select = try connection.prepare(
+            "SELECT seq, key, value, redacted, hlc, replica FROM history WHERE seq > ?1 ORDER BY seq")
+        try select.bind(sequence, at: 1)
+        var newest: [String: SettingEntry?] = [:]
+        var last: Int64?
+        while try select.step() {
+            last = select.int64(at: 0)
+            let key = select.string(at: 1)
+            guard select.int64(at: 3) == 0 else {
+                newest[key] = .some(nil)
+                continue
+            }
+            let value: SettingValue?
+            do throws(SettingsError) {
+                value =
+                    select.isNull(at: 2)
+                    ? nil
+                    : try select.withBytes(at: 2) { (bytes) throws(SettingsError) in
+                        try SettingValue(decoding: bytes)
+                    }
+            } catch {
+                throw SettingsError(
+                    .corruptDatabase,
+                    "'\(connection.path)': history record \(select.int64(at: 0)): \(error.message)",
+                    key: key, path: connection.path)
+            }
+            guard let replica = ReplicaID(bytes: select.bytes(at: 5)) else {
+                throw SettingsError(
+                    .corruptDatabase,
+                    "'\(connection.path)': bad replica id in history record \(select.int64(at: 0))",
+                    key: key, path: connection.path)
+            }
+            let version = SettingVersion(
+                timestamp: HybridTimestamp(rawValue: UInt64(bitPattern: select.int64(at: 4))),
+                replica: replica)
+            newest[key] = SettingEntry(
+                key: key, value: value, version: version, sequence: select.int64(at: 0))
+        }
+        return (newest.compactMapValues { $0 }, last)
+    }
+}
