@@ -40,7 +40,7 @@ final class RawSQLite {
     }
 
     /// Adds the store's history layout beside `kv`: a table appended in sequence order (chained
-    /// per key, no key index), each upsert then also appending one record, as `set` does.
+    /// per key, no key index), each write appending one record, as `set` does.
     func withHistoryLayout() -> RawSQLite {
         exec(
             """
@@ -55,10 +55,18 @@ final class RawSQLite {
         return self
     }
 
-    /// One upsert and its history record in one transaction (needs `withHistoryLayout()`).
-    func setRecorded(_ key: String, _ value: Int64) {
-        exec("BEGIN IMMEDIATE")
-        set(key, value)
+    /// Rows owed to `kv` by records (`recordDeferred`), and how many records since the last fold.
+    private var owed: [String: Int64] = [:]
+    private var recordsSinceFold = 0
+
+    /// One write as the store makes it (needs `withHistoryLayout()`): its record appended in a
+    /// commit of its own, its row left for a fold that every 512 records upserts each owed key's
+    /// newest value in that commit.
+    func setRecordedDeferred(_ key: String, _ value: Int64) {
+        owed[key] = value
+        recordsSinceFold += 1
+        let folding = recordsSinceFold >= 512
+        if folding { exec("BEGIN IMMEDIATE") }
         var bytes: (UInt8, Int64) = (3, value.littleEndian)
         sqlite3_bind_text(record, 1, key, -1, csqlite_transient())
         _ = withUnsafeBytes(of: &bytes) {
@@ -67,7 +75,12 @@ final class RawSQLite {
         sqlite3_bind_int64(record, 3, value)
         sqlite3_step(record)
         sqlite3_reset(record)
-        exec("COMMIT")
+        if folding {
+            for (key, value) in owed { set(key, value) }
+            exec("COMMIT")
+            owed.removeAll(keepingCapacity: true)
+            recordsSinceFold = 0
+        }
     }
 
     /// The store's own tables (`docs/STORAGE.md`) in place of `kv`: each write is an upsert of an
