@@ -60,12 +60,12 @@ final class RawSQLite {
     private var recordsSinceFold = 0
 
     /// One write as the store makes it (needs `withHistoryLayout()`): its record appended in a
-    /// commit of its own, its row left for a fold that every 512 records upserts each owed key's
+    /// commit of its own, its row left for a fold that every 2,048 records (as in the store) upserts each owed key's
     /// newest value in that commit.
     func setRecordedDeferred(_ key: String, _ value: Int64) {
         owed[key] = value
         recordsSinceFold += 1
-        let folding = recordsSinceFold >= 512
+        let folding = recordsSinceFold >= 2048
         if folding { exec("BEGIN IMMEDIATE") }
         var bytes: (UInt8, Int64) = (3, value.littleEndian)
         sqlite3_bind_text(record, 1, key, -1, csqlite_transient())

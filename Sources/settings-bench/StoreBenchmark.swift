@@ -100,7 +100,7 @@ struct StoreBenchmark {
         report.rate(
             "durable set with history", ours: rates.ours, peer: rates.peer, peerName: "history off",
             target: .ratio(atLeast: 0.85))
-        // The same layout in raw SQLite: a record appended per commit, rows folded every 512.
+        // The same layout in raw SQLite: a record appended per commit, rows folded every 2,048.
         let plainFloor = RawSQLite(path: scratch.file("raw-plain.sqlite"))
         let recordedFloor = RawSQLite(path: scratch.file("raw-recorded.sqlite")).withHistoryLayout()
         let floors = alternating(
@@ -109,7 +109,7 @@ struct StoreBenchmark {
             },
             peer: { measureRate(count) { plainFloor.set(keys[$0 % keys.count], Int64($0)) } })
         report.rate(
-            "raw SQLite: appended history record, rows folded every 512", ours: floors.ours,
+            "raw SQLite: appended history record, rows folded every 2,048", ours: floors.ours,
             peer: floors.peer,
             peerName: "raw SQLite upsert", target: .reported)
     }
