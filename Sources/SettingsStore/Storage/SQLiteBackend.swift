@@ -287,9 +287,11 @@ final class SQLiteBackend: SettingsBackend {
             }
             if let folded {
                 // Rows owed from earlier commits, unless this one wrote or deferred the key again.
-                let written = Set(entries.map(\.key))
-                for (key, pending) in deferred.latest where !written.contains(key) {
-                    try store(pending.entry, encoded: pending.encoded)
+                if !deferred.isEmpty {
+                    let written = Set(entries.map(\.key))
+                    for (key, pending) in deferred.latest where !written.contains(key) {
+                        try store(pending.entry, encoded: pending.encoded)
+                    }
                 }
                 for pending in waiting { try store(pending.entry, encoded: pending.encoded) }
                 try storeFolded(through: folded)
