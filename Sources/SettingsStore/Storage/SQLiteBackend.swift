@@ -243,9 +243,9 @@ final class SQLiteBackend: SettingsBackend {
         }
         // Each value is encoded once, for its record and its row alike. A record that holds its
         // entry (same sequence number, value not redacted) lets the row wait for a fold; a large
-        // commit writes its rows at once, as a fold would.
+        // commit writes its rows at once and folds.
         let recorded = records.count == entries.count
-        let deferring = recorded && entries.count < DeferredEntries.foldThreshold
+        let deferring = recorded && entries.count <= DeferredEntries.largestDeferredCommit
         var waiting: [DeferredEntries.Pending] = []
         var rows: [DeferredEntries.Pending] = []
         var encoded: [[UInt8]?] = []

@@ -55,18 +55,21 @@ struct DeferredEntriesTests {
         settings.close()
     }
 
-    @Test("a large commit writes its rows at once, with every row owed before it")
+    @Test("a commit of more than the deferred maximum writes its rows at once, with every row owed before it")
     func largeCommitFolds() throws {
         let settings = try Settings(path: directory.database)
+        let largest = DeferredEntries.largestDeferredCommit
         for index in 0..<3 { try settings.set(index, forKey: "early.\(index)") }
         try settings.transaction { transaction in
-            for index in 0..<DeferredEntries.foldThreshold {
-                try transaction.set(index, forKey: "bulk.\(index)")
-            }
+            for index in 0..<largest { try transaction.set(index, forKey: "small.\(index)") }
+        }
+        #expect(try count("entries", in: directory.database) == 0)
+        try settings.transaction { transaction in
+            for index in 0..<largest { try transaction.set(index, forKey: "bulk.\(index)") }
             try transaction.set("newer", forKey: "early.0")
         }
-        #expect(try count("entries", in: directory.database) == DeferredEntries.foldThreshold + 3)
-        #expect(try folded(in: directory.database) == Int64(DeferredEntries.foldThreshold + 4))
+        #expect(try count("entries", in: directory.database) == 2 * largest + 3)
+        #expect(try folded(in: directory.database) == Int64(2 * largest + 4))
         // The row the commit wrote is not overwritten by the one owed from before it.
         let row = try querySQLite(directory.database, "SELECT hex(value) FROM entries WHERE key = 'early.0'")
         #expect(row == SettingValue.string("newer").encoded().map { String(format: "%02X", $0) }.joined())
