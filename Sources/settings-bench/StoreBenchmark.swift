@@ -140,10 +140,20 @@ struct StoreBenchmark {
     private func batch(into report: inout Report, scratch: Scratch) throws {
         let count = 100_000
         var round = 0
+        let keys = (0..<count).map { "batch.key.\($0)" }
+        /// The peer: the same keys upserted into a bare two-column table in one transaction.
+        func plainBatch(_ name: String) -> Double {
+            let raw = RawSQLite(path: scratch.file(name))
+            return Double(count)
+                / measureSeconds {
+                    raw.exec("BEGIN")
+                    for (index, key) in keys.enumerated() { raw.set(key, Int64(index)) }
+                    raw.exec("COMMIT")
+                }
+        }
         let rates = try alternating(
             ours: {
                 round += 1
-                let keys = (0..<count).map { "batch.key.\($0)" }
                 let settings = try Settings(path: scratch.file("batch-\(round).sqlite"))
                 return try Double(count)
                     / measureSeconds {
@@ -152,21 +162,11 @@ struct StoreBenchmark {
                         }
                     }
             },
-            peer: {
-                let keys = (0..<count).map { "batch.key.\($0)" }
-                let raw = RawSQLite(path: scratch.file("raw-batch-\(round).sqlite"))
-                return Double(count)
-                    / measureSeconds {
-                        raw.exec("BEGIN")
-                        for (index, key) in keys.enumerated() { raw.set(key, Int64(index)) }
-                        raw.exec("COMMIT")
-                    }
-            })
+            peer: { plainBatch("raw-batch-\(round).sqlite") })
         report.rate(
             "100k new keys, one transaction", ours: rates.ours, peer: rates.peer, peerName: "raw SQLite",
             target: .ratio(atLeast: 0.8))
         // The same writes in raw SQLite, in the store's tables: what its rows and history cost any writer.
-        let keys = (0..<count).map { "batch.key.\($0)" }
         let floors = alternating(
             ours: {
                 round += 1
@@ -180,15 +180,7 @@ struct StoreBenchmark {
                         raw.exec("COMMIT")
                     }
             },
-            peer: {
-                let raw = RawSQLite(path: scratch.file("raw-plain-batch-\(round).sqlite"))
-                return Double(count)
-                    / measureSeconds {
-                        raw.exec("BEGIN")
-                        for (index, key) in keys.enumerated() { raw.set(key, Int64(index)) }
-                        raw.exec("COMMIT")
-                    }
-            })
+            peer: { plainBatch("raw-plain-batch-\(round).sqlite") })
         report.rate(
             "raw SQLite: the store's rows + history records, one transaction", ours: floors.ours,
             peer: floors.peer, peerName: "raw SQLite", target: .reported)

@@ -101,12 +101,7 @@ final class HistoryTable {
     /// The record in the current row of a statement selecting `recordColumns`; nil when its
     /// replica ids are malformed.
     private static func chainedRecord(from select: SQLiteStatement) -> ChainedRecord? {
-        let decode = { (column: Int32) -> SettingValue? in
-            guard !select.isNull(at: column) else { return nil }
-            return try? select.withBytes(at: column) { (bytes) throws(SettingsError) in
-                try SettingValue(decoding: bytes)
-            }
-        }
+        let decode = { (column: Int32) -> SettingValue? in try? select.storedValue(at: column) }
         guard let replica = ReplicaID(bytes: select.bytes(at: 6)),
             let origin = ReplicaID(bytes: select.bytes(at: 8))
         else { return nil }
@@ -179,12 +174,7 @@ final class HistoryTable {
             }
             let value: SettingValue?
             do throws(SettingsError) {
-                value =
-                    select.isNull(at: 2)
-                    ? nil
-                    : try select.withBytes(at: 2) { (bytes) throws(SettingsError) in
-                        try SettingValue(decoding: bytes)
-                    }
+                value = try select.storedValue(at: 2)
             } catch {
                 throw SettingsError(
                     .corruptDatabase,

@@ -91,12 +91,7 @@ final class SQLiteBackend: SettingsBackend {
             let key = scan.string(at: 0)
             let value: SettingValue?
             do throws(SettingsError) {
-                value =
-                    scan.isNull(at: 1)
-                    ? nil
-                    : try scan.withBytes(at: 1) { (bytes) throws(SettingsError) in
-                        try SettingValue(decoding: bytes)
-                    }
+                value = try scan.storedValue(at: 1)
             } catch {
                 throw SettingsError(
                     .corruptDatabase, "'\(connection.path)': \(error.message)", key: key,

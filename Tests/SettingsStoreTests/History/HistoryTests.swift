@@ -111,9 +111,7 @@ struct HistoryTests {
     @Test("a secret key's values are recorded as fingerprints only")
     func secretKeys() throws {
         var configuration = SettingsConfiguration()
-        var rule = SchemaRule(key: "account.token", type: .string, file: "test.json")
-        rule.isSecret = true
-        configuration.policy.schema = try SettingsSchema(rules: [rule])
+        configuration.policy.schema = try .secret("account.token")
         let settings = Settings(inMemoryWith: configuration)
         try settings.set("hunter2", forKey: "account.token")
         let record = try #require(try settings.history(for: "account.token").first)

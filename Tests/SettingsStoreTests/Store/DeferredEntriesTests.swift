@@ -80,9 +80,7 @@ struct DeferredEntriesTests {
     @Test("after a crash every acknowledged write is read back from its record, for readers and writers")
     func crashImageOpens() throws {
         var configuration = SettingsConfiguration()
-        var rule = SchemaRule(key: "account.token", type: .string, file: "test.json")
-        rule.isSecret = true
-        configuration.policy.schema = try SettingsSchema(rules: [rule])
+        configuration.policy.schema = try .secret("account.token")
         let settings = try Settings(path: directory.database, configuration: configuration)
         try settings.set("light", forKey: "ui.theme")
         try settings.set("dark", forKey: "ui.theme")
@@ -122,9 +120,7 @@ struct DeferredEntriesTests {
         let settings = try Settings(path: directory.database)
         try settings.set("first", forKey: "account.token")
         var policy = SettingsPolicy()
-        var rule = SchemaRule(key: "account.token", type: .string, file: "test.json")
-        rule.isSecret = true
-        policy.schema = try SettingsSchema(rules: [rule])
+        policy.schema = try .secret("account.token")
         settings.apply(policy)
         try settings.set("second", forKey: "account.token")
         let image = try crashImage(of: directory.database, to: directory.file("crash"))
