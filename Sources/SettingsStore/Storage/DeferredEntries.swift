@@ -20,6 +20,10 @@ struct DeferredEntries {
     /// sync batches of 1,000: ~4% faster written at once).
     static let largestDeferredCommit = 64
 
+    /// Past this many value bytes deferred since the last fold, a commit folds too: large values
+    /// are not kept twice (value and encoding) by the thousand, nor written by one fold at once.
+    static let foldBytes = 4 << 20
+
     /// A deferred entry and its value as encoded for the record, so a fold does not encode it again.
     struct Pending {
         let entry: SettingEntry
@@ -31,19 +35,25 @@ struct DeferredEntries {
     /// Records written since the last fold, whether or not their rows wait: folding every
     /// `foldThreshold` records keeps what an open after a crash reads back small.
     private(set) var recordCount = 0
+    /// Encoded value bytes deferred since the last fold (replaced ones included).
+    private var byteCount = 0
 
     var isEmpty: Bool { latest.isEmpty }
 
-    /// Whether a commit that writes `records` more records should fold.
-    func isDue(adding records: Int) -> Bool {
-        recordCount + records >= Self.foldThreshold
+    /// Whether a commit that writes `records` more records, deferring `bytes` more value bytes,
+    /// should fold.
+    func isDue(adding records: Int, bytes: Int) -> Bool {
+        recordCount + records >= Self.foldThreshold || byteCount + bytes >= Self.foldBytes
     }
 
     /// After a commit that wrote `records` records: `deferred` now wait for a fold, and the
     /// rows of `direct` keys were written, newer than anything deferred for them.
     mutating func committed(records: Int, deferred: [Pending], direct: some Sequence<String>) {
         if !latest.isEmpty { for key in direct { latest.removeValue(forKey: key) } }
-        for pending in deferred { latest[pending.entry.key] = pending }
+        for pending in deferred {
+            latest[pending.entry.key] = pending
+            byteCount += pending.encoded?.count ?? 0
+        }
         recordCount += records
     }
 
@@ -51,5 +61,6 @@ struct DeferredEntries {
     mutating func removeAll() {
         latest.removeAll(keepingCapacity: true)
         recordCount = 0
+        byteCount = 0
     }
 }

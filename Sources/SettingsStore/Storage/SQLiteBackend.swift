@@ -257,7 +257,9 @@ final class SQLiteBackend: SettingsBackend {
         }
         // Every so many records, and after a large commit, the rows owed are written and the
         // records marked reflected (`folded_seq`).
-        let folds = !records.isEmpty && (!deferring || deferred.isDue(adding: records.count))
+        let deferredBytes = waiting.reduce(0) { $0 + ($1.encoded?.count ?? 0) }
+        let folds =
+            !records.isEmpty && (!deferring || deferred.isDue(adding: records.count, bytes: deferredBytes))
         let folded = folds ? entries.last?.sequence : nil
         let statements =
             rows.count + records.count + (cursor == nil ? 0 : 1) + (folded == nil ? 0 : 2)

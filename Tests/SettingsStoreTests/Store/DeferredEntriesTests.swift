@@ -55,6 +55,19 @@ struct DeferredEntriesTests {
         settings.close()
     }
 
+    @Test("large values fold once their bytes pass the limit, long before the record count does")
+    func largeValuesFold() throws {
+        let settings = try Settings(path: directory.database)
+        let value = String(repeating: "x", count: 100_000)
+        let needed = DeferredEntries.foldBytes / value.utf8.count + 1
+        for index in 0..<needed - 1 { try settings.set(value, forKey: "big.\(index)") }
+        #expect(try count("entries", in: directory.database) == 0)
+        try settings.set(value, forKey: "big.last")
+        #expect(try count("entries", in: directory.database) == needed)
+        #expect(try folded(in: directory.database) == Int64(needed))
+        settings.close()
+    }
+
     @Test("a commit of more than the deferred maximum writes its rows at once, with every row owed before it")
     func largeCommitFolds() throws {
         let settings = try Settings(path: directory.database)
