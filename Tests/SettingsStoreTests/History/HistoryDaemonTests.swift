@@ -8,6 +8,25 @@ extension Reliability {
     struct HistoryDaemonTests {
         let directory = TemporaryDirectory()
 
+        @Test(
+            "rows a live daemon still owes are read from their records by --db, and by the daemon after SIGKILL"
+        )
+        func owedRowsOnEveryPath() throws {
+            let daemon = try DaemonProcess(directory)
+            #expect(daemon.cli("set", "ui.theme", "dark").status == 0)
+            #expect(daemon.cli("delete", "ui.theme").status == 0)
+            #expect(daemon.cli("set", "audio.volume", "0.8", "--type", "double").status == 0)
+            #expect(try querySQLite(daemon.database, "SELECT count(*) FROM entries") == "0")
+            let direct = DaemonProcess.run(["list", "--db", daemon.database])
+            #expect(direct.output == "audio.volume = 0.8\n", "\(direct.error)")
+            #expect(DaemonProcess.run(["get", "ui.theme", "--db", daemon.database]).status != 0)
+            daemon.kill()
+            try daemon.start()
+            #expect(daemon.cli("get", "audio.volume").output == "0.8\n")
+            #expect(daemon.cli("history", "ui.theme", "--json").output.split(separator: "\n").count == 2)
+            #expect(try querySQLite(daemon.database, "SELECT count(*) FROM entries") == "2")
+        }
+
         @Test("the CLI client's uid, pid and executable are recorded; history prints lines and JSON")
         func actorOfACLIClient() throws {
             let daemon = try DaemonProcess(directory)
