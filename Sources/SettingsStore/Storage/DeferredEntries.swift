@@ -34,7 +34,7 @@ struct DeferredEntries {
     private(set) var latest: [String: Pending] = [:]
     /// Records written since the last fold, whether or not their rows wait: folding every
     /// `foldThreshold` records keeps what an open after a crash reads back small.
-    private(set) var recordCount = 0
+    private var recordCount = 0
     /// Encoded value bytes deferred since the last fold (replaced ones included).
     private var byteCount = 0
 
