@@ -34,7 +34,7 @@ struct HubBenchmark {
         }
         var pusher: HubLink?
         let pushSeconds = try measureSeconds {
-            let link = try store.sync(withHub: HubConfiguration(url: url))
+            let link = try Replicator(settings: store).sync(withHub: HubConfiguration(url: url))
             pusher = link
             try waitFor(timeout: 300) { link.status.isConnected && link.status.pendingUp == 0 }
         }
@@ -70,23 +70,25 @@ struct HubBenchmark {
         try store.transaction { transaction in
             for index in existing..<size { try transaction.set(index, forKey: "hub.key.\(index)") }
         }
-        var link = try store.sync(withHub: HubConfiguration(url: url))
+        let replicator = Replicator(settings: store)
+        var link = try replicator.sync(withHub: HubConfiguration(url: url))
         try waitFor(timeout: 600) { link.status.isConnected && link.status.pendingUp == 0 }
         link.stop()
         progress("syncing a second store with all \(size) keys")
         let follower = try Settings(path: scratch.file("follower.sqlite"))
-        var followerLink = try follower.sync(withHub: HubConfiguration(url: url))
+        let followerReplicator = Replicator(settings: follower)
+        var followerLink = try followerReplicator.sync(withHub: HubConfiguration(url: url))
         try waitFor(timeout: 600) { follower.usage.keys == size }
         followerLink.stop()
         progress("catch-up of 100 changes")
         try store.transaction { transaction in
             for index in 0..<100 { try transaction.set(-index, forKey: "hub.key.\(index * 97)") }
         }
-        link = try store.sync(withHub: HubConfiguration(url: url))
+        link = try replicator.sync(withHub: HubConfiguration(url: url))
         try waitFor(timeout: 60) { link.status.isConnected && link.status.pendingUp == 0 }
         link.stop()
         let seconds = try measureSeconds {
-            followerLink = try follower.sync(withHub: HubConfiguration(url: url))
+            followerLink = try followerReplicator.sync(withHub: HubConfiguration(url: url))
             try waitFor(timeout: 60) { follower.value(forKey: "hub.key.9603") == .integer(-99) }
         }
         followerLink.stop()

@@ -80,11 +80,12 @@ struct SyncBenchmark {
         try store.transaction { transaction in
             for index in 0..<size { try transaction.set(index, forKey: "big.\(index)") }
         }
-        let first = store.sync(with: daemon.socket)
+        let replicator = Replicator(settings: store)
+        let first = replicator.sync(with: daemon.socket)
         try waitForDigest(of: store, at: daemon.socket, timeout: 600)
         // Like `settingsd sync --wait`: everything acknowledged, and the pair found to agree.
-        while !store.peers.contains(where: { $0.acknowledgedThrough >= store.sequence }) { usleep(500) }
-        try waitForAgreement(of: store)
+        while !replicator.peers.contains(where: { $0.acknowledgedThrough >= store.sequence }) { usleep(500) }
+        try waitForAgreement(of: replicator)
         first.stop()
         progress("reconnecting after 100 changes")
         while try DaemonStatus(fields: BlockingClient(socketPath: daemon.socket).request(.status)).peers
@@ -97,13 +98,13 @@ struct SyncBenchmark {
         }
         let clock = ContinuousClock()
         let start = clock.now
-        let second = store.sync(with: daemon.socket)
+        let second = replicator.sync(with: daemon.socket)
         try waitForDigest(of: store, at: daemon.socket, timeout: 60)
         let elapsed = (clock.now - start).seconds
         report.seconds(
             "catch-up of 100 changes on a \(size / 1000)k-key replica", elapsed,
             target: .atMost(0.1, "< 100 ms"))
-        try waitForAgreement(of: store)
+        try waitForAgreement(of: replicator)
         second.stop()
         try antiEntropy(into: &report, store: store, path: scratch.file("embedded.sqlite"), daemon: daemon)
     }
@@ -122,8 +123,9 @@ struct SyncBenchmark {
         progress("anti-entropy: one entry missing among \(size) keys")
         let clock = ContinuousClock()
         let start = clock.now
-        let link = damaged.sync(with: daemon.socket)
-        try waitForAgreement(of: damaged, repaired: true)
+        let repairer = Replicator(settings: damaged)
+        let link = repairer.sync(with: daemon.socket)
+        try waitForAgreement(of: repairer, repaired: true)
         let elapsed = (clock.now - start).seconds
         link.stop()
         guard damaged.value(forKey: "big.500") == 500 else {
@@ -135,9 +137,11 @@ struct SyncBenchmark {
     }
 
     /// Waits until the store's peer is connected and agrees (after a repair, when `repaired`).
-    private func waitForAgreement(of store: Settings, repaired: Bool = false, timeout: Double = 60) throws {
+    private func waitForAgreement(of replicator: Replicator, repaired: Bool = false, timeout: Double = 60)
+        throws
+    {
         let deadline = Date().addingTimeInterval(timeout)
-        while !store.peers.contains(where: {
+        while !replicator.peers.contains(where: {
             $0.isConnected && $0.agreement == .agreed && (!repaired || $0.repairedKeys > 0)
         }) {
             guard Date() < deadline else { throw SettingsError(.timeout, "the replicas did not agree") }

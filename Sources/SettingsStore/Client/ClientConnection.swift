@@ -25,7 +25,7 @@ final class ClientConnection: @unchecked Sendable {  // state on `queue` only
     private let reconnects: Bool
     private var socket: SocketConnection?
     private var isClosed = false
-    private var backoff = ReplicaLink.minimumBackoff
+    private var backoff = Backoff()
     private var nextID: Int64 = 1
     private var pending: [Int64: Reply] = [:]
     private var watches: [Int64: Watch] = [:]
@@ -163,7 +163,7 @@ final class ClientConnection: @unchecked Sendable {  // state on `queue` only
             switch result {
             case .success(let fields):
                 if case .string(let text)? = fields["replica"] { daemonReplica = ReplicaID(text) }
-                backoff = ReplicaLink.minimumBackoff
+                backoff.reset()
                 done(.success(()))
             case .failure(let error):
                 socket.close(error)
@@ -210,8 +210,7 @@ final class ClientConnection: @unchecked Sendable {  // state on `queue` only
     }
 
     private func scheduleReconnect() {
-        let delay = backoff
-        backoff = min(backoff * 2, ReplicaLink.maximumBackoff)
+        let delay = backoff.next()
         queue.asyncAfter(deadline: .now() + delay) { [weak self] in self?.reconnect() }
     }
 

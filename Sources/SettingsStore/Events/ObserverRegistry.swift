@@ -1,9 +1,11 @@
 import Synchronization
 
-/// The observers of one store, and the ordered delivery of its committed changes to them.
+/// The observers of one store, and the ordered delivery of its committed changes to them: the
+/// store's outbox.
 ///
-/// Changes are queued in commit order (under the store's writer lock) and delivered by whichever
-/// thread finds the queue idle, outside every lock, so handlers may read or write the store.
+/// Changes and commit notices are queued in commit order (under the store's writer lock) and
+/// delivered by whichever thread finds the queue idle, outside every lock, so handlers may read or
+/// write the store. Nothing a handler does runs under a lock of the store.
 /// A handler therefore runs on the thread of the write that caused the change, or of a write
 /// that was committing at the same time; never two handlers of one registry at once.
 final class ObserverRegistry: Sendable {
@@ -43,13 +45,25 @@ final class ObserverRegistry: Sendable {
         }
     }
 
+    /// One item of the outbox.
+    private enum Delivery {
+        case change(SettingsChange)
+        case notice(CommitNotice)
+    }
+
     private struct Outbox {
-        var queue: [SettingsChange] = []
+        var queue: [Delivery] = []
         var draining = false
+    }
+
+    private struct Listeners {
+        var nextID = 0
+        var handlers: [Int: @Sendable (CommitNotice) -> Void] = [:]
     }
 
     private let table = Mutex(Table())
     private let outbox = Mutex(Outbox())
+    private let listeners = Mutex(Listeners())
 
     /// Registers `handler` for the keys `filter` selects; the token removes it.
     func add(_ filter: ChangeFilter, handler: @escaping @Sendable (SettingsChange) -> Void)
@@ -79,26 +93,48 @@ final class ObserverRegistry: Sendable {
         }
     }
 
+    /// Registers `handler` for every commit notice; the token removes it.
+    func addCommitListener(_ handler: @escaping @Sendable (CommitNotice) -> Void) -> SubscriptionToken {
+        let id = listeners.withLock { listeners in
+            defer { listeners.nextID += 1 }
+            listeners.handlers[listeners.nextID] = handler
+            return listeners.nextID
+        }
+        return SubscriptionToken { [weak self] in
+            _ = self?.listeners.withLock { $0.handlers.removeValue(forKey: id) }
+        }
+    }
+
     /// The number of registered observers.
     var count: Int { table.withLock { $0.observers.count } }
 
     /// Queues a committed change; call in commit order, then `deliverPending()` outside locks.
     func enqueue(_ change: SettingsChange) {
-        outbox.withLock { $0.queue.append(change) }
+        outbox.withLock { $0.queue.append(.change(change)) }
+    }
+
+    /// Queues a commit notice; call in commit order, then `deliverPending()` outside locks.
+    func enqueue(_ notice: CommitNotice) {
+        outbox.withLock { $0.queue.append(.notice(notice)) }
     }
 
     /// Delivers queued changes in order, unless another thread is already doing so (it will
     /// deliver these too before it stops).
     func deliverPending() {
-        var batch = outbox.withLock { outbox -> [SettingsChange]? in
+        var batch = outbox.withLock { outbox -> [Delivery]? in
             guard !outbox.draining, !outbox.queue.isEmpty else { return nil }
             outbox.draining = true
             defer { outbox.queue.removeAll(keepingCapacity: true) }
             return outbox.queue
         }
-        while let changes = batch {
-            for change in changes { deliver(change) }
-            batch = outbox.withLock { outbox -> [SettingsChange]? in
+        while let deliveries = batch {
+            for delivery in deliveries {
+                switch delivery {
+                case .change(let change): deliver(change)
+                case .notice(let notice): deliver(notice)
+                }
+            }
+            batch = outbox.withLock { outbox -> [Delivery]? in
                 guard !outbox.queue.isEmpty else {
                     outbox.draining = false
                     return nil
@@ -107,6 +143,11 @@ final class ObserverRegistry: Sendable {
                 return outbox.queue
             }
         }
+    }
+
+    private func deliver(_ notice: CommitNotice) {
+        let handlers = listeners.withLock { $0.handlers.sorted { $0.key < $1.key }.map(\.value) }
+        for handler in handlers { handler(notice) }
     }
 
     private func deliver(_ change: SettingsChange) {

@@ -1,279 +1,42 @@
-import Dispatch
-import Synchronization
-
-#if canImport(FoundationEssentials)
-    import FoundationEssentials
-#else
-    import Foundation
-#endif
-
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// Keeps a store in sync with a namespace of a PostgreSQL hub, on its own thread, reconnecting
 /// with backoff while the hub is down, restarting or failing over: local reads and writes never
 /// wait for it.
 ///
-/// Changes go up as they commit (the store wakes the link) and come down as the hub notifies
+/// Changes go up as they commit (the replicator wakes the link) and come down as the hub notifies
 /// (`LISTEN`/`NOTIFY`), with a catch-up every 30 seconds as a safety net. Both directions resume
 /// exactly where they stopped: the hub records what each replica pushed, and the replica records
 /// the last hub sequence number it applied, in the same transaction as the entries.
 ///
 /// ```swift
-/// let hub = settings.sync(withHub: HubConfiguration(url: "postgresql://me@db.example.org/settings?sslmode=verify-full"))
+/// let replicator = Replicator(settings: settings)
+/// let hub = try replicator.sync(
+///     withHub: HubConfiguration(url: "postgresql://me@db.example.org/settings?sslmode=verify-full"))
 /// // ...
-/// hub.stop()
+/// hub.stop()   // or let it go: a released link stops too
 /// ```
 public final class HubLink: Sendable {
-    private struct State {
-        var isStopped = false
-        var status: HubStatus
-        /// Local sequence numbers taken by entries that came from the hub: never pushed back.
-        var fromHub: [ClosedRange<Int64>] = []
-        /// The last failure logged at warning, so a retry loop logs it once.
-        var loggedError: String?
+    let connector: HubConnector
+    /// The replicator that relays the store's commits to this link: kept alive as long as the link.
+    private let owner: any Sendable
+
+    init(_ connector: HubConnector, owner: any Sendable) {
+        self.connector = connector
+        self.owner = owner
     }
 
-    /// How long the link waits for a notification before catching up anyway, in seconds.
-    public static let safetyNetInterval = 30.0
+    deinit {
+        connector.stop()
+    }
 
     /// Where the link syncs.
-    public let configuration: HubConfiguration
-    private let settings: Settings
-    private let logger: SettingsLogger?
-    private let state: Mutex<State>
-    private let wake: WakePipe
-    private let finished = DispatchSemaphore(value: 0)
-
-    init(settings: Settings, configuration: HubConfiguration, logger: SettingsLogger?) throws(SettingsError) {
-        if let problem = PostgresConnectionString.check(configuration.url) {
-            throw SettingsError(.invalidValue, "the hub URL cannot be parsed: \(problem)")
-        }
-        self.settings = settings
-        self.configuration = configuration
-        self.logger = logger
-        self.wake = try WakePipe()
-        let address = PostgresConnectionString.redacted(configuration.url)
-        state = Mutex(State(status: HubStatus(address: address, namespace: configuration.namespace)))
-    }
+    public var configuration: HubConfiguration { connector.configuration }
 
     /// The link's state now.
-    public var status: HubStatus {
-        let sequence = settings.sequence
-        return state.withLock { state in
-            var status = state.status
-            let fromHub = state.fromHub.reduce(Int64(0)) { total, range in
-                total
-                    + Int64(
-                        range.clamped(
-                            to: (status.pushedThrough + 1)...max(sequence, status.pushedThrough + 1)
-                        ).count)
-            }
-            status.pendingUp = max(0, sequence - status.pushedThrough - fromHub)
-            return status
-        }
-    }
+    public var status: HubStatus { connector.status }
 
     /// Stops syncing and closes the connection (waiting up to five seconds for a statement in
     /// flight).
     public func stop() {
-        let wasRunning = state.withLock { state -> Bool in
-            defer { state.isStopped = true }
-            return !state.isStopped
-        }
-        guard wasRunning else { return }
-        wake.signal()
-        _ = finished.wait(timeout: .now() + 5)
-        settings.peerRegistry.removeHub(configuration.url)
-    }
-
-    func start() throws(SettingsError) {
-        publish()
-        try DetachedThread.start("hub link") { [self] in run() }
-    }
-
-    private var isStopped: Bool { state.withLock { $0.isStopped } }
-
-    private func run() {
-        let token = settings.observe(.all) { [wake] _ in wake.signal() }
-        defer {
-            token.cancel()
-            finished.signal()
-        }
-        var backoff = ReplicaLink.minimumBackoff
-        while !isStopped {
-            do throws(SettingsError) {
-                let connection = try PostgresConnection(conninfo: configuration.url, defaults: Self.defaults)
-                try session(on: connection) { backoff = ReplicaLink.minimumBackoff }
-            } catch {
-                failed(error)
-                if error.code == .replicaForked { backoff = 0 }
-                wake.wait(seconds: backoff)
-                backoff = min(max(backoff * 2, ReplicaLink.minimumBackoff), ReplicaLink.maximumBackoff)
-            }
-        }
-        update { $0.isConnected = false }
-    }
-
-    /// libpq options the link sets unless the URL does: a bounded connect and a dead peer
-    /// noticed within 30 seconds, so a hub failing over is retried instead of waited on.
-    private static let defaults = [
-        "connect_timeout": "10", "application_name": "settingsd", "keepalives": "1",
-        "keepalives_idle": "10", "tcp_user_timeout": "30000",
-    ]
-
-    /// One connection's life: check the schema, meet the namespace, then sync until stopped.
-    private func session(on connection: PostgresConnection, connected: () -> Void) throws(SettingsError) {
-        try HubSchema.check(connection)
-        let hub = try HubNamespace(connection: connection, namespace: configuration.namespace)
-        let localID = settings.replicaID
-        var pushed = try hub.pushedSequence(of: localID)
-        guard pushed <= settings.sequence else {
-            // The hub has more from this replica than it holds: a restored or copied file.
-            logger?.log(
-                .warning,
-                "the hub has changes \(pushed) from this replica, which is at \(settings.sequence): restored from a backup or copied; taking a new replica id"
-            )
-            try settings.takeNewIdentity(ifStill: localID)
-            throw SettingsError(.replicaForked, "this replica took a new id after a fork; reconnecting")
-        }
-        var cursor = settings.receivedSequence(from: hub.peerID)
-        let initialTarget = cursor == nil ? try hub.lastSequence() : nil
-        var isFirstRound = true
-        while !isStopped {
-            guard settings.replicaID == localID else {
-                throw SettingsError(.connectionLost, "this replica took a new id; reconnecting")
-            }
-            cursor = try pullAll(from: hub, after: cursor, as: localID, initialTarget: initialTarget)
-            (pushed, cursor) = try pushAll(to: hub, after: pushed, as: localID, cursor: cursor)
-            let behind = try hub.lastSequence() - (cursor ?? 0)
-            update { status in
-                status.isConnected = true
-                status.namespace = hub.name
-                status.lastError = nil
-                status.lastContactMilliseconds = settings.configuration.clock()
-                status.pushedThrough = pushed
-                status.pendingDown = max(0, behind)
-            }
-            if isFirstRound {
-                // Connected and through one round both ways: only now is a failure over.
-                isFirstRound = false
-                connected()
-                let recovered = state.withLock { state -> Bool in
-                    defer { state.loggedError = nil }
-                    return state.loggedError != nil
-                }
-                logger?.log(
-                    recovered ? .warning : .info,
-                    "syncing with the hub \(connection.displayName), namespace \(hub.name)\(recovered ? " again" : "")"
-                )
-            }
-            // Notifications that arrived during the statements above wait in libpq, not on the
-            // socket: look there first, or the next change would wait for the safety net.
-            guard try connection.notifications().isEmpty else { continue }
-            if wake.wait(for: connection.socket, seconds: Self.safetyNetInterval) {
-                _ = try connection.notifications()
-            }
-        }
-    }
-
-    /// Applies what the hub has after `cursor`, batch by batch; returns the new cursor.
-    private func pullAll(
-        from hub: HubNamespace, after cursor: Int64?, as replica: ReplicaID, initialTarget: Int64?
-    )
-        throws(SettingsError) -> Int64?
-    {
-        var cursor = cursor
-        while true {
-            let batch = try hub.pull(after: cursor ?? 0, for: replica)
-            guard batch.through > (cursor ?? 0) else { return cursor }
-            if batch.unreadable > 0 {
-                logger?.log(.warning, "skipped \(batch.unreadable) hub entries this build cannot read")
-            }
-            let isInitial = initialTarget.map { batch.through <= $0 && $0 > 0 } ?? false
-            let outcome = try settings.applyRemote(
-                batch.entries, from: hub.peerID, through: batch.through,
-                reason: isInitial ? .initialSync : .replica)
-            if let sequences = outcome.sequences { state.withLock { $0.fromHub.append(sequences) } }
-            cursor = batch.through
-            update { $0.lastContactMilliseconds = settings.configuration.clock() }
-        }
-    }
-
-    /// Pushes the local entries after `pushed` that did not come from the hub; returns the new
-    /// pushed position, and the hub cursor: when a push's hub sequence numbers follow the cursor
-    /// directly, nobody else wrote in between and the cursor moves past them without a pull.
-    private func pushAll(to hub: HubNamespace, after pushed: Int64, as replica: ReplicaID, cursor: Int64?)
-        throws(SettingsError) -> (pushed: Int64, cursor: Int64?)
-    {
-        var pushed = pushed
-        var cursor = cursor
-        while true {
-            let candidates = settings.entries(after: pushed, limit: HubNamespace.batchEntries)
-            guard let last = candidates.last else { return (pushed, cursor) }
-            let fromHub = state.withLock { $0.fromHub }
-            let policy = settings.policy
-            let needed = candidates.filter { entry in
-                !fromHub.contains { $0.contains(entry.sequence) }
-                    && (policy.isEmpty || !policy.isLocal(entry.key))
-                    && (entry.value?.nestingDepth ?? 0) <= SettingValue.maximumNestingDepth
-            }
-            let numbers = try hub.push(needed, from: replica, through: last.sequence)
-            if let numbers, numbers.lowerBound == (cursor ?? 0) + 1 {
-                // Persisted like any cursor, in the store's own commit.
-                try settings.applyRemote([], from: hub.peerID, through: numbers.upperBound, reason: .replica)
-                cursor = numbers.upperBound
-            }
-            pushed = last.sequence
-            state.withLock { state in
-                state.fromHub.removeAll { $0.upperBound <= pushed }
-                state.status.pushedThrough = pushed
-            }
-        }
-    }
-
-    private func failed(_ error: SettingsError) {
-        let isNew = state.withLock { state -> Bool in
-            state.status.isConnected = false
-            state.status.lastError = error.message
-            defer { state.loggedError = error.message }
-            return state.loggedError != error.message
-        }
-        publish()
-        logger?.log(isNew ? .warning : .debug, "hub link: \(error.message); retrying with backoff")
-    }
-
-    private func update(_ change: (inout HubStatus) -> Void) {
-        state.withLock { change(&$0.status) }
-        publish()
-    }
-
-    /// Shows the link's state in `Settings.hubs` (and so in `status`).
-    private func publish() {
-        let status = self.status
-        settings.peerRegistry.updateHub(configuration.url) { $0 = status }
-    }
-}
-
-extension Settings {
-    /// Starts syncing this store with a namespace of a PostgreSQL hub (see `HubLink`), in both
-    /// directions, on its own thread; the store keeps working while the hub is unreachable.
-    ///
-    /// - Throws: `invalidValue` when the URL cannot be parsed (nothing else is checked until the
-    ///   link connects: a wrong password or a missing schema show in `status` and the log).
-    /// - Returns: The link; it runs until `stop()`.
-    public func sync(withHub configuration: HubConfiguration, logger: SettingsLogger? = nil)
-        throws(SettingsError)
-        -> HubLink
-    {
-        let link = try HubLink(settings: self, configuration: configuration, logger: logger)
-        try link.start()
-        return link
-    }
-
-    /// The hub links of this store, with their state.
-    public var hubs: [HubStatus] {
-        peerRegistry.hubs
+        connector.stop()
     }
 }

@@ -1,259 +1,44 @@
-import Dispatch
-import Synchronization
-
 /// Keeps a store in sync with the replica at a socket (a daemon, usually), reconnecting with
-/// backoff whenever the connection breaks, until stopped.
+/// backoff whenever the connection breaks, until stopped or released.
 ///
 /// ```swift
-/// let link = settings.sync(with: SettingsPaths.socket)   // works offline, converges when reachable
+/// let replicator = Replicator(settings: settings)
+/// let link = replicator.sync(with: SettingsPaths.socket)   // works offline, converges when reachable
 /// // ...
-/// link.stop()
+/// link.stop()   // or let it go: a released link stops too
 /// ```
 ///
 /// Its health (dialling, waiting for the hello answer, syncing, the last error) shows in
-/// `Settings.links` and `settingsd status`; a failure is logged at warning once, not once per
+/// `Replicator.links` and `settingsd status`; a failure is logged at warning once, not once per
 /// retry.
 public final class ReplicaLink: Sendable {
-    private struct State {
-        var isStopped = false
-        var connection: SocketConnection?
-        var session: SyncSession?
-        /// Set under the lock once the peer answered the hello; `session.peer` itself belongs to
-        /// the connection's queue and is never read from here.
-        var isSynced = false
-        var backoff = ReplicaLink.minimumBackoff
-        /// The last failure logged at warning, so a retry loop logs it once.
-        var loggedError: String?
-    }
-
-    /// The first wait before reconnecting; it doubles up to `maximumBackoff`.
-    public static let minimumBackoff = 0.1
-    /// The longest wait between attempts.
-    public static let maximumBackoff = 5.0
     /// How long the peer has to answer the hello by default before the attempt counts as failed.
     public static let defaultHandshakeTimeout = 10.0
 
-    /// How long the peer has to answer the hello.
-    public let handshakeTimeout: Double
+    let dialer: ReplicaDialer
+    /// The replicator that relays the store's commits to this link: kept alive as long as the link.
+    private let owner: any Sendable
 
-    /// The socket this link dials.
-    public let socketPath: String
-    private let settings: Settings
-    private let logger: SettingsLogger?
-    private let state = Mutex(State())
-    private let queue = DispatchQueue(label: "settingsd.replica-link")
-
-    init(settings: Settings, socketPath: String, logger: SettingsLogger?, handshakeTimeout: Double) {
-        self.settings = settings
-        self.socketPath = socketPath
-        self.logger = logger
-        self.handshakeTimeout = handshakeTimeout
+    init(_ dialer: ReplicaDialer, owner: any Sendable) {
+        self.dialer = dialer
+        self.owner = owner
     }
 
     deinit {
-        stop()
+        dialer.stop()
     }
 
+    /// The socket this link dials.
+    public var socketPath: String { dialer.socketPath }
+
+    /// How long the peer has to answer the hello.
+    public var handshakeTimeout: Double { dialer.handshakeTimeout }
+
     /// Whether a sync session is up now.
-    public var isConnected: Bool {
-        state.withLock { $0.isSynced && $0.connection != nil }
-    }
+    public var isConnected: Bool { dialer.isConnected }
 
     /// Closes the connection and stops reconnecting.
     public func stop() {
-        let connection = state.withLock { state -> SocketConnection? in
-            state.isStopped = true
-            defer { state.connection = nil }
-            return state.connection
-        }
-        settings.peerRegistry.removeLink(socketPath)
-        connection?.queue.async { connection?.close() }
+        dialer.stop()
     }
-
-    func start() {
-        settings.peerRegistry.updateLink(socketPath) { $0.state = .connecting }
-        queue.async { [self] in attempt() }
-    }
-
-    private func attempt() {
-        guard !state.withLock({ $0.isStopped }) else { return }
-        settings.peerRegistry.updateLink(socketPath) { $0.state = .connecting }
-        let fd: Int32
-        do throws(SettingsError) {
-            fd = try UnixSocket.connect(path: socketPath)
-        } catch {
-            retryLater(error)
-            return
-        }
-        let connection = SocketConnection(
-            fd: fd, label: "settingsd.replica", maximumFrameBytes: SyncSession.maximumFrameBytes,
-            outboundLimit: 64 << 20)
-        let session = SyncSession(
-            settings: settings, address: socketPath, logger: logger,
-            send: { [weak connection] in connection?.send($0) },
-            execute: { [connection] task in connection.queue.async(execute: task) },
-            end: { [weak connection] error in
-                guard let connection else { return }
-                connection.queue.async { connection.fail(error) }
-            })
-        // Frames are parsed on a queue of their own, in order, and applied on the connection's:
-        // while one batch is applied, the next is already being decoded.
-        let decoder = LinkDecoder()
-        connection.onFrame = { [self, weak connection] frame in
-            guard let connection else { return }
-            decoder.decode(frame) { [self] decoded in
-                connection.queue.async { [self] in
-                    guard !connection.isClosed else { return }
-                    do throws(SettingsError) {
-                        switch try decoded.get() {
-                        case .answer(let answer): try handshake(session, answer: answer)
-                        case .message(let message): try session.receive(message)
-                        }
-                    } catch {
-                        connection.fail(error)
-                    }
-                }
-            }
-        }
-        connection.onClose = { [self] error in
-            session.close()
-            state.withLock { state in
-                state.connection = nil
-                state.session = nil
-                state.isSynced = false
-            }
-            retryLater(
-                error
-                    ?? SettingsError(.connectionLost, "the replica at '\(socketPath)' closed the connection"))
-        }
-        let stopped = state.withLock { state -> Bool in
-            guard !state.isStopped else { return true }
-            state.connection = connection
-            state.session = session
-            return false
-        }
-        guard !stopped else {
-            connection.close()
-            return
-        }
-        settings.peerRegistry.updateLink(socketPath) { $0.state = .handshaking }
-        connection.start()
-        connection.queue.async { connection.send(session.hello()) }
-        // A peer that accepts and never answers (a wedged process, not a settingsd) fails the attempt.
-        let timeout = SettingsError(
-            .timeout, "the replica at '\(socketPath)' did not answer the hello in \(handshakeTimeout) s")
-        connection.queue.asyncAfter(deadline: .now() + handshakeTimeout) { [weak connection] in
-            // Still no peer: the answer never came (the session belongs to this queue).
-            guard session.peer == nil else { return }
-            connection?.fail(timeout)
-        }
-    }
-
-    /// Reads the hello answer; a refusal saying this replica forked makes it take a new id and
-    /// reconnect at once.
-    private func handshake(_ session: SyncSession, answer: WireMessage.Incoming) throws(SettingsError) {
-        if case .response(_, .failure(let error)) = answer, error.code == .replicaForked {
-            logger?.log(.warning, "the replica at \(socketPath) found this replica forked: \(error.message)")
-            if let id = try settings.takeNewIdentity(ifStill: session.localID) {
-                logger?.log(
-                    .warning, "this replica is now \(id); every peer resyncs with it, nothing is lost")
-            }
-            state.withLock { $0.backoff = 0 }
-            throw error
-        }
-        try session.accept(response: answer)
-        let peer = session.peer
-        let recovered = state.withLock { state -> Bool in
-            state.backoff = Self.minimumBackoff
-            state.isSynced = true
-            defer { state.loggedError = nil }
-            return state.loggedError != nil
-        }
-        settings.peerRegistry.updateLink(socketPath) { status in
-            status.state = .syncing
-            status.peer = peer
-            status.failures = 0
-            status.lastError = nil
-        }
-        logger?.log(
-            recovered ? .warning : .info,
-            "syncing with \(peer?.description ?? "?") at \(socketPath)\(recovered ? " again" : "")")
-    }
-
-    private func retryLater(_ error: SettingsError) {
-        let retry = state.withLock { state -> (delay: Double, isNew: Bool)? in
-            guard !state.isStopped else { return nil }
-            defer { state.backoff = min(max(state.backoff * 2, Self.minimumBackoff), Self.maximumBackoff) }
-            let isNew = state.loggedError != error.message && error.code != .connectionLost
-            if isNew { state.loggedError = error.message }
-            return (state.backoff, isNew)
-        }
-        guard let retry else { return }
-        settings.peerRegistry.updateLink(socketPath) { status in
-            status.state = .connecting
-            status.failures += 1
-            status.lastError = error.message
-        }
-        logger?.log(
-            retry.isNew ? .warning : .debug,
-            "replica link to \(socketPath): \(error.message); retrying with backoff (now \(retry.delay) s)")
-        queue.asyncAfter(deadline: .now() + retry.delay) { [weak self] in self?.attempt() }
-    }
-}
-
-extension Settings {
-    /// Starts syncing this store with the replica (usually a daemon) at `socketPath`, in both
-    /// directions, reconnecting with backoff while it is unreachable. The store keeps working on
-    /// its own file meanwhile; changes converge when the connection is up.
-    ///
-    /// - Parameters:
-    ///   - socketPath: The replica's socket.
-    ///   - logger: Where the link logs (connections, failures once each, forks, repairs).
-    ///   - handshakeTimeout: How long the peer has to answer the hello before the attempt fails
-    ///     and is retried with backoff.
-    /// - Returns: The link; it runs until `stop()` or until it is released.
-    public func sync(
-        with socketPath: String, logger: SettingsLogger? = nil,
-        handshakeTimeout: Double = ReplicaLink.defaultHandshakeTimeout
-    ) -> ReplicaLink {
-        let link = ReplicaLink(
-            settings: self, socketPath: socketPath, logger: logger, handshakeTimeout: handshakeTimeout)
-        link.start()
-        return link
-    }
-}
-
-/// Decodes a link's frames, in order, on a queue of its own: the first is the answer to this
-/// side's hello, the rest replication messages.
-///
-/// Unchecked Sendable: `saidHello` is touched only on `queue`.
-private final class LinkDecoder: @unchecked Sendable {  // state on its queue only
-    private let queue = DispatchQueue(label: "settingsd.replica-decoder")
-    private var saidHello = false
-
-    /// Decodes `frame` after the frames before it and hands the outcome to `deliver`.
-    func decode(
-        _ frame: ArraySlice<UInt8>,
-        then deliver: @escaping @Sendable (Result<LinkFrame, SettingsError>) -> Void
-    ) {
-        queue.async { [self] in
-            deliver(
-                Result { () throws(SettingsError) -> LinkFrame in
-                    let json = try JSONValue.parse(frame)
-                    guard saidHello else {
-                        saidHello = true
-                        return .answer(try WireMessage.decode(json))
-                    }
-                    return .message(try ReplicationMessage(json: json))
-                })
-        }
-    }
-}
-
-/// A frame from the peer, decoded off the connection's queue.
-private enum LinkFrame {
-    /// The answer to this side's hello.
-    case answer(WireMessage.Incoming)
-    /// Everything after it.
-    case message(ReplicationMessage)
 }

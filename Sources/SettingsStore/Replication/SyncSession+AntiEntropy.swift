@@ -16,7 +16,7 @@ extension SyncSession {
     /// Whether the peer has acknowledged (or needs nothing of) every local change.
     private var hasNothingInFlight: Bool {
         guard let peer else { return false }
-        let acknowledged = settings.peers.first { $0.replica == peer }?.acknowledgedThrough ?? 0
+        let acknowledged = registry.status(of: peer)?.acknowledgedThrough ?? 0
         return acknowledged >= settings.sequence
     }
 

@@ -15,7 +15,6 @@ extension SyncSession {
             )
         }
         startCursor = cursor
-        observeStore()
         announceNeighbours()
         if isSender { beginSending(after: cursor) }
     }
@@ -25,7 +24,7 @@ extension SyncSession {
         guard !isClosed else { return }
         isSender = true
         guard isStarted, !isSending, let peer else { return }
-        let acknowledged = settings.peers.first { $0.replica == peer }?.acknowledgedThrough ?? 0
+        let acknowledged = registry.status(of: peer)?.acknowledgedThrough ?? 0
         beginSending(after: max(startCursor, acknowledged))
     }
 
@@ -119,7 +118,7 @@ extension SyncSession {
     /// Tells the peer which replicas this one is connected to, when that changed.
     func announceNeighbours() {
         guard isStarted, let peer else { return }
-        let current = settings.peerRegistry.connected.filter { $0 != peer }
+        let current = registry.connected.filter { $0 != peer }
         guard current != announcedNeighbours else { return }
         announcedNeighbours = current
         send(.neighbours(current))

@@ -16,8 +16,8 @@ import Synchronization
 /// and applies and acknowledges what it receives. Once nothing is in flight, the replicas compare
 /// digests and repair what differs (`SyncSession+AntiEntropy.swift`).
 ///
-/// Unchecked Sendable: all mutable state is touched on the executor only; the store observer
-/// and the peer registry reach it through `execute`.
+/// Unchecked Sendable: all mutable state is touched on the executor only; the peer registry
+/// (which relays the store's commit notices) reaches it through `execute`.
 final class SyncSession: @unchecked Sendable {  // state on its executor only
     /// Batches sent but not yet acknowledged, at most.
     static let window = 4
@@ -29,6 +29,8 @@ final class SyncSession: @unchecked Sendable {  // state on its executor only
     static let maximumFrameBytes = 16 << 20
 
     let settings: Settings
+    /// The replicator's registry: this session's peer, its sender role, its neighbours.
+    let registry: PeerRegistry
     let address: String
     let logger: SettingsLogger?
     private let sendFrame: (JSONValue) -> Void
@@ -61,7 +63,6 @@ final class SyncSession: @unchecked Sendable {  // state on its executor only
     var announcedNeighbours: [ReplicaID]?
     /// The peer's sequence number to reach before changes stop being announced as `initialSync`.
     private var initialSyncTarget: Int64?
-    private var observation: SubscriptionToken?
     private let pumpScheduled = Atomic<Bool>(false)
     /// Set once a warning about received stamps far ahead has been logged.
     private var warnedAhead = false
@@ -72,11 +73,13 @@ final class SyncSession: @unchecked Sendable {  // state on its executor only
     var agreedAt: Int64?
 
     init(
-        settings: Settings, address: String, logger: SettingsLogger?, send: @escaping (JSONValue) -> Void,
+        settings: Settings, registry: PeerRegistry, address: String, logger: SettingsLogger?,
+        send: @escaping (JSONValue) -> Void,
         execute: @escaping (@escaping @Sendable () -> Void) -> Void,
         end: @escaping @Sendable (SettingsError) -> Void
     ) {
         self.settings = settings
+        self.registry = registry
         self.address = address
         self.logger = logger
         self.sendFrame = send
@@ -190,7 +193,7 @@ final class SyncSession: @unchecked Sendable {  // state on its executor only
                 "replica \(peer) does not continue the history this replica received from it (restored from a backup, or a copied file): it takes a new replica id"
             )
         }
-        let attachment = settings.peerRegistry.attach(
+        let attachment = registry.attach(
             session: ObjectIdentifier(self), to: peer, incarnation: lineage?.current.id, address: address,
             close: { [weak self] in
                 self?.endSoon(SettingsError(.connectionLost, "this replica took a new id"))
@@ -199,7 +202,7 @@ final class SyncSession: @unchecked Sendable {  // state on its executor only
                 guard let session = self else { return }
                 session.onExecutor { session.promote() }
             },
-            nudge: { [weak self] in self?.schedulePump() })
+            nudge: { [weak self] kind in self?.storeCommitted(kind) })
         guard attachment != .conflict else {
             throw SettingsError(
                 .replicaForked,
@@ -304,7 +307,7 @@ final class SyncSession: @unchecked Sendable {  // state on its executor only
     /// windows need no empty batch to move the peer's cursor.
     var settled: Int64 {
         guard let peer else { return 0 }
-        return settings.peers.first { $0.replica == peer }?.acknowledgedThrough ?? 0
+        return registry.status(of: peer)?.acknowledgedThrough ?? 0
     }
 
     private func noteSettled(_ settled: Int64, from peer: ReplicaID) {
@@ -319,9 +322,7 @@ final class SyncSession: @unchecked Sendable {  // state on its executor only
     func close() {
         guard !isClosed else { return }
         isClosed = true
-        observation?.cancel()
-        observation = nil
-        if let peer { settings.peerRegistry.detach(session: ObjectIdentifier(self), from: peer) }
+        if let peer { registry.detach(session: ObjectIdentifier(self), from: peer) }
     }
 
     /// Ends the connection from any thread.
@@ -331,10 +332,20 @@ final class SyncSession: @unchecked Sendable {  // state on its executor only
 
     // MARK: Shared
 
-    /// Watches the store so that new changes are sent and agreement is re-checked.
-    func observeStore() {
-        guard observation == nil else { return }
-        observation = settings.observe(.all) { [weak self] _ in self?.schedulePump() }
+    /// The store committed (the registry relays its notice, from any thread): new changes are
+    /// sent, and agreement is re-checked; a policy change makes the last verdict stale although
+    /// no sequence number moved (a key's scope changes what the digests cover).
+    private func storeCommitted(_ kind: CommitNotice.Kind) {
+        guard kind == .policy else {
+            schedulePump()
+            return
+        }
+        execute { [weak self] in
+            guard let self, let peer = self.peer else { return }
+            self.agreedAt = nil
+            self.note(peer) { if $0.agreement != .checking { $0.agreement = .unknown } }
+            self.pump()
+        }
     }
 
     /// Runs `pump()` soon on the executor, once however many commits ask for it.
@@ -348,7 +359,7 @@ final class SyncSession: @unchecked Sendable {  // state on its executor only
 
     /// Updates what the registry shows of `peer`.
     func note(_ peer: ReplicaID, _ change: (inout PeerStatus) -> Void) {
-        settings.peerRegistry.update(peer, address: address) { status in
+        registry.update(peer, address: address) { status in
             status.lastContactMilliseconds = settings.configuration.clock()
             change(&status)
         }

@@ -74,17 +74,16 @@ final class PollLoop: @unchecked Sendable {  // table: loop thread only; `execut
         return pthread_equal(thread, pthread_self()) != 0
     }
 
-    /// Runs `task` on the loop thread: at once if already there, else at its next round.
+    /// Runs `task` on the loop thread at its next round, even when called from the loop thread:
+    /// it is always enqueued, never run inline, so a task can never re-enter a lock its caller
+    /// holds (a commit that wakes sessions, say). Tasks run in the order they were enqueued.
     func execute(_ task: @escaping @Sendable () -> Void) {
-        if isOnLoopThread {
-            task()
-            return
-        }
         let wasEmpty = tasks.withLock { tasks in
             defer { tasks.append(task) }
             return tasks.isEmpty
         }
-        if wasEmpty { wake.signal() }
+        // The loop looks for tasks before it waits again: from its own thread no wake-up is needed.
+        if wasEmpty && !isOnLoopThread { wake.signal() }
     }
 
     /// Watches `fd` (on the loop thread).
@@ -148,8 +147,9 @@ final class PollLoop: @unchecked Sendable {  // table: loop thread only; `execut
         var events = [epoll_event](repeating: epoll_event(), count: Self.eventsPerRound)
         var nextTick = SettingsConfiguration.systemClock() + UInt64(tickMilliseconds)
         while !isStopping {
+            let hasTasks = tasks.withLock { !$0.isEmpty }
             let ready = epoll_wait(
-                epoll, &events, Int32(events.count), refused.isEmpty ? tickMilliseconds : 0)
+                epoll, &events, Int32(events.count), refused.isEmpty && !hasTasks ? tickMilliseconds : 0)
             let toldNow = refused
             refused = []  // a handler may be refused again, for the round after
             for fd in toldNow { handlers[fd]?(Int16(POLLNVAL)) }

@@ -80,7 +80,7 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
     }
 
     func start() {
-        loop.register(fd, interest: .read) { [unowned self] events in ready(events) }
+        loop.register(fd, interest: .read) { [weak self] events in self?.ready(events) }
     }
 
     /// Stops reading; closes once in-flight writes are answered and everything is written.
@@ -175,11 +175,11 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
 
     /// Turns this connection into a replica sync session (see `docs/SYNC.md`).
     private func startReplication(_ hello: WireRequest.Hello, id: Int64?) {
-        let session = SyncSession(
-            settings: context.settings, address: "incoming", logger: context.logger,
-            send: { [unowned self] message in
-                enqueue(message)
-                flush()
+        let session = context.replicator.makeSession(
+            address: "incoming",
+            send: { [weak self] message in
+                self?.enqueue(message)
+                self?.flush()
             },
             execute: { [loop] task in loop.execute(task) },
             end: { [weak self, loop] error in

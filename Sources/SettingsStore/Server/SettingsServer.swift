@@ -23,10 +23,12 @@ public final class SettingsServer: Sendable {
     /// Set once `start()` has the loop running; `stop()` does its work once, and only then.
     private let isRunning = Atomic<Bool>(false)
     /// Loop-thread state: the listener and the connections.
-    private let table: LoopTable
+    private let acceptor: ServerAcceptor
 
-    /// A server for `settings`, not yet listening.
-    public init(settings: Settings, configuration: ServerConfiguration) throws(SettingsError) {
+    /// A server for the store `replicator` syncs, not yet listening: replicas that connect join
+    /// the replicator's sessions, and `status` shows its peers and links.
+    public init(replicator: Replicator, configuration: ServerConfiguration) throws(SettingsError) {
+        let settings = replicator.settings
         let minimum = ServerConfiguration.minimumFrameBytes(for: settings.configuration.limits)
         guard configuration.maximumFrameBytes >= minimum else {
             throw SettingsError(
@@ -34,15 +36,30 @@ public final class SettingsServer: Sendable {
                 "a maximum frame of \(configuration.maximumFrameBytes) bytes cannot carry the largest value the store allows; it must be at least \(minimum)"
             )
         }
-        context = ServerContext(settings: settings, configuration: configuration)
+        context = ServerContext(replicator: replicator, configuration: configuration)
         loop = try PollLoop()
-        table = LoopTable(batch: WriteBatch(settings: settings))
-        loop.afterRound = { [table] in table.batch.commit() }
-        loop.onTick = { [weak self] in self?.tick() }
+        acceptor = ServerAcceptor(context: context, loop: loop, batch: WriteBatch(settings: settings))
+        loop.afterRound = { [weak acceptor] in acceptor?.batch.commit() }
+        loop.onTick = { [weak acceptor] in acceptor?.tick() }
+    }
+
+    /// A server for `settings` with a replicator of its own, not yet listening.
+    public convenience init(settings: Settings, configuration: ServerConfiguration) throws(SettingsError) {
+        try self.init(
+            replicator: Replicator(settings: settings, logger: configuration.logger),
+            configuration: configuration)
+    }
+
+    /// Stops the server if it still runs: a released server never leaves its loop serving.
+    deinit {
+        stop()
     }
 
     /// The socket path.
     public var socketPath: String { context.configuration.socketPath }
+
+    /// The replicator whose sessions replicas join.
+    public var replicator: Replicator { context.replicator }
 
     /// The number of connected clients.
     public var clientCount: Int { context.clients.load(ordering: .relaxed) }
@@ -67,17 +84,7 @@ public final class SettingsServer: Sendable {
             }
         }
         let listener = try UnixSocket.listen(path: path, mode: isShared ? 0o666 : 0o600)
-        loop.execute { [self] in
-            table.listener = listener
-            loop.register(listener, interest: .read) { [unowned self] events in
-                // Not watched (the kernel refused): try again at the next tick, as at the fd limit.
-                if events & Int16(POLLNVAL) != 0 {
-                    table.isAcceptPaused = true
-                } else {
-                    acceptPending(listener)
-                }
-            }
-        }
+        loop.execute { [acceptor] in acceptor.listen(on: listener) }
         try loop.runOnNewThread { [finished] in finished.signal() }
         isRunning.store(true, ordering: .releasing)
         context.logger.log(.info, "listening on \(path)")
@@ -102,130 +109,26 @@ public final class SettingsServer: Sendable {
     /// seconds), then closes every connection. The store stays open: close it after.
     public func stop(timeout: Double = 2) {
         guard isRunning.exchange(false, ordering: .acquiringAndReleasing) else { return }
-        loop.execute { [self] in
-            guard let listener = table.listener else { return }
-            table.listener = nil
-            loop.unregister(listener)
-            close(listener)
-            unlink(socketPath)
-            for connection in table.connections.values { connection.shutDown() }
-        }
+        // Only the acceptor goes to the loop, never `self`: this also runs from `deinit`.
+        let (acceptor, loop, path, logger) = (acceptor, loop, socketPath, context.logger)
+        loop.execute { acceptor.stopListening(removing: path) }
         // Wait for the last connection to finish, signalled by its close, or for the time-out.
         let drained = DispatchSemaphore(value: 0)
-        loop.execute { [table] in
-            if table.connections.isEmpty {
+        loop.execute {
+            if acceptor.connections.isEmpty {
                 drained.signal()
             } else {
-                table.onEmpty = { drained.signal() }
+                acceptor.onEmpty = { drained.signal() }
             }
         }
         _ = drained.wait(timeout: .now() + timeout)
-        loop.execute { [self] in
-            let slow = table.connections.count
-            for connection in table.connections.values { connection.close() }
-            context.logger.log(.info, "stopped\(slow > 0 ? "; closed \(slow) slow client(s)" : "")")
+        loop.execute {
+            let slow = acceptor.connections.count
+            for connection in acceptor.connections.values { connection.close() }
+            logger.log(.info, "stopped\(slow > 0 ? "; closed \(slow) slow client(s)" : "")")
         }
         loop.stop()
         finished.wait()
-    }
-
-    private func acceptPending(_ listener: Int32) {
-        while true {
-            guard let fd = UnixSocket.accept(listener) else {
-                if errno == EMFILE || errno == ENFILE { shedConnection(listener) }
-                return
-            }
-            if table.isOutOfDescriptors {
-                table.isOutOfDescriptors = false
-                context.logger.log(.info, "file descriptors available again: accepting clients")
-            }
-            guard let peer = UnixSocket.peerCredentials(fd) else {
-                context.logger.log(.warning, "refused a connection: cannot read its credentials")
-                close(fd)
-                continue
-            }
-            guard isAllowed(peer.uid) else {
-                context.logger.log(
-                    .warning, "refused a connection from uid \(peer.uid) (pid \(peer.pid)): not allowed")
-                refuse(
-                    fd,
-                    SettingsError(
-                        .accessDenied, "uid \(peer.uid) may not use this settingsd (see --allow-uid)"))
-                continue
-            }
-            let connection = ServerConnection(
-                id: table.nextID, fd: fd, peer: peer, context: context, loop: loop, batch: table.batch,
-                readBuffer: table.readBuffer)
-            table.nextID += 1
-            table.connections[connection.id] = connection
-            context.clients.add(1, ordering: .relaxed)
-            context.logger.log(.debug, "client \(connection.id) connected (pid \(peer.pid), uid \(peer.uid))")
-            connection.onClose = { [table, context] connection in
-                if table.connections.removeValue(forKey: connection.id) != nil {
-                    context.clients.subtract(1, ordering: .relaxed)
-                }
-                if table.connections.isEmpty, let onEmpty = table.onEmpty {
-                    table.onEmpty = nil
-                    onEmpty()
-                }
-            }
-            connection.start()
-        }
-    }
-
-    /// At the open-file limit a pending connection would keep the listener readable forever (a
-    /// busy loop): the spare descriptor is given up for a moment to accept it, tell it why, and
-    /// close it. Connected clients are served on; the warning is logged once per episode.
-    private func shedConnection(_ listener: Int32) {
-        if !table.isOutOfDescriptors {
-            table.isOutOfDescriptors = true
-            context.logger.log(
-                .warning, "out of file descriptors (ulimit -n): refusing new clients until some disconnect")
-        }
-        if table.spareDescriptor >= 0 { close(table.spareDescriptor) }
-        let shed = UnixSocket.accept(listener)
-        if let fd = shed {
-            OutboundBuffer.sendLastWord(
-                SettingsError(.overloaded, "the daemon is out of file descriptors; try again later"), to: fd)
-            close(fd)
-        }
-        table.spareDescriptor = open("/dev/null", O_RDONLY | O_CLOEXEC)
-        if shed == nil && table.spareDescriptor < 0 {
-            // Nothing to give up (another thread took the descriptor): stop listening for a tick
-            // rather than wake on the same pending connection in a busy loop.
-            loop.setInterest([], for: listener)
-            table.isAcceptPaused = true
-        }
-    }
-
-    /// Closes clients idle past the configured time, and failed ones whose last word is out; and
-    /// listens again if accepting was paused at the open-file limit.
-    private func tick() {
-        let now = SettingsConfiguration.systemClock()
-        for connection in Array(table.connections.values) { connection.tick(now: now) }
-        if table.isAcceptPaused, let listener = table.listener {
-            table.isAcceptPaused = false
-            if table.spareDescriptor < 0 { table.spareDescriptor = open("/dev/null", O_RDONLY | O_CLOEXEC) }
-            loop.setInterest(.read, for: listener)
-        }
-    }
-
-    /// Tells a refused peer why (best effort, never blocking), then closes a moment later: a Unix
-    /// socket closed with unread input resets the peer, which would lose the explanation, so the
-    /// request the peer sends meanwhile is read and dropped first.
-    private func refuse(_ fd: Int32, _ error: SettingsError) {
-        OutboundBuffer.sendLastWord(error, to: fd)
-        shutdown(fd, Int32(SHUT_WR))
-        DispatchQueue.global().asyncAfter(deadline: .now() + 0.2) {
-            var sink = [UInt8](repeating: 0, count: 4096)
-            while sink.withUnsafeMutableBytes({ recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }) > 0
-            {}
-            close(fd)
-        }
-    }
-
-    private func isAllowed(_ uid: UInt32) -> Bool {
-        uid == getuid() || uid == 0 || context.configuration.allowedUIDs.contains(uid)
     }
 
     /// Refuses a socket folder another user owns (someone could pre-create `/tmp/settingsd-<uid>`);
@@ -250,28 +153,5 @@ public final class SettingsServer: Sendable {
     private static func removeStaleSocket(at path: String) throws(SettingsError) {
         try checkAvailable(socketPath: path)
         unlink(path)
-    }
-}
-
-/// The server's loop-thread state.
-///
-/// Unchecked Sendable: touched only on the event loop's thread.
-private final class LoopTable: @unchecked Sendable {  // loop thread only
-    let batch: WriteBatch
-    /// One receive buffer for every connection: the loop reads one socket at a time.
-    let readBuffer = ReadBuffer()
-    var listener: Int32?
-    var connections: [Int: ServerConnection] = [:]
-    var nextID = 1
-    /// Held so that one descriptor can be freed to turn a client away at the open-file limit.
-    var spareDescriptor = open("/dev/null", O_RDONLY | O_CLOEXEC)
-    var isOutOfDescriptors = false
-    /// The listener is not watched for a tick: at the open-file limit with no spare to give up.
-    var isAcceptPaused = false
-    /// Called once when the last connection closes, while the server stops.
-    var onEmpty: (() -> Void)?
-
-    init(batch: WriteBatch) {
-        self.batch = batch
     }
 }

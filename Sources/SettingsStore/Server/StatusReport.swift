@@ -14,9 +14,9 @@ enum StatusReport {
             "bytes": .integer(Int64(usage.bytes)), "sequence": .integer(sequence),
             "database": settings.path.map { .string($0) } ?? .null,
             "version": .string(SettingsdVersion.current), "digest": .string(settings.digest),
-            "peers": .array(settings.peers.map { json(of: $0, localSequence: sequence) }),
-            "links": .array(settings.links.map(json(of:))),
-            "hubs": .array(settings.hubs.map(json(of:))),
+            "peers": .array((server?.replicator.peers ?? []).map { json(of: $0, localSequence: sequence) }),
+            "links": .array((server?.replicator.links ?? []).map(json(of:))),
+            "hubs": .array((server?.replicator.hubs ?? []).map(json(of:))),
             "clients": .integer(0), "watches": .integer(0),
             "historyRecords": .integer(Int64(settings.historyCount)),
         ]

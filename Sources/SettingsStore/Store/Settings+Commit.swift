@@ -24,12 +24,15 @@ struct Commit {
     var actors: [ChangeActor?] = []
     /// How the history names the reason (a `ChangeReason`, or `revert`).
     var historyReason: String? = nil
+    /// New schemas, defaults and locks, replacing the store's (announced with reason `system`).
+    var policy: SettingsPolicy? = nil
 }
 
 extension Settings {
-    /// The one path by which changes enter the store, for local writes, imports, resets and
-    /// replicas alike: persist atomically, then update memory, then queue the announcement
-    /// (delivered by the caller once the writer lock is released, so observers may write).
+    /// The one path by which changes enter the store, for local writes, imports, resets, policy
+    /// changes and replicas alike: persist atomically, then update memory, then queue the
+    /// announcements and the commit notice (delivered by the caller once the writer lock is
+    /// released, so observers may write, and nothing runs under the lock but this work).
     ///
     /// Call it under the writer lock, with entries the limits already admitted.
     func commit(_ commit: Commit, writer: inout SettingsWriter) throws(SettingsError) -> [SettingEntry] {
@@ -37,16 +40,29 @@ extension Settings {
             records in
             historyRecords(of: records, commit: commit)
         }
-        cache.withLock { $0.apply(records) }
+        finish(commit, records: records, writer: writer)
+        return records
+    }
+
+    /// The part of a commit after its entries are durable (a policy change has none): memory,
+    /// then the outbox. It cannot fail, so nothing durable is ever left unannounced.
+    func finish(_ commit: Commit, records: [SettingEntry], writer: borrowing SettingsWriter) {
+        var systemChanges: [SettingsChange.KeyChange] = []
+        var scopesChanged = false
+        cache.withLock { cache in
+            if let policy = commit.policy {
+                (systemChanges, scopesChanged) = cache.replacePolicy(with: policy, replica: commit.origin)
+            }
+            cache.apply(records)
+        }
         let announced =
             commit.unannounced.isEmpty ? records : records.filter { !commit.unannounced.contains($0.key) }
         if !announced.isEmpty {
             let changes = announced.map(SettingsChange.KeyChange.init)
             observers.enqueue(SettingsChange(reason: commit.reason, origin: commit.origin, changes: changes))
         }
-        if announced.count < records.count {
-            // Unannounced changes still have to travel: wake the sync sessions.
-            peerRegistry.nudgeSessions()
+        if !systemChanges.isEmpty {
+            observers.enqueue(SettingsChange(reason: .system, origin: commit.origin, changes: systemChanges))
         }
         if !commit.refused.isEmpty {
             observers.enqueue(
@@ -57,7 +73,14 @@ extension Settings {
                 SettingsChange(reason: .schemaViolation, origin: commit.origin, changes: commit.schemaRefused)
             )
         }
-        return records
+        // Replication hears of every commit, announced or not (a locked key's change still travels).
+        if commit.policy != nil {
+            if scopesChanged || !systemChanges.isEmpty {
+                observers.enqueue(CommitNotice(kind: .policy, sequence: writer.lastSequence))
+            }
+        } else if !records.isEmpty || commit.cursor != nil {
+            observers.enqueue(CommitNotice(kind: .entries, sequence: writer.lastSequence))
+        }
     }
 
     /// The history records of `records` (stored, not yet applied to the cache): one per change,

@@ -13,7 +13,8 @@ extension Settings {
     /// forked (its file was restored from a backup, or copied and opened elsewhere): under the new
     /// id every peer sends it everything and receives everything from it, so what either side
     /// wrote since the fork reaches the other. Entries keep the versions they were written with.
-    /// Every sync session is closed; links reconnect under the new id.
+    /// Replication hears of it as a commit notice (`identity`): its sessions close and its links
+    /// reconnect under the new id.
     ///
     /// - Parameter ifStill: Only rename if the id is still this one (another session may have
     ///   renamed the replica already).
@@ -28,9 +29,10 @@ extension Settings {
             try backend.adopt(id, lineage: lineage)
             writer.lineage = lineage
             identity.withLock { $0 = id }
+            observers.enqueue(CommitNotice(kind: .identity, sequence: writer.lastSequence))
             return id
         }
-        if renamed != nil { peerRegistry.closeAllSessions() }
+        observers.deliverPending()
         return renamed
     }
 }

@@ -42,40 +42,10 @@ extension Settings {
     /// Replaces the schemas, system defaults and locks (after the administrator changed them),
     /// and announces every key whose effective value changed, with reason `system`.
     public func apply(_ policy: SettingsPolicy) {
-        writer.withLock { _ in
-            let changes = cache.withLock { cache -> [SettingsChange.KeyChange] in
-                let old = cache.policy
-                var keys = Set(old.systemDefaults.keys).union(policy.systemDefaults.keys)
-                for rule in old.schema.rules + policy.schema.rules where !rule.isPattern {
-                    keys.insert(rule.key)
-                }
-                let locks = old.locks + policy.locks
-                if !locks.isEmpty {
-                    for key in cache.entries.keys where locks.contains(where: { $0.covers(key) }) {
-                        keys.insert(key)
-                    }
-                    keys.formUnion(locks.map(\.key).filter { !$0.hasSuffix(".") })
-                }
-                let before = keys.map { ($0, cache.value(forKey: $0)) }
-                let scopesChanged =
-                    old.schema.rules.filter { $0.scope == .local }
-                    != policy.schema.rules.filter { $0.scope == .local }
-                cache.policy = policy
-                if scopesChanged { cache.recomputeFingerprints() }
-                let replica = identity.withLock { $0 }
-                return before.compactMap { key, previous in
-                    let current = cache.value(forKey: key)
-                    guard current != previous else { return nil }
-                    let version =
-                        cache.entries[key]?.version ?? SettingVersion(timestamp: .zero, replica: replica)
-                    return SettingsChange.KeyChange(key: key, value: current, version: version)
-                }
-            }
-            guard !changes.isEmpty else { return }
-            observers.enqueue(
-                SettingsChange(
-                    reason: .system, origin: identity.withLock { $0 },
-                    changes: changes.sorted { $0.key < $1.key }))
+        writer.withLock { writer in
+            let change = Commit(
+                entries: [], reason: .system, origin: identity.withLock { $0 }, policy: policy)
+            finish(change, records: [], writer: writer)
         }
         observers.deliverPending()
     }

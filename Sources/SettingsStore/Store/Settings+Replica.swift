@@ -5,11 +5,6 @@
 #endif
 
 extension Settings {
-    /// The replicas this one syncs or has synced with during this run, with their progress.
-    public var peers: [PeerStatus] {
-        peerRegistry.all
-    }
-
     /// The current entries (tombstones included) with a local sequence number above `sequence`,
     /// in sequence order, at most `limit`: what a peer that has seen `sequence` still lacks.
     package func entries(after sequence: Int64, limit: Int = .max) -> [SettingEntry] {
@@ -30,9 +25,10 @@ extension Settings {
         }
     }
 
-    /// The links this store dials, with their health.
-    public var links: [LinkStatus] {
-        peerRegistry.links
+    /// Calls `handler` after every commit, announced or not, and after a change of policy or
+    /// identity: how replication learns what to send, outside the store's locks.
+    package func observeCommits(_ handler: @escaping @Sendable (CommitNotice) -> Void) -> SubscriptionToken {
+        observers.addCommitListener(handler)
     }
 
     /// The digest as a number, for anti-entropy.

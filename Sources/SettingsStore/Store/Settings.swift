@@ -32,7 +32,6 @@ public final class Settings: Sendable {
     let identity: Mutex<ReplicaID>
     let cache: Mutex<ReplicaCache>
     let observers = ObserverRegistry()
-    let peerRegistry = PeerRegistry()
 
     /// Opens the database at `path`, creating it and its folders if needed (a read-only
     /// configuration creates nothing and needs the file to exist).

@@ -4,9 +4,13 @@ import Synchronization
 
 @testable import SettingsStore
 
-/// Two replicas joined by an in-process connection: the real sync sessions, with frames passed
-/// through serial queues instead of a socket (and through JSON text, as on the wire).
+/// Two replicas joined by an in-process connection: the real sync sessions of each store's
+/// replicator, with frames passed through serial queues instead of a socket (and through JSON
+/// text, as on the wire). Work is always enqueued on a side's queue, never run inline, as the
+/// daemon's event loop does.
 final class InProcessLink: Sendable {
+    /// The replicators of the two sides, kept alive while the link is.
+    let replicators: (a: Replicator, b: Replicator)
     private let sessions: Mutex<(a: SyncSession?, b: SyncSession?)> = Mutex((nil, nil))
     private let queueA = DispatchQueue(label: "link.a")
     private let queueB = DispatchQueue(label: "link.b")
@@ -21,13 +25,14 @@ final class InProcessLink: Sendable {
     private let history = Mutex<[(frame: JSONValue, toB: Bool)]>([])
 
     init(_ a: Settings, _ b: Settings) {
-        let sessionA = SyncSession(
-            settings: a, address: "in-process", logger: nil,
+        replicators = (a.replicator, b.replicator)
+        let sessionA = replicators.a.makeSession(
+            address: "in-process",
             send: { [weak self] message in self?.deliver(message, toB: true) },
             execute: { [queueA] task in queueA.async(execute: task) },
             end: { [weak self] _ in self?.disconnectSoon() })
-        let sessionB = SyncSession(
-            settings: b, address: "in-process", logger: nil,
+        let sessionB = replicators.b.makeSession(
+            address: "in-process",
             send: { [weak self] message in self?.deliver(message, toB: false) },
             execute: { [queueB] task in queueB.async(execute: task) },
             end: { [weak self] _ in self?.disconnectSoon() })

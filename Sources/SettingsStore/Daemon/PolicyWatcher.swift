@@ -1,5 +1,4 @@
 import Dispatch
-import SettingsStore
 
 #if canImport(Glibc)
     import Glibc
@@ -46,21 +45,12 @@ final class PolicyWatcher: @unchecked Sendable {  // immutable; the source lives
         source?.cancel()
     }
 
-    /// The policy in the folders now.
-    static func load(schemaDirectories: [String], systemDirectory: String, isStrict: Bool)
-        throws(SettingsError)
-        -> SettingsPolicy
-    {
-        try SettingsPolicy.load(
-            schemaDirectories: schemaDirectories, systemDirectory: systemDirectory, isStrict: isStrict)
-    }
-
     /// Reads the folders again and applies what they say; a broken file keeps the policy in force
     /// and is logged.
     func reload(because reason: String) {
         queue.async { [self] in
             do throws(SettingsError) {
-                let policy = try Self.load(
+                let policy = try SettingsPolicy.load(
                     schemaDirectories: schemaDirectories, systemDirectory: systemDirectory, isStrict: isStrict
                 )
                 watchFolders()  // folders created since are watched from now on

@@ -6,9 +6,10 @@ import Synchronization
     import Foundation
 #endif
 
-/// The peers of one store as its sync sessions see them, read by `status`; the open sessions,
-/// so that a change of identity can close them all; and, per peer, which session sends, so that
-/// two connections to one peer (both sides dialling) never carry the same change twice.
+/// The peers of one replicator as its sync sessions see them, read by `status`; the open
+/// sessions, so that a commit can wake them and a change of identity close them all; the links it
+/// dials; and, per peer, which session sends, so that two connections to one peer (both sides
+/// dialling) never carry the same change twice.
 final class PeerRegistry: Sendable {
     /// How a session joined its peer.
     enum Attachment: Equatable {
@@ -28,7 +29,7 @@ final class PeerRegistry: Sendable {
 
     private struct Session {
         let close: @Sendable () -> Void
-        let nudge: @Sendable () -> Void
+        let nudge: @Sendable (CommitNotice.Kind) -> Void
     }
 
     private struct State {
@@ -36,7 +37,6 @@ final class PeerRegistry: Sendable {
         var senders: [ReplicaID: Senders] = [:]
         var sessions: [ObjectIdentifier: Session] = [:]
         var links: [String: LinkStatus] = [:]
-        var hubs: [String: HubStatus] = [:]
     }
 
     private let state = Mutex(State())
@@ -55,6 +55,11 @@ final class PeerRegistry: Sendable {
         state.withLock { Array($0.peers.values) }.sorted { $0.replica < $1.replica }
     }
 
+    /// What is known of `peer`, if it was seen during this run.
+    func status(of peer: ReplicaID) -> PeerStatus? {
+        state.withLock { $0.peers[peer] }
+    }
+
     /// The peers with an open connection now.
     var connected: [ReplicaID] {
         state.withLock { $0.peers.values.filter(\.isConnected).map(\.replica) }.sorted()
@@ -67,7 +72,7 @@ final class PeerRegistry: Sendable {
     func attach(
         session: ObjectIdentifier, to peer: ReplicaID, incarnation: UUID?, address: String,
         close: @escaping @Sendable () -> Void, promote: @escaping @Sendable () -> Void,
-        nudge: @escaping @Sendable () -> Void
+        nudge: @escaping @Sendable (CommitNotice.Kind) -> Void
     ) -> Attachment {
         let attachment = state.withLock { state -> Attachment in
             var senders = state.senders[peer] ?? Senders()
@@ -94,9 +99,10 @@ final class PeerRegistry: Sendable {
         return attachment
     }
 
-    /// Wakes every session (a change of peers, or a change the store did not announce).
-    func nudgeSessions() {
-        for session in state.withLock({ Array($0.sessions.values) }) { session.nudge() }
+    /// Wakes every session: a commit (`kind` says what it changed), or a change of peers
+    /// (`.entries`: nothing but a look at what to send).
+    func nudgeSessions(_ kind: CommitNotice.Kind = .entries) {
+        for session in state.withLock({ Array($0.sessions.values) }) { session.nudge(kind) }
     }
 
     /// Removes a closed session; a standby to the same peer takes over sending.
@@ -138,55 +144,8 @@ final class PeerRegistry: Sendable {
         _ = state.withLock { $0.links.removeValue(forKey: address) }
     }
 
-    /// Changes what is known of the hub link to `url`.
-    func updateHub(_ url: String, _ change: (inout HubStatus) -> Void) {
-        state.withLock { state in
-            var status = state.hubs[url] ?? HubStatus(address: PostgresConnectionString.redacted(url))
-            change(&status)
-            state.hubs[url] = status
-        }
-    }
-
-    /// Forgets a stopped hub link.
-    func removeHub(_ url: String) {
-        _ = state.withLock { $0.hubs.removeValue(forKey: url) }
-    }
-
-    /// The hub links, by address.
-    var hubs: [HubStatus] {
-        state.withLock { Array($0.hubs.values) }.sorted { $0.address < $1.address }
-    }
-
     /// The links this store dials, by address.
     var links: [LinkStatus] {
         state.withLock { Array($0.links.values) }.sorted { $0.address < $1.address }
-    }
-}
-
-/// The health of a link this replica dials (`Settings.sync(with:)`, `settingsd run --peer`).
-public struct LinkStatus: Sendable, Equatable {
-    /// Where a link stands.
-    public enum State: String, Sendable {
-        /// Dialling, or waiting to dial again.
-        case connecting
-        /// Connected, waiting for the peer's hello answer.
-        case handshaking
-        /// Syncing.
-        case syncing
-    }
-
-    /// The socket dialled.
-    public let address: String
-    /// Where the link stands.
-    public var state: State = .connecting
-    /// The peer's replica id, once it answered.
-    public var peer: ReplicaID?
-    /// Why the last attempt failed, if it did.
-    public var lastError: String?
-    /// Attempts that failed in a row.
-    public var failures = 0
-
-    init(address: String) {
-        self.address = address
     }
 }

@@ -1,0 +1,149 @@
+import Dispatch
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A whole settings daemon: the store, its replicator, the server on the socket, the schema and
+/// system folders watched for changes, links to peers and a hub, and the housekeeping timers.
+/// `settingsd run` parses its arguments into a `DaemonConfiguration` and runs one; an app that
+/// embeds a daemon gets everything `run` does.
+///
+/// ```swift
+/// let daemon = try SettingsDaemon(configuration: DaemonConfiguration())
+/// try daemon.start()          // serving; peers and the hub sync in the background
+/// try daemon.settings.set("dark", forKey: "ui.theme")
+/// daemon.stop()               // links stop, clients finish, the store closes
+/// ```
+public final class SettingsDaemon: Sendable {
+    private struct Running {
+        var links: [ReplicaLink]
+        var hub: HubLink?
+        var housekeeping: Housekeeping
+        var policy: PolicyWatcher
+    }
+
+    /// What the daemon serves and how.
+    public let configuration: DaemonConfiguration
+    /// The store it serves.
+    public let settings: Settings
+    /// Its replication: sessions with replicas that connect, links it dials, their status.
+    public let replicator: Replicator
+    /// The server on the socket.
+    public let server: SettingsServer
+    private let running = Mutex<Running?>(nil)
+
+    /// Opens the store (reading the schema and system folders first) and prepares the server;
+    /// nothing listens until `start()`.
+    ///
+    /// - Throws: `databaseInUse` when a daemon answers on the socket or another store holds the
+    ///   database, a policy error naming the file, or what opening the store throws. The socket is
+    ///   checked before the database is opened, so a daemon that cannot start creates no file.
+    public init(configuration: DaemonConfiguration) throws(SettingsError) {
+        try SettingsServer.checkAvailable(socketPath: configuration.server.socketPath)
+        var store = configuration.store
+        store.policy = try SettingsPolicy.load(
+            schemaDirectories: configuration.schemaDirectories,
+            systemDirectory: configuration.systemDirectory, isStrict: configuration.isStrict)
+        let settings = try Self.open(configuration.databasePath, configuration: store)
+        self.configuration = configuration
+        self.settings = settings
+        self.replicator = Replicator(settings: settings, logger: configuration.logger)
+        self.server = try SettingsServer(replicator: replicator, configuration: configuration.server)
+    }
+
+    /// Stops everything still running: a released daemon never keeps serving.
+    deinit {
+        stop()
+    }
+
+    /// Starts serving on the socket, watching the policy folders, dialling the peers and the hub,
+    /// and the housekeeping timers.
+    ///
+    /// - Throws: What `SettingsServer.start()` throws, or `invalidValue` for a hub URL that
+    ///   cannot be parsed; nothing is left running then.
+    public func start() throws(SettingsError) {
+        let hub = try configuration.hub.map { hub throws(SettingsError) in try replicator.sync(withHub: hub) }
+        do throws(SettingsError) {
+            try server.start()
+        } catch {
+            hub?.stop()
+            throw error
+        }
+        let policy = PolicyWatcher(
+            schemaDirectories: configuration.schemaDirectories,
+            systemDirectory: configuration.systemDirectory, isStrict: configuration.isStrict,
+            settings: settings, logger: configuration.logger)
+        let links = configuration.peers.map { replicator.sync(with: $0) }
+        running.withLock {
+            $0 = Running(
+                links: links, hub: hub,
+                housekeeping: Housekeeping(settings: settings, logger: configuration.logger),
+                policy: policy)
+        }
+    }
+
+    /// Reads the schema and system folders again and applies them (what SIGHUP does); a broken
+    /// file keeps the rules in force and is logged.
+    public func reloadPolicy(because reason: String) {
+        running.withLock { $0?.policy }?.reload(because: reason)
+    }
+
+    /// Stops the links, lets the server's clients finish, and closes the store. Calling it again
+    /// does nothing.
+    public func stop() {
+        let stopping = running.withLock { state in
+            defer { state = nil }
+            return state
+        }
+        guard let running = stopping else { return }
+        for link in running.links { link.stop() }
+        running.hub?.stop()
+        server.stop()
+        settings.close()
+    }
+
+    /// Runs the daemon as a process's main job: SIGINT and SIGTERM stop it and exit the process
+    /// with status 0, SIGHUP reloads the policy; `ready` runs once it serves. Never returns.
+    ///
+    /// Call it before starting other threads: it blocks the three signals in the calling thread
+    /// and those started after it, so that only its handlers receive them.
+    public func run(ready: () -> Void = {}) throws(SettingsError) -> Never {
+        // A closed stderr pipe (`settingsd run 2>&1 | head`) must fail a write, not kill the daemon.
+        signal(SIGPIPE, SIG_IGN)
+        SignalHandlers.blockDelivery()
+        let logger = configuration.logger
+        // Handlers go in before the socket exists: a SIGTERM sent as soon as a client can connect
+        // must already stop the daemon cleanly.
+        let signals = SignalHandlers.install { [self] signal in
+            guard signal != SIGHUP else {
+                reloadPolicy(because: "SIGHUP")
+                return
+            }
+            logger.log(.info, "received \(signal == SIGTERM ? "SIGTERM" : "SIGINT"), stopping")
+            stop()
+            exit(0)
+        }
+        try start()
+        ready()
+        // Not `dispatchMain()`: it ends the main thread, and libdispatch's exit path then opens an
+        // eventfd for the main queue, which aborts the process (SIGILL) when clients have taken
+        // every descriptor by then (`ulimit -n`); nothing in the daemon uses the main queue.
+        withExtendedLifetime(signals) { () -> Never in
+            while true { pause() }
+        }
+    }
+
+    private static func open(_ database: String, configuration: SettingsConfiguration) throws(SettingsError)
+        -> Settings
+    {
+        do throws(SettingsError) {
+            return try Settings(path: database, configuration: configuration)
+        } catch {
+            guard error.code == .databaseInUse else { throw error }
+            throw SettingsError(
+                .databaseInUse, "\(error.message); is another settingsd running on it?", path: database)
+        }
+    }
+}

@@ -1,0 +1,237 @@
+import Dispatch
+import Synchronization
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The engine behind a `HubLink`: one thread that connects, pulls, pushes and waits, until
+/// stopped. The replicator wakes it after every commit (`nudge()`); its handle stops it when
+/// released.
+final class HubConnector: Sendable {
+    private struct State {
+        var isStopped = false
+        var status: HubStatus
+        /// Local sequence numbers taken by entries that came from the hub: never pushed back.
+        var fromHub: [ClosedRange<Int64>] = []
+        /// The last failure logged at warning, so a retry loop logs it once.
+        var loggedError: String?
+    }
+
+    /// How long the link waits for a notification before catching up anyway, in seconds.
+    static let safetyNetInterval = 30.0
+
+    /// Where the link syncs.
+    let configuration: HubConfiguration
+    private let settings: Settings
+    private let logger: SettingsLogger?
+    private let state: Mutex<State>
+    private let wake: WakePipe
+    private let finished = DispatchSemaphore(value: 0)
+
+    init(settings: Settings, configuration: HubConfiguration, logger: SettingsLogger?) throws(SettingsError) {
+        if let problem = PostgresConnectionString.check(configuration.url) {
+            throw SettingsError(.invalidValue, "the hub URL cannot be parsed: \(problem)")
+        }
+        self.settings = settings
+        self.configuration = configuration
+        self.logger = logger
+        self.wake = try WakePipe()
+        let address = PostgresConnectionString.redacted(configuration.url)
+        state = Mutex(State(status: HubStatus(address: address, namespace: configuration.namespace)))
+    }
+
+    /// The link's state now.
+    var status: HubStatus {
+        let sequence = settings.sequence
+        return state.withLock { state in
+            var status = state.status
+            let fromHub = state.fromHub.reduce(Int64(0)) { total, range in
+                total
+                    + Int64(
+                        range.clamped(
+                            to: (status.pushedThrough + 1)...max(sequence, status.pushedThrough + 1)
+                        ).count)
+            }
+            status.pendingUp = max(0, sequence - status.pushedThrough - fromHub)
+            return status
+        }
+    }
+
+    /// Stops syncing and closes the connection (waiting up to five seconds for a statement in
+    /// flight).
+    func stop() {
+        let wasRunning = state.withLock { state -> Bool in
+            defer { state.isStopped = true }
+            return !state.isStopped
+        }
+        guard wasRunning else { return }
+        wake.signal()
+        _ = finished.wait(timeout: .now() + 5)
+    }
+
+    /// Whether `stop()` was called.
+    var isStopped: Bool { state.withLock { $0.isStopped } }
+
+    func start() throws(SettingsError) {
+        try DetachedThread.start("hub link") { [self] in run() }
+    }
+
+    /// The store committed something: push it soon.
+    func nudge() {
+        wake.signal()
+    }
+
+    private func run() {
+        defer { finished.signal() }
+        var backoff = Backoff()
+        while !isStopped {
+            do throws(SettingsError) {
+                let connection = try PostgresConnection(conninfo: configuration.url, defaults: Self.defaults)
+                try session(on: connection) { backoff.reset() }
+            } catch {
+                failed(error)
+                if error.code == .replicaForked { backoff.retryAtOnce() }
+                wake.wait(seconds: backoff.next())
+            }
+        }
+        update { $0.isConnected = false }
+    }
+
+    /// libpq options the link sets unless the URL does: a bounded connect and a dead peer
+    /// noticed within 30 seconds, so a hub failing over is retried instead of waited on.
+    private static let defaults = [
+        "connect_timeout": "10", "application_name": "settingsd", "keepalives": "1",
+        "keepalives_idle": "10", "tcp_user_timeout": "30000",
+    ]
+
+    /// One connection's life: check the schema, meet the namespace, then sync until stopped.
+    private func session(on connection: PostgresConnection, connected: () -> Void) throws(SettingsError) {
+        try HubSchema.check(connection)
+        let hub = try HubNamespace(connection: connection, namespace: configuration.namespace)
+        let localID = settings.replicaID
+        var pushed = try hub.pushedSequence(of: localID)
+        guard pushed <= settings.sequence else {
+            // The hub has more from this replica than it holds: a restored or copied file.
+            logger?.log(
+                .warning,
+                "the hub has changes \(pushed) from this replica, which is at \(settings.sequence): restored from a backup or copied; taking a new replica id"
+            )
+            try settings.takeNewIdentity(ifStill: localID)
+            throw SettingsError(.replicaForked, "this replica took a new id after a fork; reconnecting")
+        }
+        var cursor = settings.receivedSequence(from: hub.peerID)
+        let initialTarget = cursor == nil ? try hub.lastSequence() : nil
+        var isFirstRound = true
+        while !isStopped {
+            guard settings.replicaID == localID else {
+                throw SettingsError(.connectionLost, "this replica took a new id; reconnecting")
+            }
+            cursor = try pullAll(from: hub, after: cursor, as: localID, initialTarget: initialTarget)
+            (pushed, cursor) = try pushAll(to: hub, after: pushed, as: localID, cursor: cursor)
+            let behind = try hub.lastSequence() - (cursor ?? 0)
+            update { status in
+                status.isConnected = true
+                status.namespace = hub.name
+                status.lastError = nil
+                status.lastContactMilliseconds = settings.configuration.clock()
+                status.pushedThrough = pushed
+                status.pendingDown = max(0, behind)
+            }
+            if isFirstRound {
+                // Connected and through one round both ways: only now is a failure over.
+                isFirstRound = false
+                connected()
+                let recovered = state.withLock { state -> Bool in
+                    defer { state.loggedError = nil }
+                    return state.loggedError != nil
+                }
+                logger?.log(
+                    recovered ? .warning : .info,
+                    "syncing with the hub \(connection.displayName), namespace \(hub.name)\(recovered ? " again" : "")"
+                )
+            }
+            // Notifications that arrived during the statements above wait in libpq, not on the
+            // socket: look there first, or the next change would wait for the safety net.
+            guard try connection.notifications().isEmpty else { continue }
+            if wake.wait(for: connection.socket, seconds: Self.safetyNetInterval) {
+                _ = try connection.notifications()
+            }
+        }
+    }
+
+    /// Applies what the hub has after `cursor`, batch by batch; returns the new cursor.
+    private func pullAll(
+        from hub: HubNamespace, after cursor: Int64?, as replica: ReplicaID, initialTarget: Int64?
+    )
+        throws(SettingsError) -> Int64?
+    {
+        var cursor = cursor
+        while true {
+            let batch = try hub.pull(after: cursor ?? 0, for: replica)
+            guard batch.through > (cursor ?? 0) else { return cursor }
+            if batch.unreadable > 0 {
+                logger?.log(.warning, "skipped \(batch.unreadable) hub entries this build cannot read")
+            }
+            let isInitial = initialTarget.map { batch.through <= $0 && $0 > 0 } ?? false
+            let outcome = try settings.applyRemote(
+                batch.entries, from: hub.peerID, through: batch.through,
+                reason: isInitial ? .initialSync : .replica)
+            if let sequences = outcome.sequences { state.withLock { $0.fromHub.append(sequences) } }
+            cursor = batch.through
+            update { $0.lastContactMilliseconds = settings.configuration.clock() }
+        }
+    }
+
+    /// Pushes the local entries after `pushed` that did not come from the hub; returns the new
+    /// pushed position, and the hub cursor: when a push's hub sequence numbers follow the cursor
+    /// directly, nobody else wrote in between and the cursor moves past them without a pull.
+    private func pushAll(to hub: HubNamespace, after pushed: Int64, as replica: ReplicaID, cursor: Int64?)
+        throws(SettingsError) -> (pushed: Int64, cursor: Int64?)
+    {
+        var pushed = pushed
+        var cursor = cursor
+        while true {
+            let candidates = settings.entries(after: pushed, limit: HubNamespace.batchEntries)
+            guard let last = candidates.last else { return (pushed, cursor) }
+            let fromHub = state.withLock { $0.fromHub }
+            let policy = settings.policy
+            let needed = candidates.filter { entry in
+                !fromHub.contains { $0.contains(entry.sequence) }
+                    && (policy.isEmpty || !policy.isLocal(entry.key))
+                    && (entry.value?.nestingDepth ?? 0) <= SettingValue.maximumNestingDepth
+            }
+            let numbers = try hub.push(needed, from: replica, through: last.sequence)
+            if let numbers, numbers.lowerBound == (cursor ?? 0) + 1 {
+                // Persisted like any cursor, in the store's own commit.
+                try settings.applyRemote([], from: hub.peerID, through: numbers.upperBound, reason: .replica)
+                cursor = numbers.upperBound
+            }
+            pushed = last.sequence
+            state.withLock { state in
+                state.fromHub.removeAll { $0.upperBound <= pushed }
+                state.status.pushedThrough = pushed
+            }
+        }
+    }
+
+    private func failed(_ error: SettingsError) {
+        let isNew = state.withLock { state -> Bool in
+            state.status.isConnected = false
+            state.status.lastError = error.message
+            defer { state.loggedError = error.message }
+            return state.loggedError != error.message
+        }
+        logger?.log(isNew ? .warning : .debug, "hub link: \(error.message); retrying with backoff")
+    }
+
+    private func update(_ change: (inout HubStatus) -> Void) {
+        state.withLock { change(&$0.status) }
+    }
+}

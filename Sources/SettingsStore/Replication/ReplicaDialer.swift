@@ -1,0 +1,221 @@
+import Dispatch
+import Synchronization
+
+/// The engine behind a `ReplicaLink`: dials the socket, runs one `SyncSession` per connection,
+/// and reconnects with backoff until stopped. Its handle stops it when released; the connection's
+/// callbacks hold it weakly, so nothing but the handle keeps it running.
+final class ReplicaDialer: Sendable {
+    private struct State {
+        var isStopped = false
+        var connection: SocketConnection?
+        var session: SyncSession?
+        /// Set under the lock once the peer answered the hello; `session.peer` itself belongs to
+        /// the connection's queue and is never read from here.
+        var isSynced = false
+        var backoff = Backoff()
+        /// The last failure logged at warning, so a retry loop logs it once.
+        var loggedError: String?
+    }
+
+    /// How long the peer has to answer the hello.
+    let handshakeTimeout: Double
+    /// The socket this link dials.
+    let socketPath: String
+    private let settings: Settings
+    private let registry: PeerRegistry
+    private let logger: SettingsLogger?
+    private let state = Mutex(State())
+    private let queue = DispatchQueue(label: "settingsd.replica-link")
+
+    init(
+        settings: Settings, registry: PeerRegistry, socketPath: String, logger: SettingsLogger?,
+        handshakeTimeout: Double
+    ) {
+        self.settings = settings
+        self.registry = registry
+        self.socketPath = socketPath
+        self.logger = logger
+        self.handshakeTimeout = handshakeTimeout
+    }
+
+    /// Whether a sync session is up now.
+    var isConnected: Bool {
+        state.withLock { $0.isSynced && $0.connection != nil }
+    }
+
+    /// Closes the connection and stops reconnecting.
+    func stop() {
+        let connection = state.withLock { state -> SocketConnection? in
+            state.isStopped = true
+            defer { state.connection = nil }
+            return state.connection
+        }
+        registry.removeLink(socketPath)
+        connection?.queue.async { connection?.close() }
+    }
+
+    func start() {
+        registry.updateLink(socketPath) { $0.state = .connecting }
+        queue.async { [weak self] in self?.attempt() }
+    }
+
+    private func attempt() {
+        guard !state.withLock({ $0.isStopped }) else { return }
+        registry.updateLink(socketPath) { $0.state = .connecting }
+        let fd: Int32
+        do throws(SettingsError) {
+            fd = try UnixSocket.connect(path: socketPath)
+        } catch {
+            retryLater(error)
+            return
+        }
+        let connection = SocketConnection(
+            fd: fd, label: "settingsd.replica", maximumFrameBytes: SyncSession.maximumFrameBytes,
+            outboundLimit: 64 << 20)
+        let session = SyncSession(
+            settings: settings, registry: registry, address: socketPath, logger: logger,
+            send: { [weak connection] in connection?.send($0) },
+            execute: { [connection] task in connection.queue.async(execute: task) },
+            end: { [weak connection] error in
+                guard let connection else { return }
+                connection.queue.async { connection.fail(error) }
+            })
+        // Frames are parsed on a queue of their own, in order, and applied on the connection's:
+        // while one batch is applied, the next is already being decoded.
+        let decoder = LinkDecoder()
+        connection.onFrame = { [weak self, weak connection] frame in
+            guard let connection else { return }
+            decoder.decode(frame) { [weak self] decoded in
+                connection.queue.async { [weak self] in
+                    guard let self, !connection.isClosed else { return }
+                    do throws(SettingsError) {
+                        switch try decoded.get() {
+                        case .answer(let answer): try handshake(session, answer: answer)
+                        case .message(let message): try session.receive(message)
+                        }
+                    } catch {
+                        connection.fail(error)
+                    }
+                }
+            }
+        }
+        connection.onClose = { [weak self] error in
+            session.close()
+            guard let self else { return }
+            state.withLock { state in
+                state.connection = nil
+                state.session = nil
+                state.isSynced = false
+            }
+            retryLater(
+                error
+                    ?? SettingsError(.connectionLost, "the replica at '\(socketPath)' closed the connection"))
+        }
+        let stopped = state.withLock { state -> Bool in
+            guard !state.isStopped else { return true }
+            state.connection = connection
+            state.session = session
+            return false
+        }
+        guard !stopped else {
+            connection.close()
+            return
+        }
+        registry.updateLink(socketPath) { $0.state = .handshaking }
+        connection.start()
+        connection.queue.async { connection.send(session.hello()) }
+        // A peer that accepts and never answers (a wedged process, not a settingsd) fails the attempt.
+        let timeout = SettingsError(
+            .timeout, "the replica at '\(socketPath)' did not answer the hello in \(handshakeTimeout) s")
+        connection.queue.asyncAfter(deadline: .now() + handshakeTimeout) { [weak connection] in
+            // Still no peer: the answer never came (the session belongs to this queue).
+            guard session.peer == nil else { return }
+            connection?.fail(timeout)
+        }
+    }
+
+    /// Reads the hello answer; a refusal saying this replica forked makes it take a new id and
+    /// reconnect at once.
+    private func handshake(_ session: SyncSession, answer: WireMessage.Incoming) throws(SettingsError) {
+        if case .response(_, .failure(let error)) = answer, error.code == .replicaForked {
+            logger?.log(.warning, "the replica at \(socketPath) found this replica forked: \(error.message)")
+            if let id = try settings.takeNewIdentity(ifStill: session.localID) {
+                logger?.log(
+                    .warning, "this replica is now \(id); every peer resyncs with it, nothing is lost")
+            }
+            state.withLock { $0.backoff.retryAtOnce() }
+            throw error
+        }
+        try session.accept(response: answer)
+        let peer = session.peer
+        let recovered = state.withLock { state -> Bool in
+            state.backoff.reset()
+            state.isSynced = true
+            defer { state.loggedError = nil }
+            return state.loggedError != nil
+        }
+        registry.updateLink(socketPath) { status in
+            status.state = .syncing
+            status.peer = peer
+            status.failures = 0
+            status.lastError = nil
+        }
+        logger?.log(
+            recovered ? .warning : .info,
+            "syncing with \(peer?.description ?? "?") at \(socketPath)\(recovered ? " again" : "")")
+    }
+
+    private func retryLater(_ error: SettingsError) {
+        let retry = state.withLock { state -> (delay: Double, isNew: Bool)? in
+            guard !state.isStopped else { return nil }
+            let isNew = state.loggedError != error.message && error.code != .connectionLost
+            if isNew { state.loggedError = error.message }
+            return (state.backoff.next(), isNew)
+        }
+        guard let retry else { return }
+        registry.updateLink(socketPath) { status in
+            status.state = .connecting
+            status.failures += 1
+            status.lastError = error.message
+        }
+        logger?.log(
+            retry.isNew ? .warning : .debug,
+            "replica link to \(socketPath): \(error.message); retrying with backoff (now \(retry.delay) s)")
+        queue.asyncAfter(deadline: .now() + retry.delay) { [weak self] in self?.attempt() }
+    }
+}
+
+/// Decodes a link's frames, in order, on a queue of its own: the first is the answer to this
+/// side's hello, the rest replication messages.
+///
+/// Unchecked Sendable: `saidHello` is touched only on `queue`.
+private final class LinkDecoder: @unchecked Sendable {  // state on its queue only
+    private let queue = DispatchQueue(label: "settingsd.replica-decoder")
+    private var saidHello = false
+
+    /// Decodes `frame` after the frames before it and hands the outcome to `deliver`.
+    func decode(
+        _ frame: ArraySlice<UInt8>,
+        then deliver: @escaping @Sendable (Result<LinkFrame, SettingsError>) -> Void
+    ) {
+        queue.async { [self] in
+            deliver(
+                Result { () throws(SettingsError) -> LinkFrame in
+                    let json = try JSONValue.parse(frame)
+                    guard saidHello else {
+                        saidHello = true
+                        return .answer(try WireMessage.decode(json))
+                    }
+                    return .message(try ReplicationMessage(json: json))
+                })
+        }
+    }
+}
+
+/// A frame from the peer, decoded off the connection's queue.
+private enum LinkFrame {
+    /// The answer to this side's hello.
+    case answer(WireMessage.Incoming)
+    /// Everything after it.
+    case message(ReplicationMessage)
+}

@@ -1,0 +1,78 @@
+import Foundation
+import Testing
+
+@testable import SettingsStore
+
+extension Reliability {
+    /// Every administrator feature that meets sync, between two real daemons: what one daemon's
+    /// administrator decides must neither crash nor mislead the other, and the other's values must
+    /// still travel.
+    @Suite("Administrator features between two syncing daemons")
+    struct AdministeredSyncTests {
+        let directory = TemporaryDirectory()
+
+        /// A pair: `a` administered by `system` (and `schemas`), `b` dialling it.
+        private func pair(
+            _ system: SystemFolder, schemas: String? = nil, strict: Bool = false
+        ) throws -> (a: DaemonProcess, b: DaemonProcess) {
+            var administered = ["--system-dir", system.path]
+            if let schemas { administered += ["--schemas", schemas] }
+            if strict { administered.append("--strict-schemas") }
+            let a = try DaemonProcess(
+                directory, database: directory.file("a.sqlite"), arguments: administered)
+            let b = try DaemonProcess(
+                directory, database: directory.file("b.sqlite"),
+                arguments: ["--peer", a.socket] + (schemas.map { ["--schemas", $0] } ?? []))
+            return (a, b)
+        }
+
+        @Test(
+            "a locked key written on the peer is kept for others and changes nothing here; the daemon lives")
+        func lockedKeyFromPeer() async throws {
+            let system = try SystemFolder(
+                directory, defaults: ["10.json": #"{"ui.theme": "light"}"#], locks: ["x": "ui.theme\n"])
+            let (a, b) = try pair(system)
+            #expect(b.cli("set", "other", "x").status == 0)
+            #expect(b.cli("sync", "--wait", "--timeout", "10").status == 0)
+            #expect(b.cli("set", "ui.theme", "dark").status == 0)
+            #expect(b.cli("set", "after", "1").status == 0)
+            try await waitUntil(timeout: 20) { a.cli("get", "after").output == "1\n" }
+            #expect(a.cli("get", "ui.theme").output == "light\n")
+            #expect(b.cli("get", "ui.theme").output == "dark\n")
+            #expect(a.cli("sync", "--wait", "--timeout", "10").status == 0)
+            #expect(try a.status().peers.allSatisfy(\.isConnected))
+        }
+
+        @Test("a system default on one daemon is not a value: it is never sent to the other")
+        func systemDefaultStaysHome() async throws {
+            let system = try SystemFolder(directory, defaults: ["10.json": #"{"ui.theme": "dark"}"#])
+            let (a, b) = try pair(system)
+            #expect(a.cli("get", "ui.theme").output == "dark\n")
+            #expect(a.cli("set", "marker", "1").status == 0)
+            try await waitUntil(timeout: 20) { b.cli("get", "marker").output == "1\n" }
+            #expect(b.cli("get", "ui.theme").status == 1)
+            #expect(b.cli("set", "ui.theme", "light").status == 0)
+            try await waitUntil(timeout: 20) { a.cli("get", "ui.theme").output == "light\n" }
+        }
+
+        @Test("local-scope keys stay on their daemon and both still agree")
+        func localScopeStaysHome() async throws {
+            let (a, b) = try pair(try SystemFolder(directory), schemas: exampleSchemaDirectory)
+            #expect(a.cli("set", "window.width", "800").status == 0)
+            #expect(a.cli("set", "ui.theme", "dark").status == 0)
+            try await waitUntil(timeout: 20) { b.cli("get", "ui.theme").output == "dark\n" }
+            #expect(b.cli("get", "window.width").status == 1)
+            #expect(a.cli("sync", "--wait", "--timeout", "10").status == 0)
+        }
+
+        @Test("strict schemas on one daemon refuse undeclared keys from the peer without dropping the link")
+        func strictSchemasAgainstPeer() async throws {
+            let (a, b) = try pair(try SystemFolder(directory), schemas: exampleSchemaDirectory, strict: true)
+            #expect(b.cli("set", "undeclared.key", "1").status == 0)
+            #expect(b.cli("set", "ui.theme", "dark").status == 0)
+            try await waitUntil(timeout: 20) { a.cli("get", "ui.theme").output == "dark\n" }
+            #expect(a.cli("get", "undeclared.key").status == 1)
+            #expect(try a.status().peers.allSatisfy(\.isConnected))
+        }
+    }
+}
