@@ -127,9 +127,10 @@ final class ReplicaDialer: Sendable {
         // A peer that accepts and never answers (a wedged process, not a settingsd) fails the attempt.
         let timeout = SettingsError(
             .timeout, "the replica at '\(socketPath)' did not answer the hello in \(handshakeTimeout) s")
-        connection.queue.asyncAfter(deadline: .now() + handshakeTimeout) { [weak connection] in
-            // Still no peer: the answer never came (the session belongs to this queue).
-            guard session.peer == nil else { return }
+        connection.queue.asyncAfter(deadline: .now() + handshakeTimeout) { [weak connection, weak session] in
+            // Still no peer: the answer never came (the session belongs to this queue). Held
+            // weakly: a link released meanwhile must not keep its store alive until then.
+            guard let session, session.peer == nil else { return }
             connection?.fail(timeout)
         }
     }
