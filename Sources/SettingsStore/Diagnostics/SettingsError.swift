@@ -137,15 +137,6 @@ public struct SettingsError: Error, Sendable, Equatable, CustomStringConvertible
 }
 
 extension SettingsError {
-    static func typeMismatch(key: String?, stored: SettingValue, expected: Any.Type) -> SettingsError {
-        let subject = key.map { " for '\($0)'" } ?? ""
-        return SettingsError(
-            .typeMismatch,
-            "type mismatch\(subject): stored \(stored.kind), expected \(expected)",
-            key: key
-        )
-    }
-
     static func invalidKey(_ key: String, _ reason: String) -> SettingsError {
         SettingsError(.invalidKey, "invalid key '\(key.debugDescriptionTruncated)': \(reason)", key: key)
     }

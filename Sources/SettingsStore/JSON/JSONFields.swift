@@ -62,13 +62,6 @@ struct JSONFields {
         }
     }
 
-    func replicaID(_ name: String) throws(SettingsError) -> ReplicaID {
-        guard let id = ReplicaID(try string(name)) else {
-            throw SettingsError(.protocolError, "field '\(name)' must be a replica id")
-        }
-        return id
-    }
-
     func bool(_ name: String, default defaultValue: Bool) throws(SettingsError) -> Bool {
         try Self.bool(members[name], name: name, default: defaultValue)
     }

@@ -222,7 +222,7 @@ final class SQLiteBackend: SettingsBackend {
             "INSERT INTO incarnations (id, start_seq, opened_ms) VALUES (?1, ?2, ?3)")
         try insert.bind(ReplicaID(incarnation.id).bytes, at: 1)
         try insert.bind(incarnation.startSequence, at: 2)
-        try insert.bind(Int64(clamping: SettingsConfiguration.systemClock()), at: 3)
+        try insert.bind(Int64(clamping: WallClock.milliseconds()), at: 3)
         try insert.run()
         try connection.execute(
             "DELETE FROM incarnations WHERE ordinal <= (SELECT max(ordinal) FROM incarnations) - \(Lineage.limit)"

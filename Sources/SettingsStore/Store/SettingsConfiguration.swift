@@ -1,9 +1,3 @@
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// How a store is opened: durability, limits and the hooks tests and hosts may replace.
 public struct SettingsConfiguration: Sendable {
     /// How much each commit survives. Defaults to `.normal`.
@@ -49,8 +43,6 @@ public struct SettingsConfiguration: Sendable {
 
     /// The system's real-time clock in milliseconds since 1970.
     @Sendable public static func systemClock() -> UInt64 {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        return UInt64(max(0, now.tv_sec)) * 1000 + UInt64(max(0, now.tv_nsec)) / 1_000_000
+        WallClock.milliseconds()
     }
 }
