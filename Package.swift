@@ -80,6 +80,8 @@ let package = Package(
             // builds with every other product. Listing settingsd here would link its static
             // executable flags into the test bundle.
             dependencies: ["SettingsStore", "PostgresFixture"],
+            // Every help text, verbatim, as `settingsd help` must print it (read by CommandLineTests).
+            exclude: ["CommandLine/Help"],
             swiftSettings: upcomingFeatures
         ),
     ],

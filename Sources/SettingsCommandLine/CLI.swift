@@ -53,6 +53,9 @@ package enum CLI {
         case "-h", "--help":
             Output.line(CommandSpec.generalHelp)
             return 0
+        case "__complete":
+            // Hidden: what the completion scripts ask (see `ShellCompletions`).
+            return ShellCompletions.complete(Array(arguments.dropFirst()))
         case "--version", "version":
             Output.line(
                 "settingsd \(SettingsdVersion.current) (protocol \(SettingsdVersion.protocolVersion))")
@@ -73,9 +76,17 @@ package enum CLI {
         }
     }
 
-    /// `settingsd help [COMMAND]`.
+    /// `settingsd help [COMMAND]`, `settingsd help --man`.
     static func help(_ arguments: ParsedArguments) throws -> Int32 {
-        guard let name = try arguments.positionals(0...1).first else {
+        let name = try arguments.positionals(0...1).first
+        if arguments.isSet(Options.man) {
+            guard name == nil else {
+                throw UsageError("--man prints the whole manual: no COMMAND", command: "help")
+            }
+            Output.line(ManPage.roff)
+            return 0
+        }
+        guard let name else {
             Output.line(CommandSpec.generalHelp)
             return 0
         }

@@ -10,14 +10,15 @@ enum ClientCommands {
         let key = try arguments.positionals(1...1)[0]
         let target = try arguments.requestTarget(forWriting: false)
         // The effective value, layers and all; `--explain` asks where it comes from too.
-        let fields = try target.request(arguments.flag("--explain") ? .describe(key: key) : .get(key: key))
+        let fields = try target.request(
+            arguments.isSet(Options.explain) ? .describe(key: key) : .get(key: key))
         guard let json = fields["value"] else {
             Output.error("'\(key)' is not set")
             return 1
         }
         let value = try SettingValue(json: json)
-        Output.line(arguments.flag("--json") ? json.serialized() : Output.text(of: value))
-        if arguments.flag("--explain"), case .string(let source)? = fields["source"] {
+        Output.line(arguments.isSet(Options.jsonValue) ? json.serialized() : Output.text(of: value))
+        if arguments.isSet(Options.explain), case .string(let source)? = fields["source"] {
             Output.line("from: \(source)")
         }
         return 0
@@ -25,7 +26,7 @@ enum ClientCommands {
 
     static func set(_ arguments: ParsedArguments) throws -> Int32 {
         let positionals = try arguments.positionals(2...2)
-        let given = arguments.flag("--json") ? "json" : arguments.value("--type")
+        let given = arguments.isSet(Options.jsonInput) ? "json" : try arguments.value(Options.type)?.rawValue
         // A value typed on the command line is checked before anything is contacted.
         let parsed = try given.map { type throws(UsageError) in
             try ValueParser.parse(positionals[1], type: type)
@@ -50,7 +51,7 @@ enum ClientCommands {
     static func describe(_ arguments: ParsedArguments) throws -> Int32 {
         let key = try arguments.positionals(1...1)[0]
         let fields = try arguments.requestTarget(forWriting: false).request(.describe(key: key))
-        if arguments.flag("--json") {
+        if arguments.isSet(Options.json) {
             Output.line(JSONValue.object(fields).serialized())
             return 0
         }
@@ -115,15 +116,25 @@ enum ClientCommands {
 
     static func list(_ arguments: ParsedArguments) throws -> Int32 {
         let prefix = try arguments.positionals(0...1).first ?? ""
-        if arguments.flag("--pretty") && !arguments.flag("--json") {
+        if arguments.isSet(Options.pretty) && !arguments.isSet(Options.jsonObject) {
             throw UsageError("--pretty goes with --json", command: "list")
         }
-        if arguments.flag("--schema") { return try listSchema(arguments, prefix: prefix) }
+        if arguments.isSet(Options.keysOnly) {
+            guard !arguments.isSet(Options.jsonObject), !arguments.isSet(Options.schema) else {
+                throw UsageError("--keys prints names only: not with --json or --schema", command: "list")
+            }
+            let fields = try arguments.requestTarget(forWriting: false).request(
+                .list(prefix: prefix, includeValues: false))
+            guard case .array(let keys)? = fields["keys"] else { return 0 }
+            for case .string(let key) in keys { Output.line(key) }
+            return 0
+        }
+        if arguments.isSet(Options.schema) { return try listSchema(arguments, prefix: prefix) }
         let fields = try arguments.requestTarget(forWriting: false).request(
             .list(prefix: prefix, includeValues: true))
         let values = fields["values"] ?? .object([:])
-        if arguments.flag("--json") {
-            Output.line(values.serialized(pretty: arguments.flag("--pretty")))
+        if arguments.isSet(Options.jsonObject) {
+            Output.line(values.serialized(pretty: arguments.isSet(Options.pretty)))
             return 0
         }
         guard case .array(let keys)? = fields["keys"] else { return 0 }
@@ -142,8 +153,8 @@ enum ClientCommands {
             if case .string(let key)? = entry["rule"]?["key"] { return key.hasPrefix(prefix) }
             return false
         }
-        if arguments.flag("--json") {
-            Output.line(JSONValue.array(selected).serialized(pretty: arguments.flag("--pretty")))
+        if arguments.isSet(Options.jsonObject) {
+            Output.line(JSONValue.array(selected).serialized(pretty: arguments.isSet(Options.pretty)))
             return 0
         }
         for entry in selected {
@@ -180,7 +191,7 @@ enum ClientCommands {
         try client.request(.watch(filter: filter))
         while true {
             let change = try client.nextEvent().change
-            if arguments.flag("--json") {
+            if arguments.isSet(Options.jsonEvents) {
                 Output.line(WireMessage.event(watch: 0, change).serialized())
                 continue
             }
@@ -193,7 +204,7 @@ enum ClientCommands {
 
     static func export(_ arguments: ParsedArguments) throws -> Int32 {
         let file = try arguments.positionals(0...1).first ?? "-"
-        let at = try HistoryCommands.time(arguments, "--at", command: "export")
+        let at = try arguments.value(Options.at)
         let fields = try arguments.requestTarget(forWriting: false).request(
             at.map { .exportAt(timeMilliseconds: $0) } ?? .export)
         try FileIO.write((fields["document"] ?? .null).serialized(pretty: true), to: file)
@@ -209,7 +220,7 @@ enum ClientCommands {
             throw SettingsError(error.code, "'\(file)' cannot be imported: \(error.message)", path: file)
         }
         let fields = try arguments.requestTarget(forWriting: true).importDocument(
-            document, replace: arguments.flag("--replace"))
+            document, replace: arguments.isSet(Options.replace))
         if case .integer(let count)? = fields["imported"] {
             Output.standardError("imported \(count) value(s)\n")
         }
@@ -218,14 +229,11 @@ enum ClientCommands {
 
     static func sync(_ arguments: ParsedArguments) throws -> Int32 {
         _ = try arguments.positionals(0...0)
-        guard arguments.flag("--wait") else {
+        guard arguments.isSet(Options.wait) else {
             throw UsageError(
                 "sync needs --wait (it waits until connected peers have caught up)", command: "sync")
         }
-        let timeoutText = arguments.value("--timeout") ?? "60"
-        guard let timeout = Double(timeoutText), timeout >= 0 else {
-            throw UsageError("--timeout needs a number of seconds, not '\(timeoutText)'", command: "sync")
-        }
+        let timeout = try arguments.value(Options.timeout) ?? 60
         let client = try arguments.daemon()
         let deadline = SettingsConfiguration.systemClock() + UInt64(timeout * 1000)
         let terminal = isatty(STDERR_FILENO) != 0
@@ -247,7 +255,7 @@ enum ClientCommands {
             if terminal { Output.standardError("\r\u{1B}[Kwaiting: \(waiting)") }
             guard SettingsConfiguration.systemClock() < deadline else {
                 if terminal { Output.standardError("\n") }
-                throw SettingsError(.timeout, "not in sync after \(timeoutText) s: \(waiting)")
+                throw SettingsError(.timeout, "not in sync after \(Output.seconds(timeout)) s: \(waiting)")
             }
             usleep(20_000)
         }
@@ -276,7 +284,7 @@ enum ClientCommands {
     static func status(_ arguments: ParsedArguments) throws -> Int32 {
         _ = try arguments.positionals(0...0)
         var result = try arguments.requestTarget(forWriting: false).request(.status)
-        if arguments.flag("--json") {
+        if arguments.isSet(Options.json) {
             Output.line(JSONValue.object(result).serialized())
             return 0
         }

@@ -4,17 +4,16 @@ import SettingsStore
 enum HistoryCommands {
     static func history(_ arguments: ParsedArguments) throws -> Int32 {
         let key = try arguments.positionals(0...1).first
-        let limitText = arguments.value("--limit") ?? "100"
-        guard let limit = Int(limitText), limit > 0 else {
-            throw UsageError("--limit needs a positive number, not '\(limitText)'", command: "history")
-        }
         let query = HistoryQuery(
-            keyOrPrefix: key, sinceMilliseconds: try time(arguments, "--since", command: "history"),
-            untilMilliseconds: try time(arguments, "--until", command: "history"), limit: limit)
+            keyOrPrefix: key, sinceMilliseconds: try arguments.value(Options.since),
+            untilMilliseconds: try arguments.value(Options.until),
+            limit: try arguments.value(Options.limit) ?? 100)
         let fields = try arguments.requestTarget(forWriting: false).request(.history(query))
         guard case .array(let records)? = fields["records"] else { return 0 }
         for record in records {
-            Output.line(arguments.flag("--json") ? try jsonLine(record).serialized() : try humanLine(record))
+            Output.line(
+                arguments.isSet(Options.jsonLines) ? try jsonLine(record).serialized() : try humanLine(record)
+            )
         }
         return 0
     }
@@ -22,16 +21,11 @@ enum HistoryCommands {
     static func revert(_ arguments: ParsedArguments) throws -> Int32 {
         let key = try arguments.positionals(1...1)[0]
         let target = try arguments.requestTarget(forWriting: true)
-        if let text = arguments.value("--to") {
-            guard let version = SettingVersion(text) else {
-                throw UsageError(
-                    "--to needs a version as history prints it (milliseconds.counter@replica), not '\(text)'",
-                    command: "revert")
-            }
+        if let version = try arguments.value(Options.toVersion) {
             _ = try target.request(.revert(key: key, version: version))
             return 0
         }
-        guard let before = try time(arguments, "--before", command: "revert") else {
+        guard let before = try arguments.value(Options.before) else {
             throw UsageError("revert needs --to VERSION or --before TIME", command: "revert")
         }
         let fields = try target.request(.revertBefore(keyOrPrefix: key, timeMilliseconds: before))
@@ -41,19 +35,6 @@ enum HistoryCommands {
             )
         }
         return 0
-    }
-
-    /// `--since`, `--until`, `--before`, `--at`: ISO 8601 or seconds since 1970, in milliseconds.
-    static func time(_ arguments: ParsedArguments, _ option: String, command: String) throws(UsageError)
-        -> UInt64?
-    {
-        guard let text = arguments.value(option) else { return nil }
-        guard let seconds = ISO8601.parse(text) ?? Double(text), seconds >= 0, seconds < 1e12 else {
-            throw UsageError(
-                "\(option) needs a time in ISO 8601 (2026-11-29T14:03:07Z) or seconds since 1970, not '\(text)'",
-                command: command)
-        }
-        return UInt64(seconds * 1000)
     }
 
     /// `2026-11-29 14:03:07  audio.volume  0.5 → 0.8  uid 1000 /usr/bin/player  local`.

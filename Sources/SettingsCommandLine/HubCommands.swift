@@ -18,7 +18,7 @@ enum HubCommands {
             return 0
         case "status":
             let report = try HubAdministration.report(url: url)
-            if arguments.flag("--json") {
+            if arguments.isSet(Options.json) {
                 Output.line(json(report).serialized())
             } else {
                 print(report)

@@ -12,6 +12,11 @@ enum Output {
         line.withUTF8 { writeAll(STDOUT_FILENO, $0) }
     }
 
+    /// A number of seconds as people write it: `60`, not `60.0`.
+    static func seconds(_ value: Double) -> String {
+        value == value.rounded() && value.magnitude < 1e15 ? String(Int64(value)) : String(value)
+    }
+
     /// Writes `Error: message` to stderr.
     static func error(_ message: String) {
         var line = "Error: \(message)\n"

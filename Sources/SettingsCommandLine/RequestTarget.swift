@@ -22,11 +22,12 @@ extension ParsedArguments {
     /// at `$SETTINGSD_DB` when no daemon holds it. Commands that only read open the file read-only:
     /// nothing is created, and a file this user cannot write can still be read.
     func requestTarget(forWriting: Bool) throws(SettingsError) -> any RequestTarget {
-        if let database = value("--db") {
+        if let database = value(Options.database) {
             return try direct(database, forWriting: forWriting)
         }
-        let socket = value("--socket") ?? SettingsPaths.socket
-        if value("--socket") == nil, let database = SettingsPaths.databaseFromEnvironment {
+        let given = value(Options.socket)
+        let socket = given ?? SettingsPaths.socket
+        if given == nil, let database = SettingsPaths.databaseFromEnvironment {
             // The variable names the daemon's database too: while a daemon holds it, use the daemon.
             do throws(SettingsError) {
                 return try direct(database, forWriting: forWriting)
@@ -56,7 +57,7 @@ extension ParsedArguments {
     /// A connection to the daemon at `--socket` (or the default), with a helpful error when none runs;
     /// a `timeout` of 0 waits for answers forever.
     func daemon(socket: String? = nil, timeout: Double = 30) throws(SettingsError) -> BlockingClient {
-        let socket = socket ?? value("--socket") ?? SettingsPaths.socket
+        let socket = socket ?? value(Options.socket) ?? SettingsPaths.socket
         do throws(SettingsError) {
             return try BlockingClient(socketPath: socket, timeout: timeout)
         } catch  where error.code == .daemonNotRunning {

@@ -4,9 +4,14 @@ import SettingsStore
     import FoundationEssentials
 #endif
 
+/// The types `set --type` reads a VALUE as.
+enum ValueTypeName: String, CaseIterable, Sendable {
+    case bool, int, double, string, json, data, date
+}
+
 /// Turns a command-line VALUE into a typed value, as `set --type` asks.
 enum ValueParser {
-    static let types = ["bool", "int", "double", "string", "json", "data", "date"]
+    static let types = ValueTypeName.allCases.map(\.rawValue)
 
     /// The `--type` that reads a value of a schema type; `any` and arrays or dictionaries read JSON.
     static func type(forSchemaType declared: String) -> String {

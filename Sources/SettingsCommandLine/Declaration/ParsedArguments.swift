@@ -11,9 +11,12 @@ struct ParsedArguments {
     /// Whether `-h` or `--help` came before `--`.
     private(set) var wantsHelp = false
     let command: String
+    /// The options the command declares, by name.
+    private let declared: Set<String>
 
     init(_ arguments: [String], spec: CommandSpec) throws(UsageError) {
         command = spec.name
+        declared = Set(spec.options.map(\.name))
         var index = 0
         var optionsEnded = false
         while index < arguments.count {
@@ -70,14 +73,50 @@ struct ParsedArguments {
         Double(argument) != nil
     }
 
-    /// The value given for `name`.
-    func value(_ name: String) -> String? { values[name]?.last }
+    /// The value given for `option` (the last, if it is repeatable), or nil when it was not given.
+    ///
+    /// - Throws: A usage error naming the option and what it needs when the value is not one.
+    func value<Value>(_ option: Option<Value>) throws(UsageError) -> Value? {
+        try values(option).last
+    }
 
-    /// Every value given for `name`, in order.
-    func allValues(_ name: String) -> [String] { values[name] ?? [] }
+    /// The text given for a free-text `option` (any text is one), or nil when it was not given.
+    func value(_ option: Option<String>) -> String? {
+        values(option).last
+    }
 
-    /// Whether the flag was given.
-    func flag(_ name: String) -> Bool { flags.contains(name) }
+    /// Every text given for a free-text `option`, in order.
+    func values(_ option: Option<String>) -> [String] {
+        // A text option with its own rule must be read through the throwing accessor.
+        precondition(option.isFreeText, "\(option.spec.name) has a rule: read it with `try values(_:)`")
+        return given(option.spec)
+    }
+
+    /// Every value given for `option`, in order.
+    func values<Value>(_ option: Option<Value>) throws(UsageError) -> [Value] {
+        var result: [Value] = []
+        for text in given(option.spec) { result.append(try option.parse(text, command: command)) }
+        return result
+    }
+
+    /// Whether `flag` was given.
+    func isSet(_ flag: Flag) -> Bool {
+        check(flag.spec)
+        return flags.contains(flag.spec.name)
+    }
+
+    /// The texts given for an option, after checking that the command declares it.
+    private func given(_ spec: OptionSpec) -> [String] {
+        check(spec)
+        return values[spec.name] ?? []
+    }
+
+    /// Reading an option the command does not declare is a mistake in settingsd, not in the
+    /// command line: it must fail loudly in tests, not read as "not given".
+    private func check(_ spec: OptionSpec) {
+        precondition(
+            declared.contains(spec.name), "'\(command)' reads \(spec.name), which it does not declare")
+    }
 
     /// Exactly `range` positionals, or a usage error naming what is wrong.
     func positionals(_ range: ClosedRange<Int>) throws(UsageError) -> [String] {

@@ -1,0 +1,80 @@
+import SettingsStore
+
+/// Every option of `settingsd`, each declared once with its type and the values it accepts.
+enum Options {
+    // MARK: Where requests go
+
+    static let socket = Option<String>(
+        "--socket", "PATH",
+        "the daemon's socket (default: $SETTINGSD_SOCKET, else $XDG_RUNTIME_DIR/settingsd/settingsd.sock)",
+        completion: .file)
+    static let database = Option<String>(
+        "--db", "PATH",
+        "work on this database file directly instead of a daemon (default: $SETTINGSD_DB when no daemon holds it)",
+        completion: .file)
+    static let connection: [any OptionDeclaration] = [socket, database]
+
+    // MARK: Output
+
+    static let json = Flag("--json", "print one JSON document (compact)")
+    static let jsonValue = Flag("--json", "print the value as JSON even when it is a string")
+    static let jsonLines = Flag("--json", "one JSON object per line")
+    static let jsonEvents = Flag("--json", "print each change event as one JSON line")
+    static let jsonObject = Flag("--json", "print one JSON object of key: value")
+    static let pretty = Flag("--pretty", "indent the JSON (with --json)")
+
+    // MARK: Values and keys
+
+    static let explain = Flag(
+        "--explain", "also print where the value comes from (user, system default, lock, schema)")
+    static let type = Option<ValueTypeName>.choice(
+        "--type", "TYPE",
+        "bool, int, double, string, json, data (base64) or date (ISO 8601 or seconds since 1970)",
+        conflicts: ["--json"])
+    static let jsonInput = Flag(
+        "--json", "VALUE is JSON: objects, arrays and numbers keep their types (same as --type json)",
+        conflicts: ["--type"])
+    static let schema = Flag(
+        "--schema", "list the keys the schemas declare, with their effective values and sources")
+    static let keysOnly = Flag(
+        "--keys", "print only the key names, one per line (what shell completion reads)")
+
+    // MARK: History
+
+    static let at = time(
+        "--at", "the store as it was then, from the history (ISO 8601 or seconds since 1970)")
+    static let since = time("--since", "only changes at or after this time (ISO 8601 or seconds since 1970)")
+    static let until = time("--until", "only changes at or before this time")
+    static let limit = Option<Int>.integer(
+        "--limit", "N", "at most this many changes (default 100, at most 100000)", in: 1...100_000,
+        expecting: "a number of changes from 1 to 100000")
+    static let toVersion = Option<SettingVersion>(
+        "--to", "VERSION", "the version to restore, as history prints it",
+        expecting: "a version as history prints it (milliseconds.counter@replica)", conflicts: ["--before"],
+        convert: SettingVersion.init)
+    static let before = time("--before", "restore the values from before this time", conflicts: ["--to"])
+
+    /// A time option: ISO 8601 or seconds since 1970, read as milliseconds since 1970.
+    private static func time(_ name: String, _ help: String, conflicts: [String] = []) -> Option<UInt64> {
+        Option<UInt64>(
+            name, "TIME", help, expecting: "a time in ISO 8601 (2026-11-29T14:03:07Z) or seconds since 1970",
+            conflicts: conflicts
+        ) { text in
+            guard let seconds = ISO8601.parse(text) ?? Double(text), seconds >= 0, seconds < 1e12 else {
+                return nil
+            }
+            return UInt64(seconds * 1000)
+        }
+    }
+
+    // MARK: Import, sync, help
+
+    static let replace = Flag("--replace", "also delete keys that are not in the document")
+    static let wait = Flag(
+        "--wait", "block until peers and hubs are caught up and peers agree (progress on a terminal)")
+    static let timeout = Option<Double>.number(
+        "--timeout", "SECONDS", "give up after this long, with exit status 1 (default 60)",
+        in: 0...31_536_000,
+        expecting: "a number of seconds up to a year")
+    static let man = Flag("--man", "print the manual page (roff) for every command")
+}
