@@ -162,7 +162,15 @@ final class ClientConnection: @unchecked Sendable {  // state on `queue` only
         send(.hello(WireRequest.Hello())) { [self] result in
             switch result {
             case .success(let fields):
-                if case .string(let text)? = fields["replica"] { daemonReplica = ReplicaID(text) }
+                do throws(SettingsError) {
+                    daemonReplica = try Welcome(
+                        fields: JSONFields(JSONMembers(fields)), role: .client, address: socketPath
+                    ).replica
+                } catch {
+                    socket.close(error)
+                    done(.failure(error))
+                    return
+                }
                 backoff.reset()
                 done(.success(()))
             case .failure(let error):

@@ -135,19 +135,17 @@ final class ReplicaDialer: Sendable {
         }
     }
 
-    /// Reads the hello answer; a refusal saying this replica forked makes it take a new id and
-    /// reconnect at once.
+    /// Reads the hello answer (`SyncSession.accept(response:)`); after a refusal saying this
+    /// replica forked it has a new id, and reconnects at once.
     private func handshake(_ session: SyncSession, answer: WireMessage.Incoming) throws(SettingsError) {
-        if case .response(_, .failure(let error)) = answer, error.code == .replicaForked {
-            logger?.log(.warning, "the replica at \(socketPath) found this replica forked: \(error.message)")
-            if let id = try settings.takeNewIdentity(ifStill: session.localID) {
-                logger?.log(
-                    .warning, "this replica is now \(id); every peer resyncs with it, nothing is lost")
+        do throws(SettingsError) {
+            try session.accept(response: answer)
+        } catch {
+            if case .response(_, .failure(let refusal)) = answer, refusal.code == .replicaForked {
+                state.withLock { $0.backoff.retryAtOnce() }
             }
-            state.withLock { $0.backoff.retryAtOnce() }
             throw error
         }
-        try session.accept(response: answer)
         let peer = session.peer
         let recovered = state.withLock { state -> Bool in
             state.backoff.reset()

@@ -128,48 +128,55 @@ final class SyncSession: @unchecked Sendable {  // state on its executor only
         let peer = try meet(
             replica, sequence: hello.replicaSequence, clock: hello.clockMilliseconds, lineage: hello.lineage)
         peerHorizon = hello.tombstoneHorizon ?? .zero
-        return [
-            "version": .integer(SettingsdVersion.replicaProtocolVersion),
-            "replica": .string(localID.description),
-            "cursor": .integer(settings.receivedSequence(from: peer) ?? 0),
-            "sequence": .integer(settings.sequence),
-            "clock": .integer(Int64(clamping: settings.configuration.clock())),
-            "lineage": settings.lineage.json,
-            "horizon": .integer(Int64(clamping: settings.tombstoneHorizon.rawValue)),
-        ]
+        let state = Welcome.ReplicaState(
+            cursor: settings.receivedSequence(from: peer) ?? 0, sequence: settings.sequence,
+            clockMilliseconds: settings.configuration.clock(), lineage: settings.lineage,
+            tombstoneHorizon: settings.tombstoneHorizon)
+        return Welcome(replica: localID, state: state).fields
     }
 
     /// The connecting side: reads the answer to its hello, tells the peer where to start, and
-    /// starts sending.
+    /// starts sending. A refusal saying this replica forked makes it take a new id first (it then
+    /// reconnects under it, and every peer resyncs with it).
     ///
-    /// - Throws: The peer's refusal (`replicaForked` means this replica must take a new id), or
+    /// - Throws: The peer's refusal (`replicaForked` means this replica took a new id), or
     ///   `replicaForked` after telling the peer that its own history forked.
     func accept(response: WireMessage.Incoming) throws(SettingsError) {
         guard case .response(_, let result) = response else {
             throw SettingsError(.protocolError, "expected the answer to a replica's hello, got an event")
         }
-        let fields = JSONFields(try result.get().members)
-        let version = try fields.integer("version")
-        guard version == SettingsdVersion.replicaProtocolVersion else {
+        let answer: WireAnswer
+        switch result {
+        case .success(let fields):
+            answer = fields
+        case .failure(let error):
+            if error.code == .replicaForked {
+                logger?.log(.warning, "the replica at \(address) found this replica forked: \(error.message)")
+                if let id = try settings.takeNewIdentity(ifStill: localID) {
+                    logger?.log(
+                        .warning, "this replica is now \(id); every peer resyncs with it, nothing is lost")
+                }
+            }
+            throw error
+        }
+        let welcome = try Welcome(fields: JSONFields(answer.members), role: .replica, address: address)
+        guard let state = welcome.replicaState else {
             throw SettingsError(
-                .unsupportedVersion,
-                "the replica at '\(address)' speaks replica protocol \(version), this build \(SettingsdVersion.replicaProtocolVersion)"
-            )
+                .protocolError, "the replica at '\(address)' answered as a daemon, not a replica")
         }
         let peer: ReplicaID
         do throws(SettingsError) {
             peer = try meet(
-                try fields.replicaID("replica"), sequence: try fields.integer("sequence"),
-                clock: try fields.optionalInteger("clock").map { UInt64(clamping: $0) },
-                lineage: try Lineage(json: fields.members["lineage"]))
+                welcome.replica, sequence: state.sequence, clock: state.clockMilliseconds,
+                lineage: state.lineage)
         } catch  where error.code == .replicaForked {
             // The peer's history forked: it must take a new id, and learns so from here.
             send(.forked(reason: error.message))
             throw error
         }
-        peerHorizon = HybridTimestamp(rawValue: UInt64(clamping: try fields.optionalInteger("horizon") ?? 0))
+        peerHorizon = state.tombstoneHorizon
         send(.start(cursor: settings.receivedSequence(from: peer) ?? 0))
-        try startSending(after: try fields.integer("cursor"))
+        try startSending(after: state.cursor)
     }
 
     /// Checks the peer against what this replica remembers of it and joins it to the registry.

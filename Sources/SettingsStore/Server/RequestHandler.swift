@@ -33,14 +33,9 @@ struct RequestHandler {
                             .protocolError, "a replica's hello must be the first frame of its connection")
                     ))
             }
-            var fields: [String: JSONValue] = [
-                "version": .integer(SettingsdVersion.protocolVersion),
-                "server": .string("settingsd \(SettingsdVersion.current)"),
-                "replica": .string(settings.replicaID.description),
-                "roles": .array([.string("client"), .string("replica")]),
-            ]
-            if let server { fields["maxFrame"] = .integer(Int64(server.configuration.maximumFrameBytes)) }
-            return .answer(.success(fields))
+            let welcome = Welcome(
+                clientOf: settings.replicaID, maximumFrameBytes: server?.configuration.maximumFrameBytes)
+            return .answer(.success(welcome.fields))
         case .get(let key):
             // The effective value: the lock's, the stored one, or a default (system, schema).
             return .value(settings.value(forKey: key))

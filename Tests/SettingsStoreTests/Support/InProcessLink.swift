@@ -54,11 +54,7 @@ final class InProcessLink: Sendable {
                 let response = Self.roundTrip(answer)
                 queueA.async { [self] in
                     do {
-                        let incoming = try WireMessage.decode(response)
-                        if case .response(_, .failure(let error)) = incoming, error.code == .replicaForked {
-                            try a.takeNewIdentity(ifStill: sessionA.localID)
-                        }
-                        try sessionA.accept(response: incoming)
+                        try sessionA.accept(response: WireMessage.decode(response))
                     } catch {
                         // A refused or failed hello ends this link; the test connects a new one.
                         disconnectSoon()

@@ -1,0 +1,90 @@
+/// The answer to a `hello`: who answers and in which protocol and, for a replica, where the
+/// exchange starts. The one form both sides of every connection build and read (the daemon and
+/// its clients, a replica that dials and one that accepts), so the handshake is negotiated once.
+struct Welcome: Sendable, Equatable {
+    /// What a replica learns of the one that accepted it.
+    struct ReplicaState: Sendable, Equatable {
+        /// The last of the dialling replica's sequence numbers the answering one applied.
+        var cursor: Int64
+        /// The answering replica's own sequence number.
+        var sequence: Int64
+        /// Its wall clock when it answered, in milliseconds since 1970.
+        var clockMilliseconds: UInt64?
+        /// Its incarnations, oldest first.
+        var lineage: Lineage?
+        /// The stamp below which it has collected tombstones.
+        var tombstoneHorizon: HybridTimestamp
+    }
+
+    /// The protocol version the answering side speaks for the role asked.
+    var version: Int64
+    /// The answering replica (the daemon's store, or the accepting replica).
+    var replica: ReplicaID
+    /// For a client: the daemon's name and version.
+    var server: String?
+    /// For a client: the largest frame the daemon accepts.
+    var maximumFrameBytes: Int?
+    /// For a replica: where the exchange starts.
+    var replicaState: ReplicaState?
+
+    /// What the daemon answers a client.
+    init(clientOf replica: ReplicaID, maximumFrameBytes: Int?) {
+        version = SettingsdVersion.protocolVersion
+        self.replica = replica
+        server = "settingsd \(SettingsdVersion.current)"
+        self.maximumFrameBytes = maximumFrameBytes
+    }
+
+    /// What an accepting replica answers a dialling one.
+    init(replica: ReplicaID, state: ReplicaState) {
+        version = SettingsdVersion.replicaProtocolVersion
+        self.replica = replica
+        replicaState = state
+    }
+
+    /// Reads an answer to a hello of `role`, checking that it speaks this build's protocol.
+    ///
+    /// - Throws: `unsupportedVersion` naming `address` for another version, `protocolError` for
+    ///   a malformed answer.
+    init(fields: JSONFields, role: WireRequest.Hello.Role, address: String) throws(SettingsError) {
+        version = try fields.integer("version")
+        let supported =
+            role == .replica ? SettingsdVersion.replicaProtocolVersion : SettingsdVersion.protocolVersion
+        guard version == supported else {
+            throw SettingsError(
+                .unsupportedVersion,
+                "the \(role == .replica ? "replica" : "daemon") at '\(address)' speaks \(role.rawValue) protocol \(version), this build \(supported)"
+            )
+        }
+        replica = try fields.replicaID("replica")
+        server = try fields.optionalString("server")
+        maximumFrameBytes = try fields.optionalInteger("maxFrame").map { Int(clamping: $0) }
+        guard role == .replica else { return }
+        replicaState = ReplicaState(
+            cursor: try fields.integer("cursor"), sequence: try fields.integer("sequence"),
+            clockMilliseconds: try fields.optionalInteger("clock").map { UInt64(clamping: $0) },
+            lineage: try Lineage(json: fields.members["lineage"]),
+            tombstoneHorizon: HybridTimestamp(
+                rawValue: UInt64(clamping: try fields.optionalInteger("horizon") ?? 0)))
+    }
+
+    /// The answer's fields, as the wire carries them.
+    var fields: [String: JSONValue] {
+        var fields: [String: JSONValue] = [
+            "version": .integer(version), "replica": .string(replica.description),
+        ]
+        if let server {
+            fields["server"] = .string(server)
+            fields["roles"] = .array([.string("client"), .string("replica")])
+        }
+        if let maximumFrameBytes { fields["maxFrame"] = .integer(Int64(maximumFrameBytes)) }
+        if let state = replicaState {
+            fields["cursor"] = .integer(state.cursor)
+            fields["sequence"] = .integer(state.sequence)
+            if let clock = state.clockMilliseconds { fields["clock"] = .integer(Int64(clamping: clock)) }
+            if let lineage = state.lineage { fields["lineage"] = lineage.json }
+            fields["horizon"] = .integer(Int64(clamping: state.tombstoneHorizon.rawValue))
+        }
+        return fields
+    }
+}
