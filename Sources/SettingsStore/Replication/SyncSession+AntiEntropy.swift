@@ -22,8 +22,8 @@ extension SyncSession {
 
     /// A local change makes the last verdict stale.
     func noteChange() {
-        guard let peer, let agreedAt, agreedAt != settings.sequence else { return }
-        self.agreedAt = nil
+        guard let peer, case .agreed(let sequence) = check, sequence != settings.sequence else { return }
+        check = .idle
         note(peer) { status in
             if status.agreement != .checking { status.agreement = .unknown }
         }
@@ -31,18 +31,17 @@ extension SyncSession {
 
     /// Starts a comparison soon, if this side starts them and everything it sent is settled.
     func scheduleCheck() {
-        guard isSending, isInitiator, !isChecking, !checkScheduled, agreedAt == nil, hasNothingInFlight else {
-            return
-        }
-        checkScheduled = true
+        guard isSending, isInitiator, check == .idle, hasNothingInFlight else { return }
+        check = .scheduled
         after(Self.checkDelay) { [weak self] in self?.startCheck() }
     }
 
     private func startCheck() {
-        checkScheduled = false
+        guard check == .scheduled else { return }
+        check = .idle
         // Changes that arrived meanwhile schedule another check once they settle.
-        guard !isClosed, !isChecking, agreedAt == nil, hasNothingInFlight, let peer else { return }
-        isChecking = true
+        guard !isClosed, hasNothingInFlight, let peer else { return }
+        check = .comparing
         note(peer) { $0.agreement = .checking }
         send(.check(digest: settings.digestValue, settled: settled))
     }
@@ -65,7 +64,7 @@ extension SyncSession {
 
     /// The peer answered `busy`: try again once its changes settle.
     func retryCheckLater() {
-        isChecking = false
+        check = .idle
         after(Self.busyDelay) { [weak self] in self?.scheduleCheck() }
     }
 
@@ -74,6 +73,13 @@ extension SyncSession {
     func compareBuckets(_ sums: [UInt64]) {
         guard let peer else { return }
         let ours = settings.bucketSums
+        guard sums.count == ours.count else {
+            endSoon(
+                SettingsError(
+                    .protocolError,
+                    "a 'buckets' frame with \(sums.count) sums; anti-entropy compares \(ours.count)"))
+            return
+        }
         let differing = ours.indices.filter { ours[$0] != sums[$0] }
         guard !differing.isEmpty else {
             // Equal sums in every bucket: the digests only differed in how they were summed.
@@ -113,7 +119,7 @@ extension SyncSession {
     /// The starting side's verdict: agreed, or how many keys differed (and were repaired; the
     /// changes that repair made lead to another comparison).
     func conclude(differing: Int, with peer: ReplicaID) {
-        isChecking = false
+        check = .idle
         record(differing: differing, with: peer)
         // A repair changed the store, which schedules the next comparison once it settles.
         scheduleCheck()
@@ -124,7 +130,7 @@ extension SyncSession {
             markAgreed(peer)
             return
         }
-        agreedAt = nil
+        check = .idle
         note(peer) {
             $0.agreement = .diverged(keys: differing)
             $0.repairedKeys += differing
@@ -136,7 +142,7 @@ extension SyncSession {
     }
 
     private func markAgreed(_ peer: ReplicaID) {
-        agreedAt = settings.sequence
+        check = .agreed(atSequence: settings.sequence)
         note(peer) { $0.agreement = .agreed }
     }
 }

@@ -5,8 +5,8 @@ extension SyncSession {
     /// peer's sender; a standby only receives until `promote()`. Own changes the peer lacks that
     /// are older than its tombstone horizon are re-stamped first, so it takes them.
     func startSending(after cursor: Int64) throws(SettingsError) {
-        guard !isStarted, !isClosed else { return }
-        isStarted = true
+        guard case .met(let isSender) = phase else { return }
+        phase = isSender ? .sending : .standby
         let renewed = try settings.renewOwnEntries(after: cursor, olderThan: peerHorizon)
         if renewed > 0, let peer {
             logger?.log(
@@ -16,21 +16,23 @@ extension SyncSession {
         }
         startCursor = cursor
         announceNeighbours()
-        if isSender { beginSending(after: cursor) }
+        if isSending { beginSending(after: cursor) }
     }
 
     /// Takes over sending when the peer's other connection closed.
     func promote() {
-        guard !isClosed else { return }
-        isSender = true
-        guard isStarted, !isSending, let peer else { return }
+        switch phase {
+        case .met: phase = .met(isSender: true)
+        case .standby: phase = .sending
+        case .greeting, .sending, .closed: return
+        }
+        guard isSending, let peer else { return }
         let acknowledged = registry.status(of: peer)?.acknowledgedThrough ?? 0
         beginSending(after: max(startCursor, acknowledged))
     }
 
     private func beginSending(after cursor: Int64) {
         guard let peer else { return }
-        isSending = true
         sentThrough = cursor
         inFlight = []
         note(peer) {

@@ -43,13 +43,8 @@ final class SyncSession: @unchecked Sendable {  // state on its executor only
     private(set) var peerIncarnation: UUID?
     /// This replica's id when the session began; the session ends if it changes.
     private(set) var localID: ReplicaID
-    private(set) var isClosed = false
-    /// Whether this session carries this replica's changes to the peer (the other connection
-    /// does when both sides dial; it takes over if that one closes).
-    var isSender = false
-    /// Sending has begun (`start` received, or the hello answered).
-    var isStarted = false
-    var isSending = false
+    /// Where the session stands (`SyncSession+Phase.swift`).
+    var phase = Phase.greeting
     /// Where the peer asked this side to start.
     var startCursor: Int64 = 0
     /// The stamp below which the peer has collected tombstones.
@@ -66,11 +61,8 @@ final class SyncSession: @unchecked Sendable {  // state on its executor only
     private let pumpScheduled = Atomic<Bool>(false)
     /// Set once a warning about received stamps far ahead has been logged.
     private var warnedAhead = false
-    /// Anti-entropy state (`SyncSession+AntiEntropy.swift`).
-    var isChecking = false
-    var checkScheduled = false
-    /// The local sequence number when the peer was last found to agree (nil: not since).
-    var agreedAt: Int64?
+    /// Where anti-entropy stands (`SyncSession+AntiEntropy.swift`).
+    var check = Check.idle
 
     init(
         settings: Settings, registry: PeerRegistry, address: String, logger: SettingsLogger?,
@@ -185,8 +177,10 @@ final class SyncSession: @unchecked Sendable {  // state on its executor only
         -> ReplicaID
     {
         // A connection that ended while the hello was on its way must not join the registry.
-        guard !isClosed else {
-            throw SettingsError(.connectionLost, "the connection closed during the hello")
+        guard phase == .greeting else {
+            throw SettingsError(
+                isClosed ? .connectionLost : .protocolError,
+                isClosed ? "the connection closed during the hello" : "a second hello in one session")
         }
         guard peer != localID else {
             throw SettingsError(.protocolError, "a replica cannot sync with itself (replica \(peer))")
@@ -218,7 +212,7 @@ final class SyncSession: @unchecked Sendable {  // state on its executor only
         }
         self.peer = peer
         peerIncarnation = lineage?.current.id
-        isSender = attachment == .sender
+        phase = .met(isSender: attachment == .sender)
         if settings.receivedSequence(from: peer) == nil, sequence > 0 { initialSyncTarget = sequence }
         let offset = clock.map { Int64(clamping: $0) - Int64(clamping: settings.configuration.clock()) } ?? 0
         if offset.magnitude > settings.configuration.maximumClockSkew {
@@ -244,7 +238,7 @@ final class SyncSession: @unchecked Sendable {  // state on its executor only
 
     /// Handles one decoded frame from the peer (see `receive(_:)` for JSON).
     func receive(_ message: ReplicationMessage) throws(SettingsError) {
-        guard let peer, !isClosed else {
+        guard let peer, phase != .greeting, !isClosed else {
             throw SettingsError(.protocolError, "replication frame before hello")
         }
         guard settings.replicaID == localID else {
@@ -252,6 +246,9 @@ final class SyncSession: @unchecked Sendable {  // state on its executor only
         }
         switch message {
         case .start(let cursor):
+            guard case .met = phase else {
+                throw SettingsError(.protocolError, "a 'start' frame after sending began")
+            }
             try startSending(after: cursor)
         case .acknowledge(let through, let settled):
             acknowledge(through: through)
@@ -261,6 +258,10 @@ final class SyncSession: @unchecked Sendable {  // state on its executor only
         case .neighbours(let replicas):
             neighbours = Set(replicas).subtracting([localID])
         case .forked(let reason):
+            // A dialling peer that found this replica forked says so in place of `start`.
+            guard case .met = phase else {
+                throw SettingsError(.protocolError, "a 'forked' frame is only valid in place of 'start'")
+            }
             logger?.log(.warning, "replica \(peer) at \(address) found this replica forked: \(reason)")
             if let id = try settings.takeNewIdentity(ifStill: localID) {
                 logger?.log(
@@ -328,7 +329,7 @@ final class SyncSession: @unchecked Sendable {  // state on its executor only
     /// connection to it is open.
     func close() {
         guard !isClosed else { return }
-        isClosed = true
+        phase = .closed
         if let peer { registry.detach(session: ObjectIdentifier(self), from: peer) }
     }
 
@@ -349,7 +350,7 @@ final class SyncSession: @unchecked Sendable {  // state on its executor only
         }
         execute { [weak self] in
             guard let self, let peer = self.peer else { return }
-            self.agreedAt = nil
+            if case .agreed = self.check { self.check = .idle }
             self.note(peer) { if $0.agreement != .checking { $0.agreement = .unknown } }
             self.pump()
         }
