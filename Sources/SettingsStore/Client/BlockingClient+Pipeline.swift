@@ -8,7 +8,7 @@ extension BlockingClient {
     /// answers are read whenever the socket is full, so a pipeline of any length and any answer
     /// size goes through. Answers keep their fields as read (`WireAnswer`), without building a
     /// dictionary for each.
-    public func pipeline(_ requests: [WireRequest]) throws(SettingsError) -> [Result<
+    package func pipeline(_ requests: [WireRequest]) throws(SettingsError) -> [Result<
         WireAnswer, SettingsError
     >] {
         var answers = PipelineAnswers(firstID: nextID, count: requests.count)

@@ -11,10 +11,10 @@
 /// let client = try BlockingClient(socketPath: SettingsPaths.socket)
 /// let result = try client.request(.get(key: "audio.volume"))
 /// ```
-public final class BlockingClient {
+package final class BlockingClient {
     private let fd: Int32
     /// The socket this client is connected to.
-    public let socketPath: String
+    package let socketPath: String
     private var framer = LineFramer(maximumFrameBytes: 64 << 20)
     var nextID: Int64 = 1
     var pendingEvents: [WatchEvent] = []
@@ -26,7 +26,7 @@ public final class BlockingClient {
     /// `timeout` (0 waits forever).
     ///
     /// - Throws: `SettingsError` with code `daemonNotRunning` when nothing listens there.
-    public init(socketPath: String, timeout: Double = 30) throws(SettingsError) {
+    package init(socketPath: String, timeout: Double = 30) throws(SettingsError) {
         self.socketPath = socketPath
         fd = try UnixSocket.connect(path: socketPath)
         var interval = timeval(
@@ -44,7 +44,7 @@ public final class BlockingClient {
     /// - Returns: The response's fields.
     /// - Throws: The daemon's error, or a connection error.
     @discardableResult
-    public func request(_ request: WireRequest) throws(SettingsError) -> [String: JSONValue] {
+    package func request(_ request: WireRequest) throws(SettingsError) -> [String: JSONValue] {
         let id = nextID
         nextID += 1
         var bytes: [UInt8] = []
@@ -70,7 +70,7 @@ public final class BlockingClient {
     ///
     /// - Returns: The response fields of the final `import`.
     @discardableResult
-    public func importDocument(_ document: ExportDocument, replace: Bool) throws(SettingsError)
+    package func importDocument(_ document: ExportDocument, replace: Bool) throws(SettingsError)
         -> [String: JSONValue]
     {
         var parts = document.parts(ofAbout: Self.importPartBytes)
@@ -83,7 +83,7 @@ public final class BlockingClient {
     static let importPartBytes = 512 << 10
 
     /// Waits for the next change event of this connection's watches.
-    public func nextEvent() throws(SettingsError) -> WatchEvent {
+    package func nextEvent() throws(SettingsError) -> WatchEvent {
         if !pendingEvents.isEmpty { return pendingEvents.removeFirst() }
         while true {
             switch try receive() {
@@ -180,9 +180,9 @@ public final class BlockingClient {
 }
 
 /// A change delivered to one of a connection's watches.
-public struct WatchEvent: Sendable, Equatable {
+package struct WatchEvent: Sendable, Equatable {
     /// The watch's number, as `watch` answered it.
-    public let watch: Int64
+    package let watch: Int64
     /// The change, restricted to the keys the watch selects.
-    public let change: SettingsChange
+    package let change: SettingsChange
 }

@@ -1,89 +1,89 @@
 /// What a replica reports about itself (`status`): a daemon, or a database opened in process.
-public struct DaemonStatus: Sendable, Equatable {
+package struct DaemonStatus: Sendable, Equatable {
     /// One peer of the replica, as it reports it.
-    public struct Peer: Sendable, Equatable {
+    package struct Peer: Sendable, Equatable {
         /// The peer's replica id.
-        public let replica: ReplicaID
+        package let replica: ReplicaID
         /// The socket dialled for it, or `incoming`.
-        public let address: String
+        package let address: String
         /// Whether a sync connection is open now.
-        public let isConnected: Bool
+        package let isConnected: Bool
         /// Local changes the peer has not acknowledged yet.
-        public let pendingOutgoing: Int64
+        package let pendingOutgoing: Int64
         /// The peer's changes not applied here yet.
-        public let pendingIncoming: Int64
+        package let pendingIncoming: Int64
         /// When the peer last said anything, in milliseconds since 1970 (0: never).
-        public let lastContactMilliseconds: Int64
+        package let lastContactMilliseconds: Int64
         /// The last anti-entropy verdict: `agreed`, `diverged (n keys)`, `checking` or `unknown`.
-        public let agreement: String
+        package let agreement: String
         /// Keys anti-entropy found different with this peer and repaired, during this run.
-        public let repairedKeys: Int
+        package let repairedKeys: Int
 
         /// Whether the peer was last found to hold exactly this replica's entries.
-        public var agrees: Bool { agreement == "agreed" }
+        package var agrees: Bool { agreement == "agreed" }
     }
 
     /// A link the replica dials, as it reports it.
-    public struct Link: Sendable, Equatable {
+    package struct Link: Sendable, Equatable {
         /// The socket dialled.
-        public let address: String
+        package let address: String
         /// `connecting`, `handshaking` or `syncing`.
-        public let state: String
+        package let state: String
         /// Why the last attempt failed, if it did.
-        public let lastError: String?
+        package let lastError: String?
         /// Attempts that failed in a row.
-        public let failures: Int
+        package let failures: Int
     }
 
     /// The replica id.
-    public let replica: ReplicaID
+    package let replica: ReplicaID
     /// Keys holding values.
-    public let keys: Int
+    package let keys: Int
     /// Bytes those keys and values take.
-    public let bytes: Int
+    package let bytes: Int
     /// The replica's sequence number.
-    public let sequence: Int64
+    package let sequence: Int64
     /// Connected clients (0 in process).
-    public let clients: Int
+    package let clients: Int
     /// Active watches across clients (0 in process).
-    public let watches: Int
+    package let watches: Int
     /// The database file (nil for a store in memory).
-    public let database: String?
+    package let database: String?
     /// The socket the daemon listens on (nil in process).
-    public let socket: String?
+    package let socket: String?
     /// The daemon's pid (nil in process).
-    public let pid: Int32?
+    package let pid: Int32?
     /// Seconds since the daemon started (nil in process).
-    public let uptimeSeconds: Double?
+    package let uptimeSeconds: Double?
     /// The release version of the replica's build.
-    public let version: String
+    package let version: String
     /// The fingerprint of the replica's content (equal on converged replicas).
-    public let digest: String?
+    package let digest: String?
     /// The peers this replica syncs or synced with during this run.
-    public let peers: [Peer]
+    package let peers: [Peer]
     /// The links this replica dials.
-    public let links: [Link]
+    package let links: [Link]
     /// The hubs this replica syncs through.
-    public let hubs: [Hub]
+    package let hubs: [Hub]
 
     /// A hub link, as the replica reports it.
-    public struct Hub: Sendable, Equatable {
+    package struct Hub: Sendable, Equatable {
         /// The connection string without its password.
-        public let address: String
+        package let address: String
         /// The namespace, once known.
-        public let namespace: String?
+        package let namespace: String?
         /// Whether a connection is up now.
-        public let isConnected: Bool
+        package let isConnected: Bool
         /// Local changes not pushed yet.
-        public let pendingUp: Int64
+        package let pendingUp: Int64
         /// The hub's changes not applied here yet.
-        public let pendingDown: Int64
+        package let pendingDown: Int64
         /// Why the last attempt failed, if it did.
-        public let lastError: String?
+        package let lastError: String?
     }
 
     /// Reads a `status` result.
-    public init(fields: [String: JSONValue]) throws(SettingsError) {
+    package init(fields: [String: JSONValue]) throws(SettingsError) {
         let fields = try JSONFields(.object(fields), what: "a status result")
         replica = try fields.replicaID("replica")
         keys = Int(try fields.integer("keys"))

@@ -1,19 +1,19 @@
 /// Answers wire requests from a store opened in this process, exactly as the daemon would:
 /// for tools working on a database file when no daemon holds it (`settingsd --db PATH`).
-public final class DirectClient: Sendable {
+package final class DirectClient: Sendable {
     /// The store requests run against.
-    public let settings: Settings
+    package let settings: Settings
     private let handler: RequestHandler
 
     /// Serves requests from `settings`.
-    public init(settings: Settings) {
+    package init(settings: Settings) {
         self.settings = settings
         self.handler = RequestHandler(settings: settings, server: nil)
     }
 
     /// Runs `request` and returns the response's fields; writes commit before it returns.
     /// `watch` and `unwatch` need a daemon and throw `unknownOperation`.
-    public func request(_ request: WireRequest) throws(SettingsError) -> [String: JSONValue] {
+    package func request(_ request: WireRequest) throws(SettingsError) -> [String: JSONValue] {
         switch handler.handle(request) {
         case .answer(let result):
             return try result.get()

@@ -82,7 +82,7 @@ public final class SettingsClient: Sendable {
     }
 
     /// Writes and deletes several keys in one transaction.
-    public func apply(_ changes: [WireRequest.KeyWrite]) async throws(SettingsError) {
+    package func apply(_ changes: [WireRequest.KeyWrite]) async throws(SettingsError) {
         _ = try await send(.setMany(changes: changes))
     }
 
@@ -101,7 +101,7 @@ public final class SettingsClient: Sendable {
     }
 
     /// The daemon's status.
-    public func status() async throws(SettingsError) -> DaemonStatus {
+    package func status() async throws(SettingsError) -> DaemonStatus {
         try DaemonStatus(fields: try await send(.status))
     }
 

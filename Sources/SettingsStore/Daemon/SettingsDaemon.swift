@@ -31,7 +31,7 @@ public final class SettingsDaemon: Sendable {
     /// Its replication: sessions with replicas that connect, links it dials, their status.
     public let replicator: Replicator
     /// The server on the socket.
-    public let server: SettingsServer
+    package let server: SettingsServer
     private let running = Mutex<Running?>(nil)
 
     /// Opens the store (reading the schema and system folders first) and prepares the server;

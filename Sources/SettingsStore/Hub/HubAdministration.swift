@@ -1,44 +1,44 @@
 /// What `settingsd hub init` and `settingsd hub status` do, for any tool.
-public enum HubAdministration {
+package enum HubAdministration {
     /// What a role sees of a hub.
-    public struct Report: Sendable, Equatable {
+    package struct Report: Sendable, Equatable {
         /// One namespace the role may use.
-        public struct Namespace: Sendable, Equatable {
+        package struct Namespace: Sendable, Equatable {
             /// Its name (a role name).
-            public let name: String
+            package let name: String
             /// Keys holding values.
-            public let keys: Int
+            package let keys: Int
             /// Its last hub sequence number.
-            public let lastSequence: Int64
+            package let lastSequence: Int64
         }
 
         /// One replica that synced a namespace.
-        public struct Replica: Sendable, Equatable {
+        package struct Replica: Sendable, Equatable {
             /// The namespace.
-            public let namespace: String
+            package let namespace: String
             /// The replica's id.
-            public let replica: ReplicaID
+            package let replica: ReplicaID
             /// The last of its sequence numbers it pushed.
-            public let pushedThrough: Int64
+            package let pushedThrough: Int64
             /// When it was last seen, as PostgreSQL prints it.
-            public let lastSeen: String
+            package let lastSeen: String
         }
 
         /// The connection string without its password.
-        public let address: String
+        package let address: String
         /// The role connected as.
-        public let role: String
+        package let role: String
         /// The hub's schema version.
-        public let schemaVersion: Int64
+        package let schemaVersion: Int64
         /// The namespaces the role may see.
-        public let namespaces: [Namespace]
+        package let namespaces: [Namespace]
         /// The replicas of those namespaces, most recently seen first.
-        public let replicas: [Replica]
+        package let replicas: [Replica]
     }
 
     /// Creates or upgrades the hub schema at `url` (idempotent); returns the versions before
     /// and after. The role needs the right to create a schema in the database.
-    public static func initialize(url: String) throws(SettingsError) -> (before: Int64, after: Int64) {
+    package static func initialize(url: String) throws(SettingsError) -> (before: Int64, after: Int64) {
         let connection = try connect(url)
         let before = try HubSchema.migrate(connection)
         return (before, HubSchema.current)
@@ -46,7 +46,7 @@ public enum HubAdministration {
 
     /// What the role of `url` sees: its namespaces with their key counts, and the replicas
     /// last seen in them.
-    public static func report(url: String) throws(SettingsError) -> Report {
+    package static func report(url: String) throws(SettingsError) -> Report {
         let connection = try connect(url)
         try HubSchema.check(connection)
         let role = try connection.execute("SELECT current_user::text").text(0, 0)

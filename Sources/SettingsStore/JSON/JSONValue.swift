@@ -2,7 +2,7 @@
 ///
 /// The wire protocol, the CLI's `--json` forms and export documents all go through this type;
 /// see `JSONValue.parse(_:)` and `serialized(pretty:)`.
-public enum JSONValue: Sendable, Hashable {
+package enum JSONValue: Sendable, Hashable {
     /// `null`.
     case null
     /// `true` or `false`.
@@ -19,7 +19,7 @@ public enum JSONValue: Sendable, Hashable {
     case object([String: JSONValue])
 
     /// The member `key` of an object, or nil.
-    public subscript(key: String) -> JSONValue? {
+    package subscript(key: String) -> JSONValue? {
         guard case .object(let members) = self else { return nil }
         return members[key]
     }
@@ -40,7 +40,7 @@ public enum JSONValue: Sendable, Hashable {
 
 extension JSONValue: ExpressibleByStringLiteral {
     /// A `.string`.
-    public init(stringLiteral value: String) {
+    package init(stringLiteral value: String) {
         self = .string(value)
     }
 }

@@ -16,7 +16,7 @@ import Synchronization
 ///
 /// One event-loop thread serves every connection: reads are answered from the store's memory at
 /// once, and the writes of each round are committed together before they are acknowledged.
-public final class SettingsServer: Sendable {
+package final class SettingsServer: Sendable {
     private let context: ServerContext
     private let loop: PollLoop
     private let finished = DispatchSemaphore(value: 0)
@@ -27,7 +27,7 @@ public final class SettingsServer: Sendable {
 
     /// A server for the store `replicator` syncs, not yet listening: replicas that connect join
     /// the replicator's sessions, and `status` shows its peers and links.
-    public init(replicator: Replicator, configuration: ServerConfiguration) throws(SettingsError) {
+    package init(replicator: Replicator, configuration: ServerConfiguration) throws(SettingsError) {
         let settings = replicator.settings
         let minimum = ServerConfiguration.minimumFrameBytes(for: settings.configuration.limits)
         guard configuration.maximumFrameBytes >= minimum else {
@@ -44,7 +44,7 @@ public final class SettingsServer: Sendable {
     }
 
     /// A server for `settings` with a replicator of its own, not yet listening.
-    public convenience init(settings: Settings, configuration: ServerConfiguration) throws(SettingsError) {
+    package convenience init(settings: Settings, configuration: ServerConfiguration) throws(SettingsError) {
         try self.init(
             replicator: Replicator(settings: settings, logger: configuration.logger),
             configuration: configuration)
@@ -56,13 +56,13 @@ public final class SettingsServer: Sendable {
     }
 
     /// The socket path.
-    public var socketPath: String { context.configuration.socketPath }
+    package var socketPath: String { context.configuration.socketPath }
 
     /// The replicator whose sessions replicas join.
-    public var replicator: Replicator { context.replicator }
+    package var replicator: Replicator { context.replicator }
 
     /// The number of connected clients.
-    public var clientCount: Int { context.clients.load(ordering: .relaxed) }
+    package var clientCount: Int { context.clients.load(ordering: .relaxed) }
 
     /// Creates the socket (its folder 0700 if new, the socket 0600) and starts serving.
     ///
@@ -71,7 +71,7 @@ public final class SettingsServer: Sendable {
     ///
     /// - Throws: `SettingsError` when another daemon answers on the path, or the socket cannot
     ///   be made. A stale socket file left by a crashed daemon is replaced.
-    public func start() throws(SettingsError) {
+    package func start() throws(SettingsError) {
         let path = socketPath
         let folder = FileSystem.parent(of: path)
         try FileSystem.createDirectories(folder)
@@ -93,7 +93,7 @@ public final class SettingsServer: Sendable {
     /// Checks, changing nothing, that a server could listen on `socketPath`: the path fits a
     /// Unix socket address and no daemon answers there. `settingsd run` asks before it opens
     /// (and so creates) its database, so a daemon that cannot start leaves no file behind.
-    public static func checkAvailable(socketPath path: String) throws(SettingsError) {
+    package static func checkAvailable(socketPath path: String) throws(SettingsError) {
         try UnixSocket.checkPath(path)
         var info = stat()
         guard lstat(path, &info) == 0 else { return }
@@ -107,7 +107,7 @@ public final class SettingsServer: Sendable {
 
     /// Stops accepting, removes the socket, lets in-flight requests finish (at most `timeout`
     /// seconds), then closes every connection. The store stays open: close it after.
-    public func stop(timeout: Double = 2) {
+    package func stop(timeout: Double = 2) {
         guard isRunning.exchange(false, ordering: .acquiringAndReleasing) else { return }
         // Only the acceptor goes to the loop, never `self`: this also runs from `deinit`.
         let (acceptor, loop, path, logger) = (acceptor, loop, socketPath, context.logger)

@@ -95,7 +95,7 @@ extension Settings {
     /// Deletes a batch of records past the retention (older than it keeps, or beyond the most it
     /// keeps), holding the writer lock only for that batch; returns how many went.
     @discardableResult
-    public func pruneHistory(batch: Int = 500) throws(SettingsError) -> Int {
+    package func pruneHistory(batch: Int = 500) throws(SettingsError) -> Int {
         let retention = configuration.history
         let now = configuration.clock()
         return try writer.withLock { (writer) throws(SettingsError) -> Int in

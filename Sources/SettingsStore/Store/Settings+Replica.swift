@@ -53,7 +53,7 @@ extension Settings {
     }
 
     /// The last of `peer`'s sequence numbers applied here, or nil if it never synced with this replica.
-    public func receivedSequence(from peer: ReplicaID) -> Int64? {
+    package func receivedSequence(from peer: ReplicaID) -> Int64? {
         writer.withLock { $0.peers[peer]?.receivedSequence }
     }
 }

@@ -9,7 +9,7 @@ extension Settings {
     ///
     /// - Returns: How many tombstones were collected.
     @discardableResult
-    public func collectTombstones() throws(SettingsError) -> Int {
+    package func collectTombstones() throws(SettingsError) -> Int {
         let lifetime = configuration.tombstoneLifetime
         let now = configuration.clock()
         guard lifetime > 0, now > lifetime else { return 0 }

@@ -8,7 +8,7 @@
 /// (see `docs/PROTOCOL.md`): natural JSON where it is unambiguous, tagged objects where not.
 extension SettingValue {
     /// The value's JSON form.
-    public var json: JSONValue {
+    package var json: JSONValue {
         switch self {
         case .bool(let value): .bool(value)
         case .integer(let value): .integer(value)
@@ -30,7 +30,7 @@ extension SettingValue {
     ///
     /// - Throws: `SettingsError` with code `protocolError` for `null`, a malformed tagged object,
     ///   and `limitExceeded` for nesting deeper than `maximumNestingDepth`.
-    public init(json: JSONValue) throws(SettingsError) {
+    package init(json: JSONValue) throws(SettingsError) {
         self = try Self.decode(json, depth: 0)
     }
 

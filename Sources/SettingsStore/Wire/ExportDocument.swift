@@ -18,7 +18,7 @@ public struct ExportDocument: Sendable, Equatable {
     /// Reads a document, checking its format, version, and every value.
     ///
     /// - Throws: `SettingsError` with code `protocolError` saying what is wrong.
-    public init(json: JSONValue) throws(SettingsError) {
+    package init(json: JSONValue) throws(SettingsError) {
         let fields = try JSONFields(json, what: "an export document")
         guard try fields.optionalString("format") == Self.format else {
             throw SettingsError(
@@ -76,7 +76,7 @@ public struct ExportDocument: Sendable, Equatable {
     }
 
     /// The document's JSON form.
-    public var json: JSONValue {
+    package var json: JSONValue {
         .object([
             "format": .string(Self.format), "version": .integer(Self.version),
             "values": .object(values.mapValues(\.json)),

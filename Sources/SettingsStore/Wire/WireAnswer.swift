@@ -9,7 +9,7 @@
 /// let answers = try client.pipeline([.get(key: "audio.volume"), .get(key: "ui.theme")])
 /// let volume = try answers[0].get()["value"]
 /// ```
-public struct WireAnswer: Sendable, Equatable, ExpressibleByDictionaryLiteral {
+package struct WireAnswer: Sendable, Equatable, ExpressibleByDictionaryLiteral {
     let members: JSONMembers
 
     init(_ members: JSONMembers) {
@@ -17,27 +17,27 @@ public struct WireAnswer: Sendable, Equatable, ExpressibleByDictionaryLiteral {
     }
 
     /// An answer with these fields.
-    public init(_ fields: [String: JSONValue]) {
+    package init(_ fields: [String: JSONValue]) {
         members = JSONMembers(fields)
     }
 
     /// An answer with these fields; a repeated name keeps its last value.
-    public init(dictionaryLiteral elements: (String, JSONValue)...) {
+    package init(dictionaryLiteral elements: (String, JSONValue)...) {
         self.init(Dictionary(elements) { $1 })
     }
 
     /// The field called `name`, or nil.
-    public subscript(name: String) -> JSONValue? {
+    package subscript(name: String) -> JSONValue? {
         members[name]
     }
 
     /// Every field, by name.
-    public var fields: [String: JSONValue] {
+    package var fields: [String: JSONValue] {
         members.dictionary
     }
 
     /// Whether both answers have the same fields, whatever order they were read in.
-    public static func == (lhs: WireAnswer, rhs: WireAnswer) -> Bool {
+    package static func == (lhs: WireAnswer, rhs: WireAnswer) -> Bool {
         lhs.fields == rhs.fields
     }
 }

@@ -1,8 +1,8 @@
 extension WireRequest {
     /// The first frame of a session: who is speaking, and which protocol.
-    public struct Hello: Sendable, Equatable {
+    package struct Hello: Sendable, Equatable {
         /// What the connecting side wants to be.
-        public enum Role: String, Sendable {
+        package enum Role: String, Sendable {
             /// An app or tool making requests (the default).
             case client
             /// Another replica, turning the connection into a sync session (see `docs/SYNC.md`).
@@ -10,15 +10,15 @@ extension WireRequest {
         }
 
         /// The protocol version the sender speaks.
-        public var version: Int64
+        package var version: Int64
         /// Client or replica.
-        public var role: Role
+        package var role: Role
         /// A name for logs, optional.
-        public var name: String?
+        package var name: String?
         /// For a replica: its id.
-        public var replicaID: ReplicaID?
+        package var replicaID: ReplicaID?
         /// For a replica: its current sequence number.
-        public var replicaSequence: Int64 = 0
+        package var replicaSequence: Int64 = 0
         /// For a replica: its wall clock when it said hello, in milliseconds since 1970.
         var clockMilliseconds: UInt64?
         /// For a replica: its incarnations, oldest first (see `Lineage`).
@@ -27,7 +27,7 @@ extension WireRequest {
         var tombstoneHorizon: HybridTimestamp?
 
         /// A client's hello in this build's protocol version.
-        public init(version: Int64 = SettingsdVersion.protocolVersion, name: String? = nil) {
+        package init(version: Int64 = SettingsdVersion.protocolVersion, name: String? = nil) {
             self.version = version
             self.role = .client
             self.name = name

@@ -1,5 +1,5 @@
 /// A request of the wire protocol (see `docs/PROTOCOL.md`).
-public enum WireRequest: Sendable, Equatable {
+package enum WireRequest: Sendable, Equatable {
     /// Opens a session: protocol version, role, and an optional client name.
     case hello(Hello)
     /// Reads one key.
@@ -44,24 +44,24 @@ public enum WireRequest: Sendable, Equatable {
     case exportAt(timeMilliseconds: UInt64)
 
     /// One write of a `setMany`: a value, or nil to delete.
-    public struct KeyWrite: Sendable, Equatable {
+    package struct KeyWrite: Sendable, Equatable {
         /// The key.
-        public let key: String
+        package let key: String
         /// The new value, or nil to delete the key.
-        public let value: SettingValue?
+        package let value: SettingValue?
 
         /// Creates a write.
-        public init(key: String, value: SettingValue?) {
+        package init(key: String, value: SettingValue?) {
             self.key = key
             self.value = value
         }
     }
 
     /// The most keys or changes one request may carry.
-    public static let maximumItems = 10_000
+    package static let maximumItems = 10_000
 
     /// The operation's name on the wire.
-    public var operation: String {
+    package var operation: String {
         switch self {
         case .hello: "hello"
         case .get: "get"
