@@ -10,25 +10,11 @@ private func installed(_ program: String) -> Bool {
 
 /// Runs `program` with `arguments` (through `/usr/bin/env`, with the built settingsd first on PATH).
 private func shell(_ program: String, _ arguments: [String]) throws -> CLIResult {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = [program] + arguments
     var environment = ProcessInfo.processInfo.environment
     let folder = URL(fileURLWithPath: SettingsdBinary.path).deletingLastPathComponent().path
     environment["PATH"] = folder + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
     environment["XDG_CONFIG_HOME"] = NSTemporaryDirectory()  // fish writes its own config on first run
-    process.environment = environment
-    let output = Pipe()
-    let error = Pipe()
-    process.standardOutput = output
-    process.standardError = error
-    try process.run()
-    let out = output.fileHandleForReading.readDataToEndOfFile()
-    let err = error.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return CLIResult(
-        status: process.terminationStatus, output: String(decoding: out, as: UTF8.self),
-        error: String(decoding: err, as: UTF8.self))
+    return DaemonProcess.run([program] + arguments, environment: environment, through: "/usr/bin/env")
 }
 
 extension Reliability {
