@@ -174,15 +174,30 @@ final class HubConnector: Sendable {
     {
         var cursor = cursor
         while true {
-            let batch = try hub.pull(after: cursor ?? 0, for: replica)
+            let limits = settings.configuration.limits
+            let batch = try hub.pull(
+                after: cursor ?? 0, for: replica,
+                maximumKeyBytes: Arrival.keyCap(forLimit: limits.maximumKeyBytes),
+                // The hub holds the binary encoding, which may take more than a value's counted size:
+                // PostgreSQL refuses what is far over, `applyRemote` checks the exact limit.
+                maximumValueBytes: 2 * limits.maximumValueBytes + 1024)
             guard batch.through > (cursor ?? 0) else { return cursor }
             if batch.unreadable > 0 {
-                logger?.log(.warning, "skipped \(batch.unreadable) hub entries this build cannot read")
+                logger?.log(
+                    .warning,
+                    "skipped \(batch.unreadable) hub entries that this build cannot read or that are out of range (oversize keys or values, forged sequence numbers)"
+                )
             }
             let isInitial = initialTarget.map { batch.through <= $0 && $0 > 0 } ?? false
             let outcome = try settings.applyRemote(
                 batch.entries, from: hub.peerID, through: batch.through,
                 reason: isInitial ? .initialSync : .replica)
+            if outcome.rejected > 0 {
+                logger?.log(
+                    .warning,
+                    "refused \(outcome.rejected) hub entr\(outcome.rejected == 1 ? "y" : "ies") in namespace \(hub.name): \(outcome.firstRejection ?? "")"
+                )
+            }
             if let sequences = outcome.sequences { state.withLock { $0.fromHub.append(sequences) } }
             cursor = batch.through
             update { $0.lastContactMilliseconds = settings.configuration.clock() }

@@ -9,6 +9,8 @@ struct HubNamespace {
 
     /// Entries per push or pull statement.
     static let batchEntries = 1_000
+    /// Bytes of values in one pull, about (a larger single value still comes alone).
+    static let batchBytes = 8 << 20
 
     /// Opens `namespace` (the connecting role when nil): checks the role may use it, makes sure
     /// its counter row exists, and listens for its notifications.
@@ -48,7 +50,7 @@ struct HubNamespace {
     func lastSequence() throws(SettingsError) -> Int64 {
         let rows = try connection.execute(
             "SELECT last_seq FROM settingsd.namespaces WHERE namespace = $1", [.text(name)])
-        return rows.count == 1 ? rows.int64(0, 0) : 0
+        return rows.count == 1 ? try Arrival.position(rows.int64(0, 0), "the hub's counter for '\(name)'") : 0
     }
 
     /// The last local sequence number `replica` pushed to this namespace (0: never).
@@ -56,31 +58,57 @@ struct HubNamespace {
         let rows = try connection.execute(
             "SELECT pushed_seq FROM settingsd.replicas WHERE namespace = $1 AND replica = $2",
             [.text(name), .bytes(replica.bytes)])
-        return rows.count == 1 ? rows.int64(0, 0) : 0
+        return rows.count == 1 ? try Arrival.position(rows.int64(0, 0), "the hub's pushed position") : 0
     }
 
     /// The entries after hub sequence `cursor`, in hub order (each entry's `sequence` is its hub
-    /// sequence number), at most `limit`, except those `replica` pushed itself (it has them; they
-    /// come without their value and only move the cursor); rows whose value this build cannot
-    /// read are skipped and counted.
-    func pull(after cursor: Int64, for replica: ReplicaID, limit: Int = batchEntries) throws(SettingsError)
-        -> (entries: [SettingEntry], through: Int64, unreadable: Int)
-    {
+    /// sequence number), at most `limit` and about `byteBudget` bytes of values (always at least
+    /// one), except those `replica` pushed itself (it has them; they come without their value
+    /// and only move the cursor).
+    ///
+    /// Rows are hostile input: a key over `maximumKeyBytes` or a value over `maximumValueBytes`
+    /// is refused inside PostgreSQL and never fetched, a hub sequence number out of range is
+    /// never computed with, and a value this build cannot read is skipped; all of them are
+    /// counted in `unreadable`.
+    func pull(
+        after cursor: Int64, for replica: ReplicaID, maximumKeyBytes: Int, maximumValueBytes: Int,
+        limit: Int = batchEntries, byteBudget: Int = batchBytes
+    ) throws(SettingsError) -> (entries: [SettingEntry], through: Int64, unreadable: Int) {
         let rows = try connection.execute(
             """
-            SELECT key, CASE WHEN pushed_by = $4 THEN NULL ELSE value END, hlc, replica, hub_seq,
-                (pushed_by = $4)::int::bigint
-            FROM settingsd.entries
-            WHERE namespace = $1 AND hub_seq > $2 ORDER BY hub_seq LIMIT $3
+            SELECT key, value, hlc, replica, hub_seq, mine, oversize FROM (
+                SELECT CASE WHEN oversize THEN NULL ELSE key END AS key,
+                    CASE WHEN oversize OR mine THEN NULL ELSE value END AS value, hlc, replica, hub_seq,
+                    mine::int::bigint AS mine, oversize::int::bigint AS oversize,
+                    sum(CASE WHEN oversize OR mine THEN 0 ELSE coalesce(octet_length(value), 0) END)
+                        OVER (ORDER BY hub_seq) AS running,
+                    row_number() OVER (ORDER BY hub_seq) AS position
+                FROM (
+                    SELECT key, value, hlc, replica, hub_seq, pushed_by = $4 AS mine,
+                        octet_length(key) > $5::bigint OR coalesce(octet_length(value), 0) > $6::bigint AS oversize
+                    FROM settingsd.entries
+                    WHERE namespace = $1 AND hub_seq > $2 ORDER BY hub_seq LIMIT $3) AS candidates
+            ) AS batch
+            WHERE position = 1 OR running <= $7::bigint
+            ORDER BY hub_seq
             """,
-            [.text(name), .int64(cursor), .int64(Int64(limit)), .bytes(replica.bytes)])
+            [
+                .text(name), .int64(cursor), .int64(Int64(limit)), .bytes(replica.bytes),
+                .int64(Int64(maximumKeyBytes)), .int64(Int64(maximumValueBytes)), .int64(Int64(byteBudget)),
+            ])
         var entries: [SettingEntry] = []
         var through = cursor
         var unreadable = 0
         for row in 0..<rows.count {
-            through = max(through, rows.int64(row, 4))
+            // A hub sequence number out of range is never computed with, nor taken as the cursor.
+            let sequence = rows.int64(row, 4)
+            guard Arrival.isPosition(sequence) else {
+                unreadable += 1
+                continue
+            }
+            through = max(through, sequence)
             guard rows.int64(row, 5) == 0 else { continue }
-            guard let replica = ReplicaID(bytes: rows.bytes(row, 3)) else {
+            guard rows.int64(row, 6) == 0, let replica = ReplicaID(bytes: rows.bytes(row, 3)) else {
                 unreadable += 1
                 continue
             }
@@ -98,8 +126,7 @@ struct HubNamespace {
                 timestamp: HybridTimestamp(rawValue: UInt64(bitPattern: rows.int64(row, 2))), replica: replica
             )
             entries.append(
-                SettingEntry(
-                    key: rows.text(row, 0), value: value, version: version, sequence: rows.int64(row, 4)))
+                SettingEntry(key: rows.text(row, 0), value: value, version: version, sequence: sequence))
         }
         return (entries, through, unreadable)
     }
@@ -161,7 +188,7 @@ struct HubNamespace {
         guard result.count == 1, !result.isNull(0, 0) else {
             throw SettingsError(.io, "the hub did not number a push to namespace '\(name)'")
         }
-        let base = result.int64(0, 0)
+        let base = try Arrival.position(result.int64(0, 0), "the hub's counter for '\(name)'")
         return (base + 1)...(base + Int64(entries.count))
     }
 

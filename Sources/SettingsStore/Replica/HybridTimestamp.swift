@@ -30,8 +30,10 @@ public struct HybridTimestamp: Hashable, Comparable, Sendable, CustomStringConve
         HybridTimestamp(rawValue: rawValue == .max ? rawValue : rawValue + 1)
     }
 
-    /// The first millisecond of the year 10000: stamps from the wire must be below it.
-    static let maximumMilliseconds: UInt64 = 253_402_300_800_000
+    /// Stamps from outside (a peer, the hub) must have fewer milliseconds than this, 2^46 (the
+    /// year 4199): the packed stamp then stays below 2^62, so it orders alike as a signed
+    /// `bigint` in PostgreSQL and as a `UInt64` here, and every successor a write may need exists.
+    static let maximumMilliseconds: UInt64 = 1 << 46
 
     /// The zero timestamp, below every real one.
     public static let zero = HybridTimestamp(rawValue: 0)

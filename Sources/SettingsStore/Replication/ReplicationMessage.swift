@@ -62,13 +62,14 @@ enum ReplicationMessage: Equatable {
         switch try fields.string("op") {
         case "replicate":
             self = .replicate(
-                entries: try Self.entries(fields), through: try fields.integer("through"),
-                sequence: try fields.integer("sequence"))
+                entries: try Self.entries(fields), through: try Self.position(fields, "through"),
+                sequence: try Self.position(fields, "sequence"))
         case "ack":
             self = .acknowledge(
-                through: try fields.integer("through"), settled: try fields.optionalInteger("settled") ?? 0)
+                through: try Self.position(fields, "through"),
+                settled: try Self.position(fields, "settled", default: 0))
         case "start":
-            self = .start(cursor: try fields.integer("cursor"))
+            self = .start(cursor: try Self.position(fields, "cursor"))
         case "neighbours":
             var replicas: [ReplicaID] = []
             for text in try fields.strings("replicas", limit: 10_000) ?? [] {
@@ -81,26 +82,13 @@ enum ReplicationMessage: Equatable {
         case "check":
             self = .check(
                 digest: try Self.word(fields.string("digest"), field: "digest"),
-                settled: try fields.optionalInteger("settled") ?? 0)
+                settled: try Self.position(fields, "settled", default: 0))
         case "agreed":
-            self = .agreed(settled: try fields.optionalInteger("settled") ?? 0)
+            self = .agreed(settled: try Self.position(fields, "settled", default: 0))
         case "busy":
             self = .busy
         case "buckets":
-            let text = try fields.string("sums")
-            guard text.utf8.count == 16 * ReplicaCache.bucketCount else {
-                throw SettingsError(
-                    .protocolError, "field 'sums' must hold \(ReplicaCache.bucketCount) 16-digit sums")
-            }
-            var sums: [UInt64] = []
-            sums.reserveCapacity(ReplicaCache.bucketCount)
-            var start = text.startIndex
-            while start < text.endIndex {
-                let end = text.index(start, offsetBy: 16)
-                sums.append(try Self.word(String(text[start..<end]), field: "sums"))
-                start = end
-            }
-            self = .buckets(sums)
+            self = .buckets(try Self.sums(fields.string("sums")))
         case "repair":
             var buckets: [Int] = []
             for element in try fields.array("buckets", limit: ReplicaCache.bucketCount) {
@@ -114,7 +102,7 @@ enum ReplicationMessage: Equatable {
             self = .repair(
                 buckets: buckets, entries: try Self.entries(fields),
                 final: try fields.bool("final", default: true),
-                applied: Int(clamping: try fields.optionalInteger("applied") ?? 0))
+                applied: Int(try Self.position(fields, "applied", default: 0)))
         case "forked":
             self = .forked(reason: try fields.string("reason"))
         case let operation:
@@ -143,6 +131,48 @@ enum ReplicationMessage: Equatable {
                     sequence: try entry.optionalInteger("seq") ?? 0))
         }
         return entries
+    }
+
+    /// A position from a peer (`Arrival.position`): absent only where `default` is given.
+    private static func position(_ fields: JSONFields, _ name: String, default fallback: Int64? = nil)
+        throws(SettingsError) -> Int64
+    {
+        guard let value = try fields.optionalInteger(name) ?? fallback else {
+            throw SettingsError(.protocolError, "missing field '\(name)' (an integer)")
+        }
+        return try Arrival.position(value, "field '\(name)'")
+    }
+
+    /// The bucket sums: `bucketCount` words of 16 hexadecimal digits, read by bytes (a
+    /// multi-byte character is no digit, whatever its width).
+    private static func sums(_ text: String) throws(SettingsError) -> [UInt64] {
+        let bytes = Array(text.utf8)
+        guard bytes.count == 16 * ReplicaCache.bucketCount else {
+            throw SettingsError(
+                .protocolError, "field 'sums' must hold \(ReplicaCache.bucketCount) 16-digit sums")
+        }
+        var sums: [UInt64] = []
+        sums.reserveCapacity(ReplicaCache.bucketCount)
+        for start in stride(from: 0, to: bytes.count, by: 16) {
+            var word: UInt64 = 0
+            for byte in bytes[start..<start + 16] {
+                guard let digit = hexDigit(byte) else {
+                    throw SettingsError(.protocolError, "field 'sums' must be 16 hexadecimal digits per sum")
+                }
+                word = word << 4 | UInt64(digit)
+            }
+            sums.append(word)
+        }
+        return sums
+    }
+
+    private static func hexDigit(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
     }
 
     private static func hex(_ word: UInt64) -> String {

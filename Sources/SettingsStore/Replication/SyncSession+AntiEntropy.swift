@@ -99,7 +99,9 @@ extension SyncSession {
     )
         throws(SettingsError)
     {
-        let applied = try settings.applyRemote(entries, from: peer, through: nil, reason: .replica).applied
+        let outcome = try settings.applyRemote(entries, from: peer, through: nil, reason: .replica)
+        logRejections(outcome, from: peer)
+        let applied = outcome.applied
         if final {
             conclude(differing: applied + peerApplied, with: peer)
             return

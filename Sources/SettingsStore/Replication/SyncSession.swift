@@ -160,6 +160,7 @@ final class SyncSession: @unchecked Sendable {  // state on its executor only
         }
         let outcome = try settings.applyRemote(
             entries, from: peer, through: through, reason: reason, peerIncarnation: peerIncarnation)
+        logRejections(outcome, from: peer)
         if outcome.aheadOfClock > 0, !warnedAhead {
             warnedAhead = true
             logger?.log(
@@ -173,6 +174,15 @@ final class SyncSession: @unchecked Sendable {  // state on its executor only
             $0.entriesAheadOfClock += outcome.aheadOfClock
         }
         send(.acknowledge(through: through, settled: settled))
+    }
+
+    /// Logs the entries of a batch from `peer` that the arrival gate refused.
+    func logRejections(_ outcome: RemoteBatchOutcome, from peer: ReplicaID) {
+        guard outcome.rejected > 0 else { return }
+        logger?.log(
+            .warning,
+            "refused \(outcome.rejected) entr\(outcome.rejected == 1 ? "y" : "ies") from replica \(peer) at \(address): \(outcome.firstRejection ?? "")"
+        )
     }
 
     /// How far this side's own log is settled for the peer (sent and acknowledged, or skipped

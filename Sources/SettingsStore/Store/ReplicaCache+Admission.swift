@@ -43,6 +43,9 @@ extension ReplicaCache {
         /// Keys this replica does not hold whose incoming entry is older than the tombstone
         /// horizon: possibly deleted long ago, so not taken back.
         var expired: [String] = []
+        /// Entries the arrival gate refused (an invalid key, a forged version, a value no path
+        /// could carry back): not stored, not announced, not relayed.
+        var rejected: [SettingsError] = []
     }
 
     /// Splits entries from a replica into those that win over the local state (the highest
@@ -51,7 +54,14 @@ extension ReplicaCache {
     func merge(_ incoming: [SettingEntry], limits: SettingsLimits, horizon: HybridTimestamp) -> Merge {
         var winners: [String: SettingEntry] = [:]
         var order: [String] = []
+        var rejected: [SettingsError] = []
         for received in incoming {
+            do throws(SettingsError) {
+                try Arrival.check(received, maximumKeyBytes: limits.maximumKeyBytes)
+            } catch {
+                rejected.append(error)
+                continue
+            }
             // Keys of scope `local` belong to each replica alone: never taken from another.
             if !policy.isEmpty, policy.isLocal(received.key) { continue }
             // A replica of another build may send a key in another normal form: it is the same key.
@@ -65,7 +75,7 @@ extension ReplicaCache {
             guard current.map({ entry.wins(over: $0) }) ?? true else { continue }
             if winners.updateValue(entry, forKey: entry.key) == nil { order.append(entry.key) }
         }
-        var result = Merge()
+        var result = Merge(rejected: rejected)
         var running = totals
         for key in order {
             guard let entry = winners[key] else { continue }

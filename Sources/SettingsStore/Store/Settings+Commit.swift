@@ -169,7 +169,8 @@ extension Settings {
             }
             return RemoteBatchOutcome(
                 applied: records.count, refused: merge.refused.count, aheadOfClock: ahead,
-                expired: merge.expired.count, sequences: sequences)
+                expired: merge.expired.count, sequences: sequences, rejected: merge.rejected.count,
+                firstRejection: merge.rejected.first?.message)
         }
         observers.deliverPending()
         return outcome
@@ -189,4 +190,7 @@ struct RemoteBatchOutcome: Equatable {
     var expired: Int
     /// The local sequence numbers the applied entries took (contiguous), if any.
     var sequences: ClosedRange<Int64>?
+    /// Entries the arrival gate refused, and why the first was (for the log).
+    var rejected = 0
+    var firstRejection: String? = nil
 }

@@ -61,7 +61,8 @@ struct Welcome: Sendable, Equatable {
         maximumFrameBytes = try fields.optionalInteger("maxFrame").map { Int(clamping: $0) }
         guard role == .replica else { return }
         replicaState = ReplicaState(
-            cursor: try fields.integer("cursor"), sequence: try fields.integer("sequence"),
+            cursor: try Arrival.position(fields.integer("cursor"), "field 'cursor'"),
+            sequence: try Arrival.position(fields.integer("sequence"), "field 'sequence'"),
             clockMilliseconds: try fields.optionalInteger("clock").map { UInt64(clamping: $0) },
             lineage: try Lineage(json: fields.members["lineage"]),
             tombstoneHorizon: HybridTimestamp(

@@ -71,11 +71,11 @@ extension WireRequest {
             self.role = role
             guard role == .replica else { return }
             replicaID = try fields.replicaID("replica")
-            replicaSequence = try fields.integer("sequence")
+            replicaSequence = try Arrival.position(fields.integer("sequence"), "field 'sequence'")
             clockMilliseconds = try fields.optionalInteger("clock").map { UInt64(clamping: $0) }
             lineage = try Lineage(json: fields.members["lineage"])
-            tombstoneHorizon = try fields.optionalInteger("horizon").map {
-                HybridTimestamp(rawValue: UInt64(clamping: $0))
+            tombstoneHorizon = try fields.optionalInteger("horizon").map { horizon throws(SettingsError) in
+                HybridTimestamp(rawValue: UInt64(try Arrival.position(horizon, "field 'horizon'")))
             }
         }
 

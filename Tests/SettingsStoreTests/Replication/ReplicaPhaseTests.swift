@@ -67,5 +67,57 @@ extension Reliability {
             #expect(said.contains("must hold 4096 16-digit sums"), "\(said)")
             #expect(daemon.cli("set", "still", "serving").status == 0)
         }
+
+        @Test("a cursor of Int64.min is refused at the gate, and status keeps working")
+        func negativeCursor() throws {
+            let daemon = try DaemonProcess(directory)
+            let said = try refusal(after: [.start(cursor: .min)], daemon: daemon)
+            #expect(said.contains("field 'cursor' -9223372036854775808 is out of range"), "\(said)")
+            #expect(daemon.cli("status").status == 0)
+        }
+
+        @Test("a non-ASCII character in bucket sums is a protocol error, not a trap")
+        func nonASCIIBuckets() throws {
+            let daemon = try DaemonProcess(directory)
+            let socket = try metReplica(daemon)
+            socket.send(frame: ReplicationMessage.start(cursor: 0).json.serialized())
+            let sums = "é" + String(repeating: "0", count: 16 * 4096 - 2)
+            socket.send(frame: #"{"op":"buckets","sums":""# + sums + #""}"#)
+            let said = socket.readLines(count: 2).map { String(decoding: $0, as: UTF8.self) }.joined()
+            #expect(said.contains("16 hexadecimal digits"), "\(said)")
+            #expect(daemon.cli("status").status == 0)
+        }
+
+        @Test(
+            "entries with an empty or control-character key, a forged stamp or a non-finite date are never stored"
+        )
+        func hostileEntries() async throws {
+            let daemon = try DaemonProcess(directory)
+            let author = ReplicaID.random()
+            let now = HybridTimestamp(milliseconds: SettingsConfiguration.systemClock(), counter: 0)
+            let version = SettingVersion(timestamp: now, replica: author)
+            let far = SettingVersion(timestamp: HybridTimestamp(rawValue: 1 << 63), replica: author)
+            let hostile = [
+                SettingEntry(key: "", value: nil, version: version, sequence: 1),
+                SettingEntry(key: "bad\u{1}key", value: nil, version: version, sequence: 1),
+                SettingEntry(key: "clock.forged", value: "x", version: far, sequence: 1),
+                SettingEntry(
+                    key: "date.nan", value: .date(Date(timeIntervalSinceReferenceDate: .nan)),
+                    version: version,
+                    sequence: 1),
+            ]
+            // Each on a connection of its own (a refused frame ends its session).
+            for entry in hostile + [SettingEntry(key: "fine", value: "kept", version: version, sequence: 1)] {
+                let socket = try metReplica(daemon)
+                socket.send(frame: ReplicationMessage.start(cursor: 0).json.serialized())
+                socket.send(
+                    frame: ReplicationMessage.replicate(entries: [entry], through: 1, sequence: 1).json
+                        .serialized())
+                _ = socket.readLines(count: 2)
+            }
+            try await waitUntil(timeout: 10) { daemon.cli("get", "fine").output == "kept\n" }
+            #expect(daemon.cli("list", "--keys").output == "fine\n")
+            #expect(daemon.cli("export").status == 0)
+        }
     }
 }
