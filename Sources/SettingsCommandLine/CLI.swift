@@ -70,7 +70,14 @@ package enum CLI {
                 return 0
             }
             if spec.runsInDaemonBinary, binary == .client {
-                try CommandLineBinary.continueInDaemon(arguments)
+                // The daemon lives long: a password in its arguments would show all that time.
+                let handed = spec.name == "run" ? HubCredentials.hidingPassword(in: arguments) : arguments
+                try CommandLineBinary.continueInDaemon(handed)
+            }
+            if spec.name == "run", binary == .daemon, let hub = parsed.value(RunOptions.hub),
+                HubCredentials.hasPassword(hub)
+            {
+                HubCredentials.warn()
             }
             return try spec.run(parsed)
         }

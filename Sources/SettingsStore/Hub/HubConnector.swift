@@ -90,6 +90,9 @@ final class HubConnector: Sendable {
 
     private func run() {
         defer { finished.signal() }
+        if let warning = PostgresConnectionString.transportWarning(configuration.url) {
+            logger?.log(.warning, warning)
+        }
         var backoff = Backoff()
         while !isStopped {
             do throws(SettingsError) {
@@ -109,6 +112,9 @@ final class HubConnector: Sendable {
     private static let defaults = [
         "connect_timeout": "10", "application_name": "settingsd", "keepalives": "1",
         "keepalives_idle": "10", "tcp_user_timeout": "30000",
+        // Never plaintext by default over TCP (libpq's own default, `prefer`, falls back to it when
+        // a machine in the middle refuses TLS); libpq uses no TLS on Unix sockets anyway.
+        "sslmode": "require",
     ]
 
     /// One connection's life: check the schema, meet the namespace, then sync until stopped.

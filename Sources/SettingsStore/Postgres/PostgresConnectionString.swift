@@ -1,9 +1,10 @@
 internal import CLibPQ
 
-/// Connection strings as shown to people: every option but the password.
+/// Connection strings as shown to people: every option but the secret ones.
 enum PostgresConnectionString {
     /// `conninfo` (a key=value string or `postgresql://` URI) as `key=value` pairs without the
-    /// password; a string libpq cannot parse shows as `<unparsable connection string>`.
+    /// options libpq marks secret (`password`, `sslpassword`: `dispchar` `*`); a string libpq
+    /// cannot parse shows as `<unparsable connection string>`.
     static func redacted(_ conninfo: String) -> String {
         guard let pq = try? LibPQ.functions() else { return "<libpq not installed>" }
         guard let options = pq.conninfoParse(conninfo, nil) else { return "<unparsable connection string>" }
@@ -12,7 +13,8 @@ enum PostgresConnectionString {
         var option = options
         while let keyword = option.pointee.keyword {
             let name = String(cString: keyword)
-            if let value = option.pointee.val, name != "password" {
+            let isSecret = option.pointee.dispchar.map { $0.pointee == CChar(UInt8(ascii: "*")) } ?? false
+            if let value = option.pointee.val, !isSecret, name != "password" {
                 parts.append("\(name)=\(String(cString: value))")
             }
             option += 1
@@ -20,7 +22,9 @@ enum PostgresConnectionString {
         return parts.isEmpty ? "(libpq defaults)" : parts.joined(separator: " ")
     }
 
-    /// Whether libpq can parse `conninfo`; the reason when it cannot.
+    /// Whether libpq can parse `conninfo`; the reason when it cannot, with every quoted part of
+    /// libpq's message left out (it quotes the text it could not read, which can hold the
+    /// password: `invalid percent-encoded token: "alice%ZZpw"`).
     static func check(_ conninfo: String) -> String? {
         let pq: CSettingsLibPQ
         do throws(SettingsError) { pq = try LibPQ.functions() } catch { return error.message }
@@ -28,9 +32,50 @@ enum PostgresConnectionString {
         guard let options = pq.conninfoParse(conninfo, &message) else {
             defer { if let message { pq.freemem(message) } }
             let text = message.map { String(cString: $0) } ?? "cannot be parsed"
-            return text.split(separator: "\n").first.map(String.init) ?? text
+            return withoutQuotedParts(text.split(separator: "\n").first.map(String.init) ?? text)
         }
         pq.conninfoFree(options)
         return nil
+    }
+
+    /// `text` with every part in double quotes replaced by `"…"`.
+    static func withoutQuotedParts(_ text: String) -> String {
+        var result = ""
+        var isQuoted = false
+        for character in text {
+            if character == "\"" {
+                result += isQuoted ? "…\"" : "\""
+                isQuoted.toggle()
+            } else if !isQuoted {
+                result.append(character)
+            }
+        }
+        return isQuoted ? result + "…\"" : result
+    }
+
+    /// A warning when `conninfo` reaches a server over TCP without verifying it: nil for Unix
+    /// sockets (libpq uses no TLS there) and for `sslmode=verify-full`. `sslmode` nil means the
+    /// hub link's default, `require` (encrypted, the server not verified).
+    static func transportWarning(_ conninfo: String) -> String? {
+        guard let pq = try? LibPQ.functions(), let options = pq.conninfoParse(conninfo, nil) else {
+            return nil
+        }
+        defer { pq.conninfoFree(options) }
+        var values: [String: String] = [:]
+        var option = options
+        while let keyword = option.pointee.keyword {
+            if let value = option.pointee.val { values[String(cString: keyword)] = String(cString: value) }
+            option += 1
+        }
+        let hosts = (values["host"] ?? "").split(separator: ",")
+        let isTCP = values["hostaddr"] != nil || hosts.contains { !$0.hasPrefix("/") && !$0.hasPrefix("@") }
+        let mode = values["sslmode"] ?? "require"
+        guard isTCP, mode != "verify-full" else { return nil }
+        if ["disable", "allow", "prefer"].contains(mode) {
+            return
+                "the hub is reached over TCP with sslmode=\(mode): settings and credentials may travel in plaintext; use sslmode=verify-full with sslrootcert (see the README)"
+        }
+        return
+            "the hub is reached over TCP with sslmode=\(mode): encrypted, but the server is not verified, so a machine in the middle can pose as it; use sslmode=verify-full with sslrootcert (see the README)"
     }
 }
