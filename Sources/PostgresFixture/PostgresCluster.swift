@@ -102,7 +102,16 @@ public final class PostgresCluster: Sendable {
     public func makeRole(_ prefix: String) throws -> (name: String, password: String) {
         let name = "\(prefix)_\(UUID().uuidString.prefix(8).lowercased())"
         let password = "pw-\(UUID().uuidString.prefix(12))"
-        try psql("CREATE ROLE \(name) LOGIN PASSWORD '\(password)'")
+        // A hub (schema 2 on) serves only roles granted settingsd_user, as `settingsd hub init` says.
+        try psql(
+            """
+            CREATE ROLE \(name) LOGIN PASSWORD '\(password)';
+            DO $$ BEGIN
+                IF EXISTS (SELECT FROM pg_roles WHERE rolname = 'settingsd_user') THEN
+                    GRANT settingsd_user TO \(name);
+                END IF;
+            END $$;
+            """)
         return (name, password)
     }
 

@@ -115,7 +115,17 @@ final class HubConnector: Sendable {
         // Never plaintext by default over TCP (libpq's own default, `prefer`, falls back to it when
         // a machine in the middle refuses TLS); libpq uses no TLS on Unix sockets anyway.
         "sslmode": "require",
+        // A statement that waits on another session's lock (a tenant holding `LOCK TABLE`, a
+        // counter row held `FOR UPDATE`) fails in time and the link retries, showing why.
+        "options":
+            "-c lock_timeout=\(lockTimeoutMilliseconds) -c statement_timeout=60000 -c idle_in_transaction_session_timeout=60000",
     ]
+
+    /// How long a hub statement waits for a lock another session holds.
+    static let lockTimeoutMilliseconds = 5_000
+    /// The least time between rounds that notifications alone cause: a flood of NOTIFY costs at
+    /// most one round per interval.
+    static let notificationInterval = 0.05
 
     /// One connection's life: check the schema, meet the namespace, then sync until stopped.
     private func session(on connection: PostgresConnection, connected: () -> Void) throws(SettingsError) {
@@ -136,6 +146,7 @@ final class HubConnector: Sendable {
         let initialTarget = cursor == nil ? try hub.lastSequence() : nil
         var isFirstRound = true
         while !isStopped {
+            let roundStarted = SettingsConfiguration.systemClock()
             guard settings.replicaID == localID else {
                 throw SettingsError(.connectionLost, "this replica took a new id; reconnecting")
             }
@@ -165,11 +176,23 @@ final class HubConnector: Sendable {
             }
             // Notifications that arrived during the statements above wait in libpq, not on the
             // socket: look there first, or the next change would wait for the safety net.
-            guard try connection.notifications().isEmpty else { continue }
-            if wake.wait(for: connection.socket, seconds: Self.safetyNetInterval) {
-                _ = try connection.notifications()
+            if try !connection.notifications().isEmpty
+                || wake.wait(for: connection.socket, seconds: Self.safetyNetInterval)
+            {
+                try coalesceNotifications(on: connection, roundStarted: roundStarted)
             }
         }
+    }
+
+    /// After a notification: waits until `notificationInterval` has passed since the round began
+    /// (a local change still wakes it at once), then takes every notification waiting, so a burst
+    /// of them, or a flood, costs one round.
+    private func coalesceNotifications(on connection: PostgresConnection, roundStarted: UInt64)
+        throws(SettingsError)
+    {
+        let elapsed = Double(SettingsConfiguration.systemClock() &- roundStarted) / 1000
+        if elapsed < Self.notificationInterval { wake.wait(seconds: Self.notificationInterval - elapsed) }
+        _ = try connection.notifications()
     }
 
     /// Applies what the hub has after `cursor`, batch by batch; returns the new cursor.

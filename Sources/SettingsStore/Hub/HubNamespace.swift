@@ -6,6 +6,9 @@ struct HubNamespace {
     let name: String
     /// The replica id this replica keeps its hub cursor under: one per hub and namespace.
     let peerID: ReplicaID
+    /// The notification channel: named after the namespace's secret, which only its members can
+    /// read, so nobody else can listen to it (or learn when it changes).
+    let channel: String
 
     /// Entries per push or pull statement.
     static let batchEntries = 1_000
@@ -36,14 +39,23 @@ struct HubNamespace {
             [.text(name)])
         let hub = try connection.execute("SELECT value FROM settingsd.meta WHERE name = 'hub_id'").text(0, 0)
         peerID = Self.peerID(hub: hub, namespace: name)
+        try connection.execute(
+            "INSERT INTO settingsd.channels (namespace) VALUES ($1) ON CONFLICT (namespace) DO NOTHING",
+            [.text(name)])
+        let secret = try connection.execute(
+            "SELECT secret FROM settingsd.channels WHERE namespace = $1", [.text(name)])
+        // The secret is hub input like any other: it must be what hub init makes.
+        guard secret.count == 1, Self.isChannelSecret(secret.text(0, 0)) else {
+            throw SettingsError(
+                .protocolError, "the hub's notification channel for '\(name)' is missing or malformed")
+        }
+        channel = "settingsd_" + secret.text(0, 0)
         try connection.execute("LISTEN \(try connection.quotedIdentifier(channel))")
     }
 
-    /// The notification channel of the namespace (its name hashed: channels are identifiers).
-    var channel: String {
-        var fingerprint = Fingerprint()
-        fingerprint.mix(text: name)
-        return "settingsd_" + String(fingerprint.value, radix: 16)
+    /// Whether `text` is a channel secret as the schema makes them: 32 hexadecimal digits.
+    private static func isChannelSecret(_ text: String) -> Bool {
+        text.utf8.count == 32 && text.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
     }
 
     /// The namespace's last hub sequence number.
@@ -181,7 +193,8 @@ struct HubNamespace {
                     SET pushed_seq = GREATEST(r.pushed_seq, excluded.pushed_seq), last_seen = now()
                 RETURNING 1),
             notified AS (
-                SELECT pg_notify($5, (SELECT last_seq FROM counter)::text))
+                -- Carries nothing: a listener learns only that something changed, then pulls.
+                SELECT pg_notify($5, '') FROM counter)
             SELECT (SELECT base FROM counter), (SELECT count(*) FROM upserted), (SELECT count(*) FROM seen),
                 (SELECT count(*) FROM notified)
             """, parameters)

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// The hub's tables in PostgreSQL, as ordered migrations (see `docs/SYNC.md`, "The PostgreSQL hub").
 ///
 /// Everything lives in schema `settingsd`. Row-level security lets a role see and change only the
@@ -8,6 +12,15 @@ enum HubSchema {
         let version: Int64
         let sql: String
     }
+
+    /// Row-level security's test (schema 2 on): the row's namespace is a role the current role is
+    /// a member of, and not a predefined one. An uncorrelated subquery: PostgreSQL computes it
+    /// once per statement (a hashed subplan), not once per row.
+    private static let members = """
+        namespace IN (SELECT r.rolname FROM pg_catalog.pg_roles AS r
+            WHERE r.oid OPERATOR(pg_catalog.>=) 16384
+                AND pg_catalog.pg_has_role(current_user, r.oid, 'MEMBER'))
+        """
 
     static let migrations: [Migration] = [
         Migration(
@@ -71,8 +84,69 @@ enum HubSchema {
                 GRANT USAGE ON SCHEMA settingsd TO PUBLIC;
                 GRANT SELECT ON settingsd.meta TO PUBLIC;
                 GRANT SELECT, INSERT, UPDATE ON settingsd.namespaces, settingsd.entries, settingsd.replicas TO PUBLIC;
-                """)
+                """),
+        Migration(
+            version: 2,
+            sql: """
+                -- Only roles granted settingsd_user may use the hub; nothing is granted to PUBLIC.
+                DO $$ BEGIN
+                    IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname = 'settingsd_user') THEN
+                        CREATE ROLE settingsd_user NOLOGIN;
+                    END IF;
+                END $$;
+                REVOKE ALL ON SCHEMA settingsd FROM PUBLIC;
+                REVOKE ALL ON ALL TABLES IN SCHEMA settingsd FROM PUBLIC;
+                REVOKE ALL ON FUNCTION settingsd.visible(name) FROM PUBLIC;
+                -- A namespace is a role created by an administrator: predefined roles (pg_*, below
+                -- OID 16384) are not namespaces. The search path is pinned and the operators named,
+                -- so a role that can create objects somewhere cannot define its own `=`.
+                CREATE OR REPLACE FUNCTION settingsd.visible(namespace name) RETURNS boolean
+                    LANGUAGE sql STABLE SET search_path = pg_catalog
+                    AS $$ SELECT EXISTS (
+                        SELECT 1 FROM pg_catalog.pg_roles AS r
+                        WHERE r.rolname OPERATOR(pg_catalog.=) namespace
+                            AND r.oid OPERATOR(pg_catalog.>=) 16384
+                            AND pg_catalog.pg_has_role(current_user, r.oid, 'MEMBER')) $$;
+                -- Channel names come from a secret only members can read: nobody else can LISTEN.
+                CREATE TABLE settingsd.channels (
+                    namespace name PRIMARY KEY,
+                    secret text NOT NULL DEFAULT pg_catalog.replace(pg_catalog.gen_random_uuid()::text, '-', '')
+                );
+                DROP POLICY members ON settingsd.namespaces;
+                DROP POLICY members ON settingsd.entries;
+                DROP POLICY members ON settingsd.replicas;
+                CREATE POLICY members ON settingsd.namespaces
+                    USING (\(members))
+                    WITH CHECK (settingsd.visible(namespace));
+                CREATE POLICY members ON settingsd.entries
+                    USING (\(members))
+                    WITH CHECK (\(members));
+                CREATE POLICY members ON settingsd.replicas
+                    USING (\(members))
+                    WITH CHECK (settingsd.visible(namespace));
+                CREATE POLICY members ON settingsd.channels
+                    USING (\(members))
+                    WITH CHECK (settingsd.visible(namespace));
+                -- Row-level security holds for the tables' owner too.
+                ALTER TABLE settingsd.channels ENABLE ROW LEVEL SECURITY;
+                ALTER TABLE settingsd.meta ENABLE ROW LEVEL SECURITY;
+                CREATE POLICY everyone ON settingsd.meta USING (true);
+                ALTER TABLE settingsd.meta FORCE ROW LEVEL SECURITY;
+                ALTER TABLE settingsd.namespaces FORCE ROW LEVEL SECURITY;
+                ALTER TABLE settingsd.entries FORCE ROW LEVEL SECURITY;
+                ALTER TABLE settingsd.replicas FORCE ROW LEVEL SECURITY;
+                ALTER TABLE settingsd.channels FORCE ROW LEVEL SECURITY;
+                GRANT USAGE ON SCHEMA settingsd TO settingsd_user;
+                GRANT SELECT ON settingsd.meta TO settingsd_user;
+                GRANT SELECT, INSERT, UPDATE ON settingsd.namespaces, settingsd.entries, settingsd.replicas
+                    TO settingsd_user;
+                GRANT SELECT, INSERT ON settingsd.channels TO settingsd_user;
+                GRANT EXECUTE ON FUNCTION settingsd.visible(name) TO settingsd_user;
+                """),
     ]
+
+    /// The role a PostgreSQL role must be granted to use the hub (schema version 2 on).
+    static let userRole = "settingsd_user"
 
     /// The schema version this build reads and writes.
     static var current: Int64 { migrations.last?.version ?? 0 }
@@ -81,9 +155,11 @@ enum HubSchema {
     /// version the hub had before (0: none).
     @discardableResult
     static func migrate(_ connection: PostgresConnection) throws(SettingsError) -> Int64 {
-        // One initialiser at a time, even from several machines.
-        try connection.execute("SELECT pg_advisory_lock(7465746573)")
-        defer { _ = try? connection.execute("SELECT pg_advisory_unlock(7465746573)") }
+        // One initialiser at a time, even from several machines; a session that holds the lock
+        // (any role can take an advisory lock) makes init fail in time, not hang.
+        try lockForMigration(connection)
+        defer { _ = try? connection.execute("SELECT pg_advisory_unlock(\(migrationLock))") }
+        try checkOwnership(connection)
         let before = try version(connection)
         guard before <= current else { throw newer(before, connection) }
         for migration in migrations where migration.version > before {
@@ -101,6 +177,56 @@ enum HubSchema {
             }
         }
         return before
+    }
+
+    /// The advisory lock `hub init` holds while it migrates.
+    private static let migrationLock: Int64 = 7_465_746_573
+
+    /// Takes the migration lock, trying for up to `seconds`.
+    private static func lockForMigration(_ connection: PostgresConnection, seconds: Double = 5)
+        throws(SettingsError)
+    {
+        let deadline = SettingsConfiguration.systemClock() + UInt64(seconds * 1000)
+        while true {
+            let taken = try connection.execute(
+                "SELECT pg_catalog.pg_try_advisory_lock(\(migrationLock))::int::bigint")
+            if taken.count == 1, taken.int64(0, 0) == 1 { return }
+            guard SettingsConfiguration.systemClock() < deadline else {
+                throw SettingsError(
+                    .timeout,
+                    "another session holds the hub's migration lock (advisory lock \(migrationLock)) on \(connection.displayName): another 'hub init' is running, or a role is holding it; try again, or end that session"
+                )
+            }
+            usleep(100_000)
+        }
+    }
+
+    /// Refuses a `settingsd` schema, or an object in it, that another role owns: a tenant that
+    /// created the schema first could otherwise read what others push (its tables, its rules).
+    private static func checkOwnership(_ connection: PostgresConnection) throws(SettingsError) {
+        let rows = try connection.execute(
+            """
+            SELECT pg_catalog.pg_get_userbyid(n.nspowner)::text,
+                (SELECT count(*) FROM pg_catalog.pg_class AS c
+                    WHERE c.relnamespace OPERATOR(pg_catalog.=) n.oid
+                        AND c.relowner OPERATOR(pg_catalog.<>) n.nspowner)::bigint,
+                (n.nspowner OPERATOR(pg_catalog.=) (SELECT oid FROM pg_catalog.pg_roles WHERE rolname = current_user))::int::bigint
+            FROM pg_catalog.pg_namespace AS n WHERE n.nspname = 'settingsd'
+            """)
+        guard rows.count == 1 else { return }
+        let owner = rows.text(0, 0)
+        guard rows.int64(0, 2) == 1 else {
+            throw SettingsError(
+                .accessDenied,
+                "schema settingsd on \(connection.displayName) belongs to role '\(owner)', not to the role running hub init: it was not made by hub init; drop it, or run hub init as its owner"
+            )
+        }
+        guard rows.int64(0, 1) == 0 else {
+            throw SettingsError(
+                .accessDenied,
+                "schema settingsd on \(connection.displayName) holds objects another role owns: not made by hub init; drop them first"
+            )
+        }
     }
 
     /// Throws unless the hub holds exactly this build's schema, with a message naming `hub init`.

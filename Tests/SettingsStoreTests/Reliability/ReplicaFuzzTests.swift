@@ -114,7 +114,7 @@ extension Reliability {
             var fuzzer = ReplicaFrameFuzzer(generator: SeededGenerator(seed: seed))
             let daemon = try DaemonProcess(directory)
             let identity = try daemon.status().replica
-            let sessions = ProcessInfo.processInfo.environment["SETTINGSD_FULL"] == nil ? 150 : 3_000
+            let sessions = ProcessInfo.processInfo.environment["SETTINGSD_FULL"] == nil ? 100 : 3_000
             for _ in 0..<sessions {
                 let socket = try PlainSocket(path: daemon.socket)
                 let hello = WireRequest.Hello(

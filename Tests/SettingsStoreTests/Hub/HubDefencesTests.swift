@@ -1,0 +1,160 @@
+import Foundation
+import PostgresFixture
+import Testing
+
+@testable import SettingsStore
+
+extension Reliability {
+    /// The hub's own defences (schema version 2), each tried by a tenant, mallory, with plain
+    /// `psql` and her own credentials, as the issue that asked for them observed the attacks.
+    @Suite(
+        "PostgreSQL hub: a tenant cannot read, hijack, stall or spy on another's namespace",
+        .enabled(if: PostgresCluster.testsEnabled, "PostgreSQL is not installed (apt-get install postgresql)")
+    )
+    struct HubDefencesTests {
+        let directory = TemporaryDirectory()
+
+        /// Runs `sql` with psql as the role of `url`; the output is psql's unaligned rows.
+        private func psql(_ url: String, _ sql: String, database: String? = nil) -> CLIResult {
+            let target =
+                database.map { url.replacingOccurrences(of: "dbname=settings", with: "dbname=\($0)") } ?? url
+            return DaemonProcess.run(
+                [target, "-v", "ON_ERROR_STOP=1", "-Atqc", sql], through: "/usr/bin/psql")
+        }
+
+        @Test(
+            "nothing is granted to PUBLIC: a role without settingsd_user is refused, and works once granted")
+        func noPublicGrants() throws {
+            let cluster = try HubSyncTests.hub()
+            let role = try cluster.makeRole("outsider")
+            try cluster.psql("REVOKE settingsd_user FROM \(role.name)")
+            let url = cluster.conninfo(user: role.name, password: role.password)
+            let refused = psql(url, "SELECT count(*) FROM settingsd.entries")
+            #expect(refused.status != 0)
+            #expect(refused.error.contains("permission denied"), "\(refused.error)")
+            try cluster.psql("GRANT settingsd_user TO \(role.name)")
+            #expect(psql(url, "SELECT count(*) FROM settingsd.entries").output == "0\n")
+        }
+
+        @Test("a tenant's own '=' operator and predefined roles do not make another namespace visible")
+        func searchPathAndPredefinedRoles() throws {
+            let cluster = try HubSyncTests.hub()
+            let alice = try cluster.makeRole("alice")
+            let mallory = try cluster.makeRole("mallory")
+            try cluster.psql(
+                "CREATE SCHEMA m_\(mallory.name) AUTHORIZATION \(mallory.name); GRANT pg_read_all_data TO \(mallory.name)"
+            )
+            let url = cluster.conninfo(user: mallory.name, password: mallory.password)
+            let attack = """
+                CREATE FUNCTION m_\(mallory.name).always(name, name) RETURNS boolean LANGUAGE sql AS 'SELECT true';
+                CREATE OPERATOR m_\(mallory.name).= (LEFTARG = name, RIGHTARG = name, FUNCTION = m_\(mallory.name).always);
+                SET search_path = m_\(mallory.name), pg_catalog;
+                SELECT settingsd.visible('\(alice.name)'), settingsd.visible('pg_read_all_data');
+                """
+            let result = psql(url, attack)
+            #expect(result.status == 0, "\(result.error)")
+            #expect(result.output == "f|f\n", "\(result.output)")
+        }
+
+        @Test("row-level security is forced on every hub table, for its owner too")
+        func forcedRowLevelSecurity() throws {
+            let cluster = try HubSyncTests.hub()
+            let role = try cluster.makeRole("inspect")
+            let url = cluster.conninfo(user: role.name, password: role.password)
+            let tables = psql(
+                url,
+                """
+                SELECT c.relname || ':' || c.relrowsecurity || c.relforcerowsecurity FROM pg_class c
+                JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'settingsd' AND c.relkind = 'r'
+                ORDER BY 1
+                """)
+            #expect(
+                tables.output
+                    == "channels:truetrue\nentries:truetrue\nmeta:truetrue\nnamespaces:truetrue\nreplicas:truetrue\n",
+                "\(tables.output)")
+        }
+
+        @Test(
+            "hub init refuses a settingsd schema a tenant created, and a held migration lock fails it in time"
+        )
+        func initRefusesWhatItDidNotMake() throws {
+            let cluster = try HubSyncTests.hub()
+            let mallory = try cluster.makeRole("squatter")
+            let database = try cluster.makeDatabase()
+            try cluster.psql("GRANT CREATE ON DATABASE \(database) TO \(mallory.name)", database: "postgres")
+            let url = cluster.conninfo(user: mallory.name, password: mallory.password)
+            #expect(psql(url, "CREATE SCHEMA settingsd", database: database).status == 0)
+            let admin = cluster.conninfo().replacingOccurrences(
+                of: "dbname=settings", with: "dbname=\(database)")
+            let refused = DaemonProcess.run(["hub", "init", admin])
+            #expect(refused.status == 1)
+            #expect(refused.error.contains("belongs to role '\(mallory.name)'"), "\(refused.error)")
+
+            // A session holding the migration lock: init gives up with a reason.
+            let holder = Process()
+            holder.executableURL = URL(fileURLWithPath: "/usr/bin/psql")
+            holder.arguments = [url, "-qc", "SELECT pg_advisory_lock(7465746573); SELECT pg_sleep(30)"]
+            holder.standardOutput = FileHandle.nullDevice
+            try holder.run()
+            defer {
+                // Ending psql leaves its backend asleep with the lock: end the backend itself.
+                try? cluster.psql(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = '\(mallory.name)'"
+                )
+                holder.waitUntilExit()
+            }
+            usleep(500_000)
+            let started = Date()
+            let blocked = DaemonProcess.run(["hub", "init", cluster.conninfo()])
+            #expect(blocked.status == 1)
+            #expect(blocked.error.contains("migration lock"), "\(blocked.error)")
+            #expect(Date().timeIntervalSince(started) < 20)
+        }
+
+        @Test(
+            "a tenant holding a lock stalls nobody: the statement times out, status says why, and sync resumes"
+        )
+        func locksTimeOut() async throws {
+            let cluster = try HubSyncTests.hub()
+            let alice = try cluster.makeRole("stalled")
+            let daemon = try DaemonProcess(
+                directory, arguments: ["--hub", cluster.conninfo(user: alice.name, password: alice.password)])
+            #expect(daemon.cli("sync", "--wait", "--timeout", "20").status == 0)
+            let mallory = try cluster.makeRole("locker")
+            let holder = Process()
+            holder.executableURL = URL(fileURLWithPath: "/usr/bin/psql")
+            holder.arguments = [
+                cluster.conninfo(user: mallory.name, password: mallory.password), "-qc",
+                "BEGIN; LOCK TABLE settingsd.entries IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(7); COMMIT",
+            ]
+            holder.standardOutput = FileHandle.nullDevice
+            holder.standardError = FileHandle.nullDevice
+            try holder.run()
+            usleep(500_000)
+            #expect(daemon.cli("set", "during.lock", "1").status == 0)
+            try await waitUntil(timeout: 20) {
+                try daemon.status().hubs.first?.lastError?.contains("lock timeout") == true
+            }
+            holder.waitUntilExit()
+            #expect(daemon.cli("sync", "--wait", "--timeout", "30").status == 0)
+        }
+
+        @Test("another tenant cannot learn a namespace's notification channel")
+        func channelsAreSecret() throws {
+            let cluster = try HubSyncTests.hub()
+            let alice = try cluster.makeRole("listened")
+            let daemon = try DaemonProcess(
+                directory, arguments: ["--hub", cluster.conninfo(user: alice.name, password: alice.password)])
+            #expect(daemon.cli("sync", "--wait", "--timeout", "20").status == 0)
+            let mallory = try cluster.makeRole("spy")
+            let url = cluster.conninfo(user: mallory.name, password: mallory.password)
+            #expect(
+                psql(url, "SELECT count(*) FROM settingsd.channels WHERE namespace = '\(alice.name)'").output
+                    == "0\n")
+            let own = cluster.conninfo(user: alice.name, password: alice.password)
+            let secret = psql(own, "SELECT secret FROM settingsd.channels WHERE namespace = current_user")
+                .output
+            #expect(secret.count == 33, "\(secret)")
+        }
+    }
+}
