@@ -11,11 +11,20 @@ enum FileIO {
         try FileSystem.read(path, limit: limit)
     }
 
-    /// Writes `text` to `path` (mode 0600, replaced atomically), or to stdout for `-`.
-    static func write(_ text: String, to path: String) throws(SettingsError) {
-        guard path != "-" else {
+    /// Writes `text` to `path` (mode 0600, replaced atomically), or to stdout for `-`. A symlink
+    /// is written through (the link stays, its target is replaced); a SQLite database, or the
+    /// WAL, shared-memory or journal file of one, is refused: it may be a live store.
+    static func write(_ text: String, to given: String) throws(SettingsError) {
+        guard given != "-" else {
             Output.line(text)
             return
+        }
+        let path = resolvingSymlink(given)
+        guard !DatabaseHeader.isDatabaseOrPart(path) else {
+            throw SettingsError(
+                .invalidValue,
+                "'\(given)' is a SQLite database (or part of one), perhaps a live settings store: not writing over it; choose another file",
+                path: given)
         }
         let temporary = path + ".tmp-\(getpid())"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
@@ -39,6 +48,13 @@ enum FileIO {
             unlink(temporary)
             throw failure("cannot write '\(path)'", path)
         }
+    }
+
+    /// The file a symlink at `path` points to (its target, made absolute), or `path` itself.
+    private static func resolvingSymlink(_ path: String) -> String {
+        guard let resolved = realpath(path, nil) else { return path }
+        defer { free(resolved) }
+        return String(cString: resolved)
     }
 
     private static func failure(_ what: String, _ path: String) -> SettingsError {

@@ -1,5 +1,9 @@
 import SettingsStore
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Where the CLI's requests go: a running daemon, or a database opened directly (`--db`).
 protocol RequestTarget {
     func request(_ request: WireRequest) throws(SettingsError) -> [String: JSONValue]
@@ -28,14 +32,33 @@ extension ParsedArguments {
         let given = value(Options.socket)
         let socket = given ?? SettingsPaths.socket
         if given == nil, let database = SettingsPaths.databaseFromEnvironment {
-            // The variable names the daemon's database too: while a daemon holds it, use the daemon.
+            // The variable names the daemon's database too: while a daemon holds it, use the daemon,
+            // but only one that serves that very file (another daemon's answers would be about
+            // another database).
             do throws(SettingsError) {
                 return try direct(database, forWriting: forWriting)
             } catch  where error.code == .databaseInUse {
-                return try daemon(socket: socket)
+                let client = try daemon(socket: socket)
+                let served = try client.request(.status)["database"].flatMap { json -> String? in
+                    if case .string(let path) = json { path } else { nil }
+                }
+                guard let served, Self.sameFile(served, database) else {
+                    throw SettingsError(
+                        .databaseInUse,
+                        "'\(database)' ($SETTINGSD_DB) is held by another process, and the daemon on '\(socket)' serves \(served.map { "'\($0)'" } ?? "another database"); use --socket with the daemon that serves it",
+                        path: database)
+                }
+                return client
             }
         }
         return try daemon(socket: socket)
+    }
+
+    /// Whether two paths name one file (the same device and inode).
+    private static func sameFile(_ first: String, _ second: String) -> Bool {
+        var a = stat()
+        var b = stat()
+        return stat(first, &a) == 0 && stat(second, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino
     }
 
     private func direct(_ database: String, forWriting: Bool) throws(SettingsError) -> DirectClient {

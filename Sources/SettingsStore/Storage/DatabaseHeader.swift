@@ -6,7 +6,7 @@
 
 /// What the first 100 bytes of a file say about it, read without SQLite, so a file that is not a
 /// settings store is refused before anything (a lock file, WAL mode, a migration) touches it.
-enum DatabaseHeader {
+package enum DatabaseHeader {
     /// The file is missing or empty: a new store may be made there.
     case absent
     /// A SQLite database that is a settings store, or blank (no schema, no application id).
@@ -40,5 +40,22 @@ enum DatabaseHeader {
 
     private static func bigEndian32(_ bytes: [UInt8], at offset: Int) -> UInt32 {
         bytes[offset..<offset + 4].reduce(0) { $0 << 8 | UInt32($1) }
+    }
+}
+
+extension DatabaseHeader {
+    /// Whether `path` is a SQLite database (a settings store or not), or the WAL, shared-memory or
+    /// journal file of one: no tool of ours may write anything else over it.
+    package static func isDatabaseOrPart(_ path: String) -> Bool {
+        var database = path
+        for suffix in ["-wal", "-shm", "-journal"] where path.hasSuffix(suffix) {
+            database = String(path.dropLast(suffix.count))
+        }
+        let fd = open(database, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var bytes = [UInt8](repeating: 0, count: 16)
+        let count = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, 16, 0) }
+        return count == 16 && bytes.elementsEqual(Array("SQLite format 3\0".utf8))
     }
 }

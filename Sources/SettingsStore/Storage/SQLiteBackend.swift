@@ -19,6 +19,8 @@ final class SQLiteBackend: SettingsBackend {
     /// This open's incarnation when a full disk kept it from being stored at once: the first
     /// commit stores it, before anything it writes could be attributed to the previous one.
     private var pendingIncarnation: Incarnation?
+    /// The file the path named when it was opened for writing; every commit checks it still does.
+    private let identity: FileIdentity?
 
     /// The file has been checked (`DatabaseHeader`) before this opens it for writing.
     convenience init(path: String, durability: Durability) throws(SettingsError) {
@@ -50,6 +52,7 @@ final class SQLiteBackend: SettingsBackend {
     private init(connection: SQLiteConnection, isReadOnly: Bool) throws(SettingsError) {
         self.connection = connection
         self.isReadOnly = isReadOnly
+        identity = isReadOnly ? nil : FileIdentity.of(connection.path)
         upsert = try connection.prepare(
             """
             INSERT INTO entries (key, value, hlc, replica, seq) VALUES (?1, ?2, ?3, ?4, ?5)
@@ -236,6 +239,7 @@ final class SQLiteBackend: SettingsBackend {
             throw SettingsError(
                 .readOnly, "'\(connection.path)' is open for reading only", path: connection.path)
         }
+        try identity?.check(connection.path)
         // Each value is encoded once, for its record and its row alike. A record that holds its
         // entry (same sequence number, value not redacted) lets the row wait for a fold; a large
         // commit writes its rows at once and folds.
