@@ -89,5 +89,23 @@ extension Reliability {
             #expect(daemon.cli("sync", "--wait", "--timeout", "30").status == 0)
             #expect(try daemon.status().hubs.first?.isConnected == true)
         }
+
+        @Test("a value far over the limits is refused inside PostgreSQL, never fetched, and the rest flows")
+        func oversizeValueNeverFetched() async throws {
+            let (daemon, cluster, namespace) = try member()
+            let replica = bytea(Array(ReplicaID.random().bytes))
+            let text = bytea(SettingValue.string("small").encoded())
+            // 24 MiB: more than a pull's whole byte budget, twenty times the largest value allowed.
+            try cluster.psql(
+                """
+                INSERT INTO settingsd.entries (namespace, key, value, hlc, replica, hub_seq, pushed_by) VALUES
+                    ('\(namespace)', 'huge', decode(repeat('05', 25165824), 'hex'), 1, \(replica), 2000001, \(replica)),
+                    ('\(namespace)', 'small', \(text), 1, \(replica), 2000002, \(replica))
+                """)
+            #expect(daemon.cli("set", "wake", "1").status == 0)
+            try await waitUntil(timeout: 20) { daemon.cli("get", "small").output == "small\n" }
+            #expect(daemon.cli("get", "huge").status == 1)
+            #expect(daemon.cli("sync", "--wait", "--timeout", "20").status == 0)
+        }
     }
 }
