@@ -40,7 +40,7 @@ public struct ReplicaID: Hashable, Comparable, Sendable, CustomStringConvertible
                 guard character == UInt8(ascii: "-") else { return nil }
                 continue
             }
-            guard let nibble = Self.nibble(character) else { return nil }
+            guard let nibble = character.hexDigitValue else { return nil }
             if digits < 16 {
                 bytes.0 = bytes.0 << 4 | UInt64(nibble)
             } else {
@@ -57,15 +57,6 @@ public struct ReplicaID: Hashable, Comparable, Sendable, CustomStringConvertible
     }
 
     private static let hexDigits = Array("0123456789ABCDEF".utf8)
-
-    private static func nibble(_ character: UInt8) -> UInt8? {
-        switch character {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): character - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): character - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): character - UInt8(ascii: "A") + 10
-        default: nil
-        }
-    }
 
     /// The 16 bytes of the UUID.
     var bytes: [UInt8] {

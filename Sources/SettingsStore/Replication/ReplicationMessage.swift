@@ -156,7 +156,7 @@ enum ReplicationMessage: Equatable {
         for start in stride(from: 0, to: bytes.count, by: 16) {
             var word: UInt64 = 0
             for byte in bytes[start..<start + 16] {
-                guard let digit = hexDigit(byte) else {
+                guard let digit = byte.hexDigitValue else {
                     throw SettingsError(.protocolError, "field 'sums' must be 16 hexadecimal digits per sum")
                 }
                 word = word << 4 | UInt64(digit)
@@ -164,15 +164,6 @@ enum ReplicationMessage: Equatable {
             sums.append(word)
         }
         return sums
-    }
-
-    private static func hexDigit(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 
     private static func hex(_ word: UInt64) -> String {

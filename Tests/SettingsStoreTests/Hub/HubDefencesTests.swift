@@ -22,6 +22,19 @@ extension Reliability {
                 [target, "-v", "ON_ERROR_STOP=1", "-Atqc", sql], through: "/usr/bin/psql")
         }
 
+        /// Starts `psql` running `sql` as the role of `url` in the background (to hold a lock), and
+        /// waits half a second for it to take hold.
+        private func holding(_ url: String, _ sql: String) throws -> Process {
+            let holder = Process()
+            holder.executableURL = URL(fileURLWithPath: "/usr/bin/psql")
+            holder.arguments = [url, "-qc", sql]
+            holder.standardOutput = FileHandle.nullDevice
+            holder.standardError = FileHandle.nullDevice
+            try holder.run()
+            usleep(500_000)
+            return holder
+        }
+
         @Test(
             "nothing is granted to PUBLIC: a role without settingsd_user is refused, and works once granted")
         func noPublicGrants() throws {
@@ -91,11 +104,7 @@ extension Reliability {
             #expect(refused.error.contains("belongs to role '\(mallory.name)'"), "\(refused.error)")
 
             // A session holding the migration lock: init gives up with a reason.
-            let holder = Process()
-            holder.executableURL = URL(fileURLWithPath: "/usr/bin/psql")
-            holder.arguments = [url, "-qc", "SELECT pg_advisory_lock(7465746573); SELECT pg_sleep(30)"]
-            holder.standardOutput = FileHandle.nullDevice
-            try holder.run()
+            let holder = try holding(url, "SELECT pg_advisory_lock(7465746573); SELECT pg_sleep(30)")
             defer {
                 // Ending psql leaves its backend asleep with the lock: end the backend itself.
                 try? cluster.psql(
@@ -103,7 +112,6 @@ extension Reliability {
                 )
                 holder.waitUntilExit()
             }
-            usleep(500_000)
             let started = Date()
             let blocked = DaemonProcess.run(["hub", "init", cluster.conninfo()])
             #expect(blocked.status == 1)
@@ -121,16 +129,9 @@ extension Reliability {
                 directory, arguments: ["--hub", cluster.conninfo(user: alice.name, password: alice.password)])
             #expect(daemon.cli("sync", "--wait", "--timeout", "20").status == 0)
             let mallory = try cluster.makeRole("locker")
-            let holder = Process()
-            holder.executableURL = URL(fileURLWithPath: "/usr/bin/psql")
-            holder.arguments = [
-                cluster.conninfo(user: mallory.name, password: mallory.password), "-qc",
-                "BEGIN; LOCK TABLE settingsd.entries IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(7); COMMIT",
-            ]
-            holder.standardOutput = FileHandle.nullDevice
-            holder.standardError = FileHandle.nullDevice
-            try holder.run()
-            usleep(500_000)
+            let holder = try holding(
+                cluster.conninfo(user: mallory.name, password: mallory.password),
+                "BEGIN; LOCK TABLE settingsd.entries IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(7); COMMIT")
             #expect(daemon.cli("set", "during.lock", "1").status == 0)
             try await waitUntil(timeout: 20) {
                 try daemon.status().hubs.first?.lastError?.contains("lock timeout") == true
