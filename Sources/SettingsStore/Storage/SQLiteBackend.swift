@@ -158,7 +158,29 @@ final class SQLiteBackend: SettingsBackend {
         return LoadedReplica(
             replicaID: replicaID, entries: entries, peers: peers, lineage: lineage,
             tombstoneHorizon: HybridTimestamp(rawValue: UInt64(bitPattern: horizon)),
-            historyCount: try historyCount())
+            historyCount: try historyCount(), fingerprintKey: try loadFingerprintKey())
+    }
+
+    /// The key of the history's secret fingerprints, made and stored at the first writable open
+    /// (a reader, or a full disk, uses a key of its own for the time being: it records nothing
+    /// that must match later fingerprints).
+    private func loadFingerprintKey() throws(SettingsError) -> FingerprintKey {
+        let k0 = try connection.scalar("SELECT value FROM meta WHERE name = 'fingerprint_key_0'")
+        let k1 = try connection.scalar("SELECT value FROM meta WHERE name = 'fingerprint_key_1'")
+        if let k0, let k1 { return FingerprintKey(k0: UInt64(bitPattern: k0), k1: UInt64(bitPattern: k1)) }
+        let key = FingerprintKey.random()
+        guard !isReadOnly else { return key }
+        let insert = try connection.prepare("INSERT OR REPLACE INTO meta (name, value) VALUES (?1, ?2)")
+        do throws(SettingsError) {
+            try connection.transaction { () throws(SettingsError) in
+                for (name, word) in [("fingerprint_key_0", key.k0), ("fingerprint_key_1", key.k1)] {
+                    try insert.bind(name, at: 1)
+                    try insert.bind(Int64(bitPattern: word), at: 2)
+                    try insert.run()
+                }
+            }
+        } catch  where error.code == .diskFull {}
+        return key
     }
 
     func collectTombstones(below cutoff: HybridTimestamp, horizon: HybridTimestamp) throws(SettingsError) {

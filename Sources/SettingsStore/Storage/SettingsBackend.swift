@@ -64,4 +64,6 @@ struct LoadedReplica {
     var tombstoneHorizon = HybridTimestamp.zero
     /// How many history records there are.
     var historyCount = 0
+    /// The key of this store's secret fingerprints (kept in the file; random for memory stores).
+    var fingerprintKey = FingerprintKey.random()
 }

@@ -93,7 +93,7 @@ extension Settings {
         return cache.withLock { cache in
             records.enumerated().map { index, entry in
                 let secret = cache.policy.schema.rule(forKey: entry.key)?.isSecret ?? false
-                let redact = { (value: SettingValue?) in value.map { Self.redacted($0) } }
+                let redact = { (value: SettingValue?) in value.map { self.redacted($0) } }
                 let replaced = cache.entries[entry.key]
                 let previous = replaced?.value
                 let record = HistoryRecord(
@@ -107,11 +107,12 @@ extension Settings {
         }
     }
 
-    /// A secret value as the history keeps it: a fingerprint that tells changes apart.
-    private static func redacted(_ value: SettingValue) -> SettingValue {
-        var fingerprint = Fingerprint()
-        fingerprint.mix(value: value)
-        return .string("fingerprint:" + String(fingerprint.value, radix: 16))
+    /// A secret value as the history keeps it: a fingerprint keyed by this store's secret key,
+    /// which tells changes apart (equal values, equal fingerprints) and reveals nothing without
+    /// the store's file.
+    private func redacted(_ value: SettingValue) -> SettingValue {
+        let text = String(fingerprintKey.hash(value.encoded()), radix: 16)
+        return .string("fingerprint:" + String(repeating: "0", count: 16 - text.count) + text)
     }
 
     /// Applies entries received from `peer` (each carrying the peer's sequence number), keeping

@@ -32,6 +32,8 @@ public final class Settings: Sendable {
     let identity: Mutex<ReplicaID>
     let cache: Mutex<ReplicaCache>
     let observers = ObserverRegistry()
+    /// The key of the history's fingerprints of `secret` values (`FingerprintKey`).
+    let fingerprintKey: FingerprintKey
 
     /// Opens the database at `path`, creating it and its folders if needed (a read-only
     /// configuration creates nothing and needs the file to exist).
@@ -97,6 +99,7 @@ public final class Settings: Sendable {
             milliseconds: configuration.clock() + configuration.maximumClockSkew, counter: 0)
         let highWater = cache.highWater(ceiling: bound)
         self.identity = Mutex(loaded.replicaID)
+        self.fingerprintKey = loaded.fingerprintKey
         self.path = path
         self.configuration = configuration
         self.cache = Mutex(cache)
