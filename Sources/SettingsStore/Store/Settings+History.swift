@@ -30,14 +30,48 @@ extension Settings {
     }
 
     /// Every stored value as it was at `time` (milliseconds since 1970): for each key changed
-    /// since, the value its first later change replaced; the others as they are now. Exact as
-    /// far back as the history reaches; keys a schema marks `secret` keep their current value.
+    /// since, the value its first later change replaced; the others as they are now.
+    ///
+    /// - Throws: `invalidValue` when the history cannot answer: it is off, `time` is older than
+    ///   it keeps, or a `secret` key changed since (its history keeps fingerprints only; the
+    ///   error names those keys).
     public func snapshot(at time: UInt64) throws(SettingsError) -> [String: SettingValue] {
+        try checkHistoryReaches(time)
+        let changes = try firstChanges(after: time, under: nil)
+        try refuseSecrets(in: changes, at: time)
         var values = snapshot()
-        for (key, record) in try firstChanges(after: time, under: nil) where !record.isRedacted {
-            values[key] = record.previous
-        }
+        for (key, record) in changes { values[key] = record.previous }
         return values
+    }
+
+    /// Throws unless the history reaches back to `time`: it is on, and keeps records that old.
+    private func checkHistoryReaches(_ time: UInt64) throws(SettingsError) {
+        let retention = configuration.history
+        guard retention.isEnabled else {
+            throw SettingsError(
+                .invalidValue,
+                "the history is off (--history-keep 0): it cannot tell what the store held then")
+        }
+        let now = configuration.clock()
+        guard now <= retention.keepMilliseconds || time >= now - retention.keepMilliseconds else {
+            throw SettingsError(
+                .invalidValue,
+                "that is older than the history keeps (\(retention.keepMilliseconds / 86_400_000) days, --history-keep): it cannot tell what the store held then"
+            )
+        }
+    }
+
+    /// Throws naming the `secret` keys among `changes`: their history holds fingerprints, so the
+    /// value they had at `time` cannot be restored.
+    private func refuseSecrets(in changes: [String: HistoryRecord], at time: UInt64) throws(SettingsError) {
+        let secret = changes.filter { $0.value.isRedacted }.keys.sorted()
+        guard let first = secret.first else { return }
+        let named =
+            secret.prefix(10).map { "'\($0)'" }.joined(separator: ", ") + (secret.count > 10 ? ", …" : "")
+        throw SettingsError(
+            .invalidValue,
+            "cannot restore \(secret.count) secret key(s) changed since then (\(named)): their history keeps fingerprints, not values",
+            key: first)
     }
 
     /// Writes `key`'s value of version `version` back, as a new write (synced like any, recorded
@@ -58,6 +92,8 @@ extension Settings {
     /// `time`, in one transaction of new writes (recorded as `revert`).
     ///
     /// - Returns: How many keys changed.
+    /// - Throws: `invalidValue` when the history cannot answer (off, not that old, or secret keys
+    ///   changed since, named), and nothing is written; what a write may throw.
     @discardableResult
     public func revert(_ prefix: String, before time: UInt64) throws(SettingsError) -> Int {
         let changes = try historicValues(under: prefix, at: time)
@@ -84,12 +120,16 @@ extension Settings {
         return record.value
     }
 
-    /// The values the keys under `prefix` changed since `time` had then (nil: absent then);
-    /// secret keys are left out.
+    /// The values the keys under `prefix` changed since `time` had then (nil: absent then).
+    ///
+    /// - Throws: `invalidValue` when the history cannot answer (`snapshot(at:)` says when).
     func historicValues(under prefix: String, at time: UInt64) throws(SettingsError) -> [String:
         SettingValue?]
     {
-        try firstChanges(after: time, under: prefix).filter { !$0.value.isRedacted }.mapValues(\.previous)
+        try checkHistoryReaches(time)
+        let changes = try firstChanges(after: time, under: prefix)
+        try refuseSecrets(in: changes, at: time)
+        return changes.mapValues(\.previous)
     }
 
     /// Deletes a batch of records past the retention (older than it keeps, or beyond the most it
