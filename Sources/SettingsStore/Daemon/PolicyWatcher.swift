@@ -54,6 +54,11 @@ final class PolicyWatcher: @unchecked Sendable {  // immutable; the source lives
                     schemaDirectories: schemaDirectories, systemDirectory: systemDirectory, isStrict: isStrict
                 )
                 watchFolders()  // folders created since are watched from now on
+                for file in policy.skippedFiles {
+                    logger.log(
+                        .warning,
+                        "skipped '\(file)': not a regular file (a FIFO or a device would block reading)")
+                }
                 settings.apply(policy)
                 logger.log(
                     .info,

@@ -28,13 +28,17 @@ extension SettingsPolicy {
         var policy = SettingsPolicy()
         policy.isStrict = isStrict
         for directory in schemaDirectories {
-            for name in try FileSystem.files(in: directory, endingWith: ".json") {
+            let listing = try FileSystem.regularFiles(in: directory, endingWith: ".json")
+            policy.skippedFiles += listing.skipped
+            for name in listing.names {
                 for rule in try readSchema(at: "\(directory)/\(name)") { try policy.schema.add(rule) }
             }
         }
         guard let systemDirectory else { return policy }
         let defaults = "\(systemDirectory)/defaults.d"
-        for name in try FileSystem.files(in: defaults, endingWith: ".json") {
+        let defaultFiles = try FileSystem.regularFiles(in: defaults, endingWith: ".json")
+        policy.skippedFiles += defaultFiles.skipped
+        for name in defaultFiles.names {
             let file = "\(defaults)/\(name)"
             for (key, value) in try readDefaults(at: file) {
                 if let rule = policy.schema.rule(forKey: key) {
@@ -49,7 +53,9 @@ extension SettingsPolicy {
             }
         }
         let locks = "\(systemDirectory)/locks.d"
-        for name in try FileSystem.files(in: locks) {
+        let lockFiles = try FileSystem.regularFiles(in: locks)
+        policy.skippedFiles += lockFiles.skipped
+        for name in lockFiles.names {
             let file = "\(locks)/\(name)"
             let text = String(decoding: try FileSystem.read(file, limit: 1 << 20), as: UTF8.self)
             for line in text.split(whereSeparator: \.isNewline) {

@@ -34,6 +34,9 @@ public struct SettingsPolicy: Sendable, Equatable {
     public var locks: [Lock] = []
     /// Whether keys no schema declares are refused (`settingsd run --strict-schemas`).
     public var isStrict = false
+    /// Entries of the policy folders that were not read because they are not regular files
+    /// (a FIFO would block a reader forever): the daemon logs them.
+    package var skippedFiles: [String] = []
 
     /// No rules, no defaults, no locks: every key is free-form.
     public init() {}

@@ -64,6 +64,25 @@ package enum FileSystem {
         return names.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
     }
 
+    /// The regular files (symlinks followed) in the folder at `path` whose names end with
+    /// `suffix`, and the other entries so named that were skipped (FIFOs, sockets, devices,
+    /// folders): reading a FIFO would block until someone writes to it.
+    static func regularFiles(in path: String, endingWith suffix: String = "") throws(SettingsError)
+        -> (names: [String], skipped: [String])
+    {
+        var names: [String] = []
+        var skipped: [String] = []
+        for name in try files(in: path, endingWith: suffix) {
+            var info = stat()
+            if stat("\(path)/\(name)", &info) == 0, info.st_mode & S_IFMT == S_IFREG {
+                names.append(name)
+            } else {
+                skipped.append("\(path)/\(name)")
+            }
+        }
+        return (names, skipped)
+    }
+
     /// The folder part of `path` (`.` when there is none).
     static func parent(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
