@@ -17,10 +17,16 @@ enum ClientCommands {
             return 1
         }
         let value = try SettingValue(json: json)
-        Output.line(arguments.isSet(Options.jsonValue) ? json.serialized() : Output.text(of: value))
-        if arguments.isSet(Options.explain), case .string(let source)? = fields["source"] {
-            Output.line("from: \(source)")
+        let source = arguments.isSet(Options.explain) ? fields["source"] : nil
+        if arguments.isSet(Options.jsonValue) {
+            // The machine form stays one JSON document: with --explain, the value and its source.
+            Output.line(
+                source.map { JSONValue.object(["value": json, "source": $0]) }?.serialized()
+                    ?? json.serialized())
+            return 0
         }
+        Output.line(Output.text(of: value))
+        if case .string(let text)? = source { Output.line("from: \(text)") }
         return 0
     }
 

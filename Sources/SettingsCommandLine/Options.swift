@@ -26,7 +26,9 @@ enum Options {
     // MARK: Values and keys
 
     static let explain = Flag(
-        "--explain", "also print where the value comes from (user, system default, lock, schema)")
+        "--explain",
+        "also print where the value comes from (user, system default, lock, schema); with --json, one object of value and source"
+    )
     static let type = Option<ValueTypeName>.choice(
         "--type", "TYPE",
         "bool, int, double, string, json, data (base64) or date (ISO 8601 or seconds since 1970)",

@@ -97,6 +97,18 @@ extension Reliability {
             }
         }
 
+        @Test(
+            "get --explain --json prints one JSON object of value and source (it printed a non-JSON line too)"
+        )
+        func explainAsJSON() throws {
+            let daemon = try DaemonProcess(directory)
+            #expect(daemon.cli("set", "k", "v").status == 0)
+            let output = daemon.cli("get", "k", "--explain", "--json").output
+            #expect(output.split(separator: "\n").count == 1, "\(output)")
+            let object = try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: String]
+            #expect(object == ["value": "v", "source": "the user's value"], "\(output)")
+        }
+
         @Test("the completion engine offers commands, options, option values, arguments and files")
         func completionEngine() {
             func complete(_ words: String...) -> [String] {
