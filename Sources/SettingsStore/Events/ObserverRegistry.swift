@@ -58,7 +58,8 @@ final class ObserverRegistry: Sendable {
 
     private struct Listeners {
         var nextID = 0
-        var handlers: [Int: @Sendable (CommitNotice) -> Void] = [:]
+        /// In registration order (ids only grow), so delivery needs no sorting.
+        var handlers: [(id: Int, handler: @Sendable (CommitNotice) -> Void)] = []
     }
 
     private let table = Mutex(Table())
@@ -97,11 +98,11 @@ final class ObserverRegistry: Sendable {
     func addCommitListener(_ handler: @escaping @Sendable (CommitNotice) -> Void) -> SubscriptionToken {
         let id = listeners.withLock { listeners in
             defer { listeners.nextID += 1 }
-            listeners.handlers[listeners.nextID] = handler
+            listeners.handlers.append((listeners.nextID, handler))
             return listeners.nextID
         }
         return SubscriptionToken { [weak self] in
-            _ = self?.listeners.withLock { $0.handlers.removeValue(forKey: id) }
+            self?.listeners.withLock { $0.handlers.removeAll { $0.id == id } }
         }
     }
 
@@ -146,8 +147,7 @@ final class ObserverRegistry: Sendable {
     }
 
     private func deliver(_ notice: CommitNotice) {
-        let handlers = listeners.withLock { $0.handlers.sorted { $0.key < $1.key }.map(\.value) }
-        for handler in handlers { handler(notice) }
+        for listener in listeners.withLock({ $0.handlers }) { listener.handler(notice) }
     }
 
     private func deliver(_ change: SettingsChange) {

@@ -45,7 +45,11 @@ public final class Replicator: Sendable {
 
     /// The hub links started by `sync(withHub:)` and not stopped, with their state.
     public var hubs: [HubStatus] {
-        liveHubConnectors.map(\.status).sorted { $0.address < $1.address }
+        let live = hubConnectors.withLock { connectors in
+            connectors = connectors.filter { !$0.value.isStopped }
+            return Array(connectors.values)
+        }
+        return live.map(\.status).sorted { $0.address < $1.address }
     }
 
     /// Starts syncing the store with the replica (usually a daemon) at `socketPath`, in both
@@ -75,7 +79,10 @@ public final class Replicator: Sendable {
     /// - Returns: The link; it runs until `stop()` or until it is released.
     public func sync(withHub configuration: HubConfiguration) throws(SettingsError) -> HubLink {
         let connector = try HubConnector(settings: settings, configuration: configuration, logger: logger)
-        hubConnectors.withLock { $0[ObjectIdentifier(connector)] = connector }
+        hubConnectors.withLock { connectors in
+            connectors = connectors.filter { !$0.value.isStopped }
+            connectors[ObjectIdentifier(connector)] = connector
+        }
         do throws(SettingsError) {
             try connector.start()
         } catch {
@@ -96,14 +103,6 @@ public final class Replicator: Sendable {
             execute: execute, end: end)
     }
 
-    /// The hub connectors still running; stopped ones are forgotten here.
-    private var liveHubConnectors: [HubConnector] {
-        hubConnectors.withLock { connectors in
-            connectors = connectors.filter { !$0.value.isStopped }
-            return Array(connectors.values)
-        }
-    }
-
     /// Relays a commit notice (outside the store's locks): sessions send what is new, or close
     /// when the replica took a new id; hub links push.
     private func storeCommitted(_ notice: CommitNotice) {
@@ -112,6 +111,8 @@ public final class Replicator: Sendable {
         } else {
             registry.nudgeSessions(notice.kind)
         }
-        for connector in liveHubConnectors { connector.nudge() }
+        // Stopped connectors are forgotten when a link starts or `hubs` is read; a nudge to one
+        // does nothing.
+        for connector in hubConnectors.withLock({ Array($0.values) }) { connector.nudge() }
     }
 }

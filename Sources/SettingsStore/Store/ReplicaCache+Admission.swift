@@ -98,7 +98,10 @@ extension ReplicaCache {
             }
             do throws(SettingsError) {
                 if let value = entry.value {
-                    try KeyValidation.validate(key, maximumBytes: limits.maximumKeyBytes)
+                    // The key's form passed `Arrival`; over this store's length it is a quota matter.
+                    guard key.utf8.count <= limits.maximumKeyBytes else {
+                        throw SettingsError.invalidKey(key, "longer than \(limits.maximumKeyBytes) bytes")
+                    }
                     try limits.check(value, forKey: key)
                     try limits.checkTotals(after, before: running, key: key)
                 }
