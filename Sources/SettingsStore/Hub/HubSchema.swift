@@ -145,9 +145,6 @@ enum HubSchema {
                 """),
     ]
 
-    /// The role a PostgreSQL role must be granted to use the hub (schema version 2 on).
-    static let userRole = "settingsd_user"
-
     /// The schema version this build reads and writes.
     static var current: Int64 { migrations.last?.version ?? 0 }
 
