@@ -19,9 +19,9 @@ package final class DirectClient: Sendable {
             return try result.get()
         case .value(let value):
             return WireMessage.valueFields(value)
-        case .write(let reason, let historyReason, let apply):
+        case .write(let reason, let apply):
             return try settings.typed {
-                var result = try settings.transaction(reason: reason, historyReason: historyReason, apply)
+                var result = try settings.transaction(reason: reason, apply)
                 result["sequence"] = .integer(settings.sequence)
                 return result
             }

@@ -1,9 +1,11 @@
 /// Why keys changed, as `NSUbiquitousKeyValueStoreChangeReasonKey` tells an app.
 public enum ChangeReason: String, Sendable, Codable, CaseIterable, CustomStringConvertible {
-    /// A write through this store: `set`, `update` or a `transaction`.
+    /// A write through this store: `set`, `removeValue`, `update` or a `transaction`.
     case local
-    /// Keys were removed or the store was reset, so reads return defaults again.
+    /// The store, or the keys under a prefix, were reset, so reads return defaults again.
     case reset
+    /// Keys were given back earlier values from the history (`revert`).
+    case revert
     /// Values were restored from an exported document.
     case `import`
     /// Another replica's writes arrived through sync.

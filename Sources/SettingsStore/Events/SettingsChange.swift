@@ -3,21 +3,38 @@
 /// An observer receives only the keys it asked for: a change of five keys delivered to an
 /// observer of one of them lists that one key.
 public struct SettingsChange: Sendable, Equatable {
-    /// One key's new state.
+    /// One key's new state, or, for a refusal, the state it kept.
     public struct KeyChange: Sendable, Equatable {
         /// The key.
         public let key: String
         /// The new stored value, or `nil` when the key was removed (reads return its default again).
+        /// For a refusal: the value the key kept (`nil`: it holds none).
         public let value: SettingValue?
-        /// The version of the new state.
+        /// The version of the new state; for a refusal, of the state kept (the refused version
+        /// when the key holds nothing here).
         public let version: SettingVersion
+        /// For a change refused by this store (reasons `quotaViolation` and `schemaViolation`):
+        /// the version that was refused. `nil` for every change that took effect.
+        public let refusedVersion: SettingVersion?
 
         /// Creates a key change.
         public init(key: String, value: SettingValue?, version: SettingVersion) {
             self.key = key
             self.value = value
             self.version = version
+            refusedVersion = nil
         }
+
+        /// A refusal of `refused`, the key keeping `kept` (nil: it holds nothing here).
+        init(key: String, refused: SettingVersion, kept: (value: SettingValue?, version: SettingVersion)?) {
+            self.key = key
+            value = kept?.value
+            version = kept?.version ?? refused
+            refusedVersion = refused
+        }
+
+        /// Whether the key holds state of its own here (always, for a change that took effect).
+        var keepsState: Bool { refusedVersion == nil || version != refusedVersion }
 
         /// The state of `entry`, without its local sequence number.
         init(_ entry: SettingEntry) {

@@ -125,6 +125,10 @@ enum ReplicationMessage: Equatable {
         for element in try fields.array("entries", limit: .max) {
             let entry = try JSONFields(element, what: "a replicated entry")
             let state = try SettingsChange.KeyChange(fields: entry)
+            guard state.refusedVersion == nil else {
+                throw SettingsError(
+                    .protocolError, "a replicated entry cannot be a refusal (field 'refused')")
+            }
             entries.append(
                 SettingEntry(
                     key: state.key, value: state.value, version: state.version,

@@ -11,11 +11,8 @@ struct RequestHandler {
         case answer(Result<[String: JSONValue], SettingsError>)
         /// Answer a `get` with this value (nil: not found); see `WireMessage.valueFields(_:)`.
         case value(SettingValue?)
-        /// Submit these writes; answer when they are durable. `historyReason` names them in the
-        /// history when it differs from `reason` (`revert`).
-        case write(
-            reason: ChangeReason, historyReason: String? = nil,
-            apply: @Sendable (SettingsTransaction) throws -> [String: JSONValue])
+        /// Submit these writes; answer when they are durable.
+        case write(reason: ChangeReason, apply: @Sendable (SettingsTransaction) throws -> [String: JSONValue])
     }
 
     func handle(_ request: WireRequest) -> Outcome {
@@ -75,7 +72,7 @@ struct RequestHandler {
                 return [:]
             }
         case .delete(let key):
-            return .write(reason: .reset) { transaction in
+            return .write(reason: .local) { transaction in
                 let existed = transaction.value(forKey: key) != nil
                 try transaction.removeValue(forKey: key)
                 return ["existed": .bool(existed)]
@@ -111,7 +108,7 @@ struct RequestHandler {
             // Read before the write: the history is read under the store's writer lock.
             do throws(SettingsError) {
                 let value = try settings.historicValue(of: key, version: version)
-                return .write(reason: .local, historyReason: "revert") { transaction in
+                return .write(reason: .revert) { transaction in
                     try transaction.set(value, forKey: key)
                     return [:]
                 }
@@ -121,7 +118,7 @@ struct RequestHandler {
         case .revertBefore(let key, let time):
             do throws(SettingsError) {
                 let changes = try settings.historicValues(under: key, at: time)
-                return .write(reason: .local, historyReason: "revert") { transaction in
+                return .write(reason: .revert) { transaction in
                     for (changed, value) in changes.sorted(by: { $0.key < $1.key }) {
                         try transaction.set(value, forKey: changed)
                     }

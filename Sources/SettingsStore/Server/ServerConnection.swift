@@ -31,6 +31,8 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
     private var isReading = true
     /// Set once the peer said hello as a replica: every later frame goes to it.
     private var syncSession: SyncSession?
+    /// Whether a request frame arrived yet: a `hello` is valid only as the first.
+    private var hasReceivedFrame = false
     private var isShuttingDown = false
     private(set) var isClosed = false
     /// When the client last sent a frame or got an answer, for the idle time-out.
@@ -154,12 +156,17 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
             }
             return
         }
-        let decoded = WireRequest.decode(frame: frame)
-        if case .success(.hello(let hello)) = decoded.request, hello.role == .replica,
-            inboxStart == inbox.count
-        {
-            startReplication(hello, id: decoded.id)
-            return
+        var decoded = WireRequest.decode(frame: frame)
+        let isFirst = !hasReceivedFrame
+        hasReceivedFrame = true
+        if case .success(.hello(let hello)) = decoded.request {
+            if !isFirst {
+                decoded.request = .failure(
+                    SettingsError(.protocolError, "a hello is only valid as the first frame of a connection"))
+            } else if hello.role == .replica {
+                startReplication(hello, id: decoded.id)
+                return
+            }
         }
         // Nothing waits before it and it may run: answer now instead of queueing a copy.
         if inboxStart == inbox.count, canRun {
@@ -244,12 +251,10 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
                 case .answer(.success(let fields)): enqueueSuccess(id: id, fields)
                 case .answer(.failure(let error)): enqueue(WireMessage.failure(id: id, error))
                 case .value(let value): enqueueFrame { WireMessage.writeValue(id: id, value, to: &$0) }
-                case .write(let reason, let historyReason, let apply):
+                case .write(let reason, let apply):
                     writesInFlight += 1
                     batch.add(
-                        WriteBatch.Work(
-                            reason: reason, historyReason: historyReason, actor: actor, apply: apply
-                        ) {
+                        WriteBatch.Work(reason: reason, actor: actor, apply: apply) {
                             [weak self] result in self?.writeFinished(id: id, result)
                         })
                 }

@@ -6,9 +6,8 @@
 final class WriteBatch {
     /// One request's writes, applied inside a store transaction, and where its outcome goes.
     struct Work {
+        /// Why: `local` work is committed in groups, anything else alone.
         let reason: ChangeReason
-        /// How the history names the write when not by `reason` (`revert`); such work commits alone.
-        var historyReason: String? = nil
         /// The client, for the history.
         let actor: ChangeActor?
         let apply: (SettingsTransaction) throws -> [String: JSONValue]
@@ -34,7 +33,7 @@ final class WriteBatch {
             pending.removeAll(keepingCapacity: true)
             var group: [Work] = []
             for work in batch {
-                if work.reason == .local, work.historyReason == nil {
+                if work.reason == .local {
                     group.append(work)
                 } else {
                     commitGroup(group)
@@ -51,7 +50,7 @@ final class WriteBatch {
     private func commitGroup(_ group: [Work]) {
         guard let first = group.first else { return }
         do {
-            let results = try settings.transaction(reason: first.reason, historyReason: first.historyReason) {
+            let results = try settings.transaction(reason: first.reason) {
                 transaction in
                 try group.map { work in
                     transaction.actor = work.actor

@@ -88,10 +88,10 @@ extension ReplicaCache {
                 do throws(SettingsError) {
                     try policy.checkArrival(entry.value, forKey: key)
                 } catch {
-                    let local = entries[key]
                     result.schemaRefused.append(
                         SettingsChange.KeyChange(
-                            key: key, value: local?.value, version: local?.version ?? entry.version))
+                            key: key, refused: entry.version,
+                            kept: entries[key].map { ($0.value, $0.version) }))
                     continue
                 }
                 if policy.lock(forKey: key) != nil { result.locked.append(key) }
@@ -108,10 +108,9 @@ extension ReplicaCache {
                 result.accepted.append(entry)
                 running = after
             } catch {
-                let local = entries[key]
                 result.refused.append(
                     SettingsChange.KeyChange(
-                        key: key, value: local?.value, version: local?.version ?? entry.version))
+                        key: key, refused: entry.version, kept: entries[key].map { ($0.value, $0.version) }))
             }
         }
         return result

@@ -22,8 +22,6 @@ struct Commit {
     var unannounced: Set<String> = []
     /// Who made each local write, in the order of `entries`, for the history (empty: nobody known).
     var actors: [ChangeActor?] = []
-    /// How the history names the reason (a `ChangeReason`, or `revert`).
-    var historyReason: String? = nil
     /// New schemas, defaults and locks, replacing the store's (announced with reason `system`).
     var policy: SettingsPolicy? = nil
 }
@@ -89,7 +87,7 @@ extension Settings {
     private func historyRecords(of records: [SettingEntry], commit: Commit) -> [ChainedRecord] {
         guard configuration.history.isEnabled, !records.isEmpty else { return [] }
         let now = configuration.clock()
-        let reason = commit.historyReason ?? commit.reason.rawValue
+        let reason = commit.reason.rawValue
         return cache.withLock { cache in
             records.enumerated().map { index, entry in
                 let secret = cache.policy.schema.rule(forKey: entry.key)?.isSecret ?? false

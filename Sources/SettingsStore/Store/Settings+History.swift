@@ -82,7 +82,7 @@ extension Settings {
     public func revert(_ key: String, to version: SettingVersion) throws(SettingsError) {
         let value = try historicValue(of: key, version: version)
         try typed {
-            try transaction(reason: .local, historyReason: "revert") { transaction in
+            try transaction(reason: .revert) { transaction in
                 try transaction.set(value, forKey: key)
             }
         }
@@ -98,7 +98,7 @@ extension Settings {
     public func revert(_ prefix: String, before time: UInt64) throws(SettingsError) -> Int {
         let changes = try historicValues(under: prefix, at: time)
         try typed {
-            try transaction(reason: .local, historyReason: "revert") { transaction in
+            try transaction(reason: .revert) { transaction in
                 for (key, value) in changes.sorted(by: { $0.key < $1.key }) {
                     try transaction.set(value, forKey: key)
                 }

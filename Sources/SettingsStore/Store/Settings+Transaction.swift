@@ -17,10 +17,9 @@ extension Settings {
         try transaction(reason: .local, body)
     }
 
-    /// `transaction(_:)` with the reason its change is announced with (and, when it differs,
-    /// the one the history records, such as `revert`).
+    /// `transaction(_:)` with the reason its change is announced with and recorded as.
     func transaction<Result>(
-        reason: ChangeReason, historyReason: String? = nil, _ body: (SettingsTransaction) throws -> Result
+        reason: ChangeReason, _ body: (SettingsTransaction) throws -> Result
     ) throws -> Result {
         let result = try writer.withLock { writer throws -> Result in
             let transaction = SettingsTransaction(settings: self)
@@ -33,8 +32,7 @@ extension Settings {
             _ = try commit(
                 Commit(
                     entries: entries, reason: reason, origin: replicaID,
-                    actors: configuration.history.isEnabled ? writes.map(\.actor) : [],
-                    historyReason: historyReason),
+                    actors: configuration.history.isEnabled ? writes.map(\.actor) : []),
                 writer: &writer)
             return result
         }

@@ -188,9 +188,9 @@ public final class Settings: Sendable {
         try typed { try transaction { try $0.set(value, forKey: key) } }
     }
 
-    /// Removes the stored value for `key`, so reads return its default again (reason `.reset`).
+    /// Removes the stored value for `key`, so reads return its default again (a `.local` write).
     public func removeValue(forKey key: String) throws(SettingsError) {
-        try typed { try transaction(reason: .reset) { try $0.removeValue(forKey: key) } }
+        try typed { try transaction { try $0.removeValue(forKey: key) } }
     }
 
     /// Removes every stored value (reason `.reset`), except locked keys (their value is the

@@ -1,11 +1,13 @@
 /// Every value of a store as one JSON document, for `export` and `import`.
 ///
-/// `{"format": "settingsd-export", "version": 1, "values": {"key": value, ...}}`
+/// `{"format": "settingsd-export", "version": 2, "values": {"key": value, ...}}`. Version 1
+/// documents (written before dates became exact) are still read.
 public struct ExportDocument: Sendable, Equatable {
     /// The `format` field every document carries.
     public static let format = "settingsd-export"
-    /// The document version this library writes and reads.
-    public static let version: Int64 = 1
+    /// The document version this library writes; it also reads version 1, whose `$date` numbers
+    /// count seconds since 1970.
+    public static let version: Int64 = 2
 
     /// The values, by key.
     public var values: [String: SettingValue]
@@ -25,10 +27,11 @@ public struct ExportDocument: Sendable, Equatable {
                 .protocolError, "not a settingsd export document (field 'format' must be '\(Self.format)')")
         }
         let version = try fields.integer("version")
-        guard version == Self.version else {
+        guard version == Self.version || version == 1 else {
             throw SettingsError(
                 .unsupportedVersion,
-                "export document version \(version) is not supported (expected \(Self.version))")
+                "export document version \(version) is not supported (this build reads 1 and \(Self.version))"
+            )
         }
         guard case .object(let members)? = fields.members["values"] else {
             throw SettingsError(.protocolError, "field 'values' must be an object of key: value")
@@ -37,7 +40,7 @@ public struct ExportDocument: Sendable, Equatable {
         values.reserveCapacity(members.count)
         for (key, member) in members {
             do throws(SettingsError) {
-                values[key] = try SettingValue(json: member)
+                values[key] = try version == 1 ? SettingValue(legacyJSON: member) : SettingValue(json: member)
             } catch {
                 throw SettingsError(
                     .protocolError, "value of '\(key.debugDescriptionTruncated)': \(error.message)", key: key)

@@ -1,12 +1,19 @@
 /// The one JSON form of a key's state, shared by change events and replicated entries:
-/// `key`, `version`, and `value` or `"deleted": true`.
+/// `key`, `version`, and `value` or `"deleted": true`. A refusal instead reads `key`,
+/// `refused` (the refused version) and the state the key kept: `value` and `version` when it
+/// holds one, neither when it holds nothing; never `deleted`.
 extension SettingsChange.KeyChange {
     /// The members of the key's JSON object.
     var jsonMembers: [String: JSONValue] {
-        var members: [String: JSONValue] = ["key": .string(key), "version": .string(version.description)]
+        var members: [String: JSONValue] = ["key": .string(key)]
+        if let refusedVersion {
+            members["refused"] = .string(refusedVersion.description)
+            guard keepsState else { return members }
+        }
+        members["version"] = .string(version.description)
         if let value {
             members["value"] = value.json
-        } else {
+        } else if refusedVersion == nil {
             members["deleted"] = .bool(true)
         }
         return members
@@ -14,11 +21,27 @@ extension SettingsChange.KeyChange {
 
     /// Reads the members `jsonMembers` writes.
     init(fields: JSONFields) throws(SettingsError) {
-        let value = try fields.bool("deleted", default: false) ? nil : try fields.value("value")
-        guard let version = SettingVersion(try fields.string("version")) else {
-            throw SettingsError(.protocolError, "field 'version' must read 'milliseconds.counter@replica'")
+        let key = try fields.string("key")
+        if let refused = try fields.optionalString("refused") {
+            let refusedVersion = try Self.version(refused, "refused")
+            let kept = try fields.optionalString("version").map { text throws(SettingsError) in
+                (
+                    value: try fields.members["value"] == nil ? nil : fields.value("value"),
+                    version: try Self.version(text, "version")
+                )
+            }
+            self.init(key: key, refused: refusedVersion, kept: kept)
+            return
         }
-        self.init(key: try fields.string("key"), value: value, version: version)
+        let value = try fields.bool("deleted", default: false) ? nil : try fields.value("value")
+        self.init(key: key, value: value, version: try Self.version(try fields.string("version"), "version"))
+    }
+
+    private static func version(_ text: String, _ field: String) throws(SettingsError) -> SettingVersion {
+        guard let version = SettingVersion(text) else {
+            throw SettingsError(.protocolError, "field '\(field)' must read 'milliseconds.counter@replica'")
+        }
+        return version
     }
 }
 

@@ -2,8 +2,9 @@
 public enum SettingsdVersion {
     /// The release version, printed by `settingsd --version` and sent in `hello`.
     public static let current = "0.1.0"
-    /// The wire protocol version this build speaks to clients.
-    public static let protocolVersion: Int64 = 1
-    /// The replica sync protocol version this build speaks (`docs/SYNC.md`).
-    public static let replicaProtocolVersion: Int64 = 2
+    /// The wire protocol version this build speaks to clients (2: a `$date` counts seconds since
+    /// 2001-01-01T00:00:00Z, the reference date dates are kept in, so every date travels exactly).
+    public static let protocolVersion: Int64 = 2
+    /// The replica sync protocol version this build speaks (`docs/SYNC.md`; 3: exact dates).
+    public static let replicaProtocolVersion: Int64 = 3
 }

@@ -25,9 +25,14 @@ extension WireRequest {
     private static func decode(_ fields: JSONFields) -> (
         id: Int64?, request: Result<WireRequest, SettingsError>
     ) {
-        let id: Int64?
+        let id: Int64
         switch fields.members["id"] {
-        case nil, .null?: id = nil
+        case nil, .null?:
+            // An answer the client cannot match to its request would be a guess: nothing runs.
+            return (
+                nil,
+                .failure(SettingsError(.protocolError, "missing field 'id' (an integer the answer echoes)"))
+            )
         case .integer(let value)?: id = value
         case let other?:
             // Nothing runs under an id the client could not match its answer to.
@@ -72,6 +77,12 @@ extension WireRequest {
         case "watch":
             let keys = try fields.strings("keys", limit: maximumItems)
             let prefixes = try fields.strings("prefixes", limit: maximumItems)
+            if keys?.isEmpty ?? true, prefixes?.isEmpty ?? true, keys != nil || prefixes != nil {
+                throw SettingsError(
+                    .protocolError,
+                    "this watch selects nothing (empty 'keys' and 'prefixes'); leave both out to watch every key"
+                )
+            }
             switch (keys, prefixes) {
             case (nil, nil): return .watch(filter: .all)
             case (let keys?, nil): return .watch(filter: .keys(Set(keys)))

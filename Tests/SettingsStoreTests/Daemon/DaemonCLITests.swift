@@ -113,7 +113,7 @@ extension Reliability {
                 guard !data.isEmpty else { break }
                 text += String(decoding: data, as: UTF8.self)
             }
-            #expect(text == "local audio.volume = 0.8\nreset audio.volume deleted\n")
+            #expect(text == "local audio.volume = 0.8\nlocal audio.volume deleted\n")
         }
     }
 }

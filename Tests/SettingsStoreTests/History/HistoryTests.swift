@@ -19,7 +19,7 @@ struct HistoryTests {
         try settings.importValues(["ui.theme": "light"])
         try settings.removeValue(forKey: "audio.volume")
         let records = try settings.history(HistoryQuery())
-        #expect(records.map(\.reason) == ["reset", "import", "local", "local", "local"])
+        #expect(records.map(\.reason) == ["local", "import", "local", "local", "local"])
         #expect(
             records.map(\.key) == ["audio.volume", "ui.theme", "ui.theme", "audio.volume", "audio.volume"])
         let delete = try #require(records.first)

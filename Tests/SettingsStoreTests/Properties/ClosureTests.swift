@@ -25,7 +25,9 @@ extension Reliability {
             let client = try daemon.client()
             try await waitUntil { try DaemonStatus(fields: client.request(.status)).watches == 1 }
 
-            let values = SettingsCorpus.values
+            let seed = SeededGenerator.seed
+            print("closure: SETTINGSD_SEED=\(seed)")
+            let values = SettingsCorpus.values + SettingsCorpus.randomDates(24, seed: seed)
             let keyOf = { (index: Int) in
                 "closure.\(index).\(index.isMultiple(of: 2) ? "caf\u{E9}" : "\u{1F600}")"
             }

@@ -30,12 +30,26 @@ struct SettingsCorpus {
             .data(Data()), .data(Data((0...255).map(UInt8.init))),
             .date(Date(timeIntervalSince1970: 0)), .date(Date(timeIntervalSince1970: -1e10)),
             .date(Date(timeIntervalSince1970: 1_764_420_000.123_456)),
+            .date(Date(timeIntervalSinceReferenceDate: -0.0)),
+            .date(Date(timeIntervalSinceReferenceDate: .leastNonzeroMagnitude)),
+            .date(Date(timeIntervalSinceReferenceDate: -.greatestFiniteMagnitude)),
             .array([]), .dictionary([:]), .dictionary(["$data": "not data"]),
             .dictionary(["$dict": .dictionary([:])]),
             .dictionary(["caf\u{E9}": 1, "x": ["nested": [1, 2.5, "three"]]]), deepest,
             .string(String(repeating: "x", count: (1 << 20) - 8)),
         ]
     }()
+
+    /// `count` dates with random bit patterns (every finite double is a date the store keeps).
+    static func randomDates(_ count: Int, seed: UInt64) -> [SettingValue] {
+        var generator = SeededGenerator(seed: seed)
+        var dates: [SettingValue] = []
+        while dates.count < count {
+            let seconds = Double(bitPattern: generator.next())
+            if seconds.isFinite { dates.append(.date(Date(timeIntervalSinceReferenceDate: seconds))) }
+        }
+        return dates
+    }
 
     init(seed: UInt64) {
         generator = SeededGenerator(seed: seed)

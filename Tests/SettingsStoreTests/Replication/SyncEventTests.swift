@@ -40,6 +40,17 @@ struct SyncEventTests {
         #expect(limited.keys() == ["short"])
         let violation = try #require(recorder.all.first { $0.reason == .quotaViolation })
         #expect(violation.keys == [String(repeating: "k", count: 65)])
+        // On the wire a refusal names the refused version and is never read as a deletion.
+        let refusal = try #require(violation.changes.first)
+        #expect(refusal.refusedVersion != nil && refusal.value == nil)
+        let event = WireMessage.event(watch: 1, violation)
+        let text = event.serialized()
+        #expect(text.contains("\"refused\":") && !text.contains("deleted"), "\(text)")
+        guard case .event(_, let decoded) = try WireMessage.decode(JSONValue.parse(text)) else {
+            Issue.record("not an event: \(text)")
+            return
+        }
+        #expect(decoded == violation)
         link.disconnect()
         _ = token
     }

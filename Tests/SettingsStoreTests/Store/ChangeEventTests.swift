@@ -15,7 +15,7 @@ struct ChangeEventTests {
         try settings.importValues(["a": 1])
         try settings.reset()
         #expect(recorder.keys == [["audio.volume"], ["audio.volume"], ["a"], ["a"]])
-        #expect(recorder.reasons == [.local, .reset, .import, .reset])
+        #expect(recorder.reasons == [.local, .local, .import, .reset])
         let first = try #require(recorder.all.first)
         #expect(first.changes.first?.value == 0.7)
         #expect(first.origin == settings.replicaID)

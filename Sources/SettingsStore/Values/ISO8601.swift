@@ -1,8 +1,9 @@
 /// ISO 8601 dates in UTC for people (`2026-11-29T13:40:00Z`, fractions when there are any), and
-/// the reverse, without Foundation on the CLI's path.
-enum ISO8601 {
+/// the reverse, without Foundation's formatters: the CLI shows dates this way, and a `$date`
+/// written as a string (`docs/PROTOCOL.md`) is read this way.
+package enum ISO8601 {
     /// `seconds` since 1970 as `YYYY-MM-DDTHH:MM:SS[.ffffff]Z`.
-    static func format(secondsSince1970 seconds: Double) -> String {
+    package static func format(secondsSince1970 seconds: Double) -> String {
         guard seconds.isFinite, abs(seconds) < 1e14 else { return String(seconds) }
         let whole = seconds.rounded(.down)
         var micros = Int64(((seconds - whole) * 1_000_000).rounded())
@@ -27,7 +28,7 @@ enum ISO8601 {
 
     /// Seconds since 1970 for `YYYY-MM-DD`, or `YYYY-MM-DDTHH:MM[:SS[.fff…]]` followed by `Z` or
     /// `±HH:MM` (a space may stand for `T`); nil for anything else.
-    static func parse(_ text: String) -> Double? {
+    package static func parse(_ text: String) -> Double? {
         var scanner = Scanner(Array(text.utf8))
         guard let year = scanner.digits(4), scanner.take("-"), let month = scanner.digits(2),
             scanner.take("-"),
