@@ -8,7 +8,7 @@ public struct SettingsError: Error, Sendable, Equatable, CustomStringConvertible
     /// A struct rather than an enum, so that later versions can add codes without breaking a
     /// `switch` over them: match with `==` or `case .invalidKey:` and keep a `default:`.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private enum Kind: String {
+        private enum Kind: String, CaseIterable {
             case invalidKey
             case invalidValue
             case typeMismatch
@@ -40,6 +40,18 @@ public struct SettingsError: Error, Sendable, Equatable, CustomStringConvertible
 
         private init(_ kind: Kind) {
             self.kind = kind
+        }
+
+        /// Every code this version knows, in declaration order.
+        package static var all: [Code] { Kind.allCases.map(Code.init) }
+
+        /// Whether the code arises only in a client or while a store opens, never in an answer
+        /// or event of a daemon (`docs/PROTOCOL.md` lists the others).
+        package var isLocal: Bool {
+            switch kind {
+            case .daemonNotRunning, .connectionLost, .databaseInUse, .unsupportedSchema: true
+            default: false
+            }
         }
 
         /// The code's name on the wire, for example `invalidKey`.

@@ -170,7 +170,7 @@ enum ReplicationMessage: Equatable {
         return sums
     }
 
-    private static func hex(_ word: UInt64) -> String {
+    static func hex(_ word: UInt64) -> String {
         let text = String(word, radix: 16)
         return String(repeating: "0", count: 16 - text.count) + text
     }

@@ -60,6 +60,12 @@ package enum WireRequest: Sendable, Equatable {
     /// The most keys or changes one request may carry.
     package static let maximumItems = 10_000
 
+    /// Every operation's name on the wire, as `operation` spells them (`docs/PROTOCOL.md`).
+    package static let operations = [
+        "hello", "get", "getMany", "set", "setMany", "delete", "list", "watch", "unwatch", "status",
+        "export", "import", "importPart", "describe", "schema", "reset", "history", "revert",
+    ]
+
     /// The operation's name on the wire.
     package var operation: String {
         switch self {
