@@ -1,0 +1,332 @@
+"""The asyncio client: the same operations as `Client`, as coroutines, over one connection that
+pipelines every concurrent request; watches on connections of their own."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
+
+from .client import _NotSent
+from .errors import ConnectionLost, DaemonNotRunning, SettingsdError
+from .paths import socket_path as default_socket_path
+from .protocol import (
+    RESYNC, Call, Change, HistoryRecord, Operations, decode_frame, parse_change,
+    raise_for,
+)
+from .values import Value
+
+_LIMIT = 1 << 30
+
+
+class _AsyncConnection:
+    """A Unix socket whose reader task routes answers to their requests and events to a queue."""
+
+    def __init__(self, path: str, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.path = path
+        self.reader = reader
+        self.writer = writer
+        self.next_id = 1
+        self.pending: Dict[int, "asyncio.Future[Dict[str, Any]]"] = {}
+        self.events: "asyncio.Queue[Optional[Dict[str, Any]]]" = asyncio.Queue()
+        self.failure: Optional[SettingsdError] = None
+        self.task = asyncio.get_running_loop().create_task(self._read())
+
+    @classmethod
+    async def open(cls, path: str) -> "_AsyncConnection":
+        try:
+            reader, writer = await asyncio.open_unix_connection(path, limit=_LIMIT)
+        except OSError as error:
+            raise DaemonNotRunning(path, error.strerror or str(error)) from None
+        return cls(path, reader, writer)
+
+    async def _read(self) -> None:
+        try:
+            while True:
+                line = await self.reader.readline()
+                if not line:
+                    raise ConnectionLost(f"settingsd at {self.path} closed the connection")
+                if not line.strip():
+                    continue
+                frame = decode_frame(line)
+                if "event" in frame:
+                    self.events.put_nowait(frame)
+                    continue
+                future = self.pending.pop(frame.get("id"), None) if frame.get("id") is not None else None
+                if future is not None:
+                    if not future.done():
+                        future.set_result(frame)
+                elif frame.get("ok") is False:
+                    # An unsolicited error (overloaded, timeout): the daemon closes next.
+                    error = frame.get("error") or {}
+                    raise SettingsdError(str(error.get("code")), str(error.get("message")))
+        except asyncio.CancelledError:
+            self._fail(ConnectionLost("the connection was closed"))
+            raise
+        except SettingsdError as error:
+            self._fail(error)
+        except (OSError, ValueError) as error:
+            self._fail(ConnectionLost(f"reading from {self.path}: {error}"))
+
+    def _fail(self, error: SettingsdError) -> None:
+        self.failure = error
+        for future in self.pending.values():
+            if not future.done():
+                future.set_exception(error)
+        self.pending.clear()
+        self.events.put_nowait(None)
+
+    async def call(self, call: Call) -> Any:
+        if self.failure is not None:
+            raise self.failure
+        request_id = self.next_id
+        self.next_id += 1
+        future: "asyncio.Future[Dict[str, Any]]" = asyncio.get_running_loop().create_future()
+        self.pending[request_id] = future
+        try:
+            self.writer.write(call.frame(request_id))
+            await self.writer.drain()
+        except OSError as error:
+            self.pending.pop(request_id, None)
+            raise _NotSent(f"sending to {self.path}: {error}") from None
+        return call.result(raise_for(await future))
+
+    async def close(self) -> None:
+        self.task.cancel()
+        self.writer.close()
+        try:
+            await self.writer.wait_closed()
+        except OSError:
+            pass
+        try:
+            await self.task
+        except asyncio.CancelledError:
+            pass
+
+
+class AsyncClient:
+    """The asyncio twin of `Client`: `async with AsyncClient() as settings: await settings.get(k)`.
+    Concurrent calls share the connection, pipelined."""
+
+    def __init__(self, socket_path: Optional[str] = None, *, name: Optional[str] = None) -> None:
+        self.socket_path = socket_path or default_socket_path()
+        self.name = name
+        self.server: Dict[str, Any] = {}
+        self._connection: Optional[_AsyncConnection] = None
+        self._connecting: Optional[asyncio.Lock] = None
+
+    async def connect(self) -> "AsyncClient":
+        """Connects and says hello (done by `async with` and by the first call)."""
+        await self._open()
+        return self
+
+    async def _open(self) -> _AsyncConnection:
+        if self._connecting is None:
+            self._connecting = asyncio.Lock()
+        async with self._connecting:
+            if self._connection is not None and self._connection.failure is None:
+                return self._connection
+            if self._connection is not None:
+                await self._connection.close()
+                self._connection = None
+            connection = await _AsyncConnection.open(self.socket_path)
+            try:
+                self.server = await connection.call(Operations.hello(self.name))
+            except BaseException:
+                await connection.close()
+                raise
+            self._connection = connection
+            return connection
+
+    async def _call(self, call: Call) -> Any:
+        connection = await self._open()
+        try:
+            return await connection.call(call)
+        except _NotSent:
+            # The daemon went away before this request left: it never ran; send it again.
+            connection.failure = connection.failure or ConnectionLost()
+            return await (await self._open()).call(call)
+
+    @property
+    def replica(self) -> Optional[str]:
+        """The daemon's replica id, from its hello."""
+        return self.server.get("replica")
+
+    async def get(self, key: str, default: Any = None) -> Any:
+        """The key's effective value, else `default`."""
+        return await self._call(Operations.get(key, default))
+
+    async def get_many(self, keys: Iterable[str]) -> Dict[str, Value]:
+        """The values of those of `keys` that have one."""
+        return await self._call(Operations.get_many(keys))
+
+    async def set(self, key: str, value: Any) -> int:
+        """Stores `value` durably; returns the daemon's sequence number after the write."""
+        return await self._call(Operations.set(key, value))
+
+    async def set_many(self, values: Mapping[str, Any], delete: Iterable[str] = ()) -> int:
+        """Stores `values` and deletes the keys in `delete`, all in one transaction."""
+        return await self._call(Operations.set_many(values, delete))
+
+    async def delete(self, key: str) -> bool:
+        """Deletes the key; whether it held a value."""
+        return await self._call(Operations.delete(key))
+
+    async def list(self, prefix: str = "", values: bool = False) -> Any:
+        """The keys under `prefix`, sorted; with `values`, a dict of key to value."""
+        return await self._call(Operations.list(prefix, values))
+
+    async def status(self) -> Dict[str, Any]:
+        """The daemon's status."""
+        return await self._call(Operations.status())
+
+    async def export(self, at: Any = None) -> Dict[str, Value]:
+        """Every value; with `at`, as they were then."""
+        return await self._call(Operations.export(at))
+
+    async def import_(self, values: Mapping[str, Any], replace: bool = False) -> int:
+        """Writes `values` in one transaction, sent in parts; how many were imported."""
+        connection = await self._open()
+        result = 0
+        for call in Operations.import_parts(values, replace):
+            result = await connection.call(call)
+        return result
+
+    async def describe(self, key: str) -> Dict[str, Any]:
+        """Where the key's value comes from, its rule, lock and system default."""
+        return await self._call(Operations.describe(key))
+
+    async def reset(self, key_or_prefix: str) -> int:
+        """Deletes the key, or every key under a prefix ending in `.`."""
+        return await self._call(Operations.reset(key_or_prefix))
+
+    async def history(
+        self, key: Optional[str] = None, *, since: Any = None, until: Any = None, limit: int = 100
+    ) -> List[HistoryRecord]:
+        """Recorded changes, newest first."""
+        return await self._call(Operations.history(key, since, until, limit))
+
+    async def revert(self, key: str, *, version: Optional[str] = None, before: Any = None) -> int:
+        """Writes back the key's value of `version`, or the values under `key` before a time."""
+        return await self._call(Operations.revert(key, version, before))
+
+    def transaction(self) -> "AsyncTransaction":
+        """`async with settings.transaction() as t: t["a"] = 1`: one `setMany` at the end."""
+        return AsyncTransaction(self)
+
+    def watch(
+        self, keys: Optional[Iterable[str]] = None, prefixes: Optional[Iterable[str]] = None, *,
+        reconnect: bool = True,
+    ) -> "AsyncWatch":
+        """`async with settings.watch(prefixes=["ui."]) as changes: async for change in changes`."""
+        return AsyncWatch(self.socket_path, keys, prefixes, reconnect=reconnect, name=self.name)
+
+    async def close(self) -> None:
+        """Closes the connection."""
+        if self._connection is not None:
+            await self._connection.close()
+            self._connection = None
+
+    async def __aenter__(self) -> "AsyncClient":
+        return await self.connect()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+
+class AsyncTransaction:
+    """Sets and deletes committed together when the `async with` block ends without error."""
+
+    def __init__(self, client: AsyncClient) -> None:
+        self._client = client
+        self._changes: List[Tuple[str, Any, bool]] = []
+        self.sequence: Optional[int] = None
+
+    def set(self, key: str, value: Any) -> None:
+        """Sets `key` when the transaction commits."""
+        self._changes.append((key, value, False))
+
+    def delete(self, key: str) -> None:
+        """Deletes `key` when the transaction commits."""
+        self._changes.append((key, None, True))
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.set(key, value)
+
+    def __delitem__(self, key: str) -> None:
+        self.delete(key)
+
+    async def __aenter__(self) -> "AsyncTransaction":
+        return self
+
+    async def __aexit__(self, kind: object, *exc: object) -> None:
+        if kind is None and self._changes:
+            self.sequence = await self._client._call(Operations.changes(self._changes))
+
+
+class AsyncWatch:
+    """An async iterator of `Change`s on a connection of its own (see `AsyncClient.watch`)."""
+
+    def __init__(
+        self, path: str, keys: Optional[Iterable[str]], prefixes: Optional[Iterable[str]], *,
+        reconnect: bool, name: Optional[str],
+    ) -> None:
+        self.path = path
+        self._call = Operations.watch(keys, prefixes)
+        self._reconnect = reconnect
+        self._name = name
+        self._connection: Optional[_AsyncConnection] = None
+        self._closed = False
+
+    async def _subscribe(self) -> _AsyncConnection:
+        connection = await _AsyncConnection.open(self.path)
+        try:
+            await connection.call(Operations.hello(self._name))
+            await connection.call(self._call)
+        except BaseException:
+            await connection.close()
+            raise
+        return connection
+
+    async def __aenter__(self) -> "AsyncWatch":
+        self._connection = await self._subscribe()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    def __aiter__(self) -> "AsyncWatch":
+        return self
+
+    async def __anext__(self) -> Change:
+        while not self._closed:
+            if self._connection is None:
+                self._connection = await self._wait_for_daemon()
+                return RESYNC
+            frame = await self._connection.events.get()
+            if frame is not None:
+                return parse_change(frame)
+            failure = self._connection.failure
+            await self._connection.close()
+            self._connection = None
+            if not self._reconnect:
+                raise failure or ConnectionLost()
+        raise StopAsyncIteration
+
+    async def _wait_for_daemon(self) -> _AsyncConnection:
+        delay = 0.1
+        while True:
+            try:
+                return await self._subscribe()
+            except (DaemonNotRunning, ConnectionLost):
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 5.0)
+
+    async def close(self) -> None:
+        """Stops watching."""
+        self._closed = True
+        if self._connection is not None:
+            await self._connection.close()
+            self._connection = None
+
+
+__all__ = ["AsyncClient", "AsyncTransaction", "AsyncWatch"]

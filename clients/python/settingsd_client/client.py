@@ -1,0 +1,432 @@
+"""The blocking client: one connection for requests, one more per watch."""
+
+from __future__ import annotations
+
+import errno
+import select
+import socket
+import struct
+import time
+from collections import deque
+from typing import Any, Deque, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple
+
+from .errors import ConnectionLost, DaemonNotRunning, SettingsdError
+from .paths import socket_path as default_socket_path
+from .protocol import (
+    RESYNC, Call, Change, HistoryRecord, Operations, parse_change, parse_frames, raise_for,
+)
+from .values import Value
+
+_READ_BYTES = 256 << 10
+#: Requests a pipeline keeps in flight before it reads their answers.
+PIPELINE_WINDOW = 1024
+
+
+class _NotSent(ConnectionLost):
+    """The connection was found broken while sending: the request did not reach any daemon."""
+
+
+class _Connection:
+    """A Unix socket speaking newline-framed JSON. Frames are parsed a whole read at a time,
+    so a pipeline's answers cost one UTF-8 decode per read and one scan per frame."""
+
+    def __init__(self, path: str, timeout: Optional[float]) -> None:
+        self.path = path
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            self.sock.connect(path)
+        except OSError as error:
+            self.sock.close()
+            raise DaemonNotRunning(path, error.strerror or str(error)) from None
+        if timeout is not None:
+            # Kernel time-outs keep the socket blocking: no poll() before every recv and send.
+            whole = int(timeout)
+            packed = struct.pack("ll", whole, int((timeout - whole) * 1_000_000))
+            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, packed)
+            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, packed)
+        self.buffer = b""
+        self.frames: Deque[Dict[str, Any]] = deque()
+        self.next_id = 1
+
+    def send(self, data: bytes) -> None:
+        try:
+            self.sock.sendall(data)
+        except OSError as error:
+            if error.errno in (errno.EAGAIN, errno.EWOULDBLOCK):
+                raise SettingsdError("timeout", f"settingsd at {self.path} is not reading") from None
+            raise _NotSent(f"sending to {self.path}: {error}") from None
+
+    def frame(self, timeout: Optional[float] = -1.0) -> Dict[str, Any]:
+        """The next frame; `timeout` (seconds, None for ever) overrides the socket's."""
+        while not self.frames:
+            if timeout != -1.0:
+                ready, _, _ = select.select([self.sock], [], [], timeout)
+                if not ready:
+                    raise TimeoutError(f"no frame from {self.path} within {timeout} s")
+            try:
+                chunk = self.sock.recv(_READ_BYTES)
+            except OSError as error:
+                if error.errno in (errno.EAGAIN, errno.EWOULDBLOCK):
+                    raise SettingsdError("timeout", f"settingsd at {self.path} did not answer in time") from None
+                raise ConnectionLost(f"reading from {self.path}: {error}") from None
+            if not chunk:
+                raise ConnectionLost(f"settingsd at {self.path} closed the connection")
+            self._parse(chunk)
+        return self.frames.popleft()
+
+    def _parse(self, chunk: bytes) -> None:
+        data = self.buffer + chunk if self.buffer else chunk
+        last = data.rfind(b"\n")
+        if last < 0:
+            self.buffer = data
+            return
+        self.buffer = data[last + 1:]
+        try:
+            self.frames.extend(parse_frames(data[:last].decode("utf-8")))
+        except (UnicodeDecodeError, ValueError, StopIteration) as error:
+            raise SettingsdError("protocolError", f"settingsd at {self.path} sent a malformed frame: {error}") from None
+
+    def answer(self, request_id: int) -> Dict[str, Any]:
+        """The answer to `request_id` (events before it belong to no one here and are dropped)."""
+        while True:
+            frame = self.frame()
+            if frame.get("id") == request_id:
+                return frame
+            if "event" in frame:
+                continue
+            if frame.get("id") is None and frame.get("ok") is False:
+                raise_for(frame)
+            raise SettingsdError("protocolError", f"answer {frame.get('id')} came for request {request_id}")
+
+    def call(self, call: Call) -> Any:
+        request_id = self.next_id
+        self.next_id += 1
+        self.send(call.frame(request_id))
+        return call.result(raise_for(self.answer(request_id)))
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+class Client:
+    """A connection to settingsd. Methods block until the daemon answered; a write returns once
+    it is durable. Use as a context manager, or call `close()`.
+
+    >>> with Client() as settings:
+    ...     settings.set("ui.theme", "dark")
+    ...     settings.get("ui.theme")
+    'dark'
+    """
+
+    def __init__(
+        self, socket_path: Optional[str] = None, *, timeout: Optional[float] = 30.0,
+        name: Optional[str] = None,
+    ) -> None:
+        """Connects to `socket_path` (default: as the CLI finds it) and says hello.
+
+        Raises `DaemonNotRunning` when nothing answers there.
+        """
+        self.socket_path = socket_path or default_socket_path()
+        self.timeout = timeout
+        self.name = name
+        self._connection: Optional[_Connection] = None
+        self.server: Dict[str, Any] = {}
+        self._connect()
+
+    def _connect(self) -> _Connection:
+        connection = _Connection(self.socket_path, self.timeout)
+        try:
+            self.server = connection.call(Operations.hello(self.name))
+        except BaseException:
+            connection.close()
+            raise
+        self._connection = connection
+        return connection
+
+    def _call(self, call: Call) -> Any:
+        connection = self._connection or self._connect()
+        try:
+            return connection.call(call)
+        except _NotSent:
+            # The daemon went away (a restart) before this request left: it never ran, so it
+            # is sent once more on a fresh connection.
+            connection.close()
+            self._connection = None
+            return self._connect().call(call)
+        except (ConnectionLost, SettingsdError) as error:
+            if isinstance(error, ConnectionLost) or error.code == "timeout":
+                # A later call starts on a fresh connection; this one's answer is lost.
+                connection.close()
+                self._connection = None
+            raise
+
+    @property
+    def replica(self) -> Optional[str]:
+        """The daemon's replica id, from its hello."""
+        return self.server.get("replica")
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """The key's effective value (stored, else a system or schema default), else `default`."""
+        return self._call(Operations.get(key, default))
+
+    def get_many(self, keys: Iterable[str]) -> Dict[str, Value]:
+        """The values of those of `keys` that have one."""
+        return self._call(Operations.get_many(keys))
+
+    def set(self, key: str, value: Any) -> int:
+        """Stores `value`; returns the daemon's sequence number after the write."""
+        return self._call(Operations.set(key, value))
+
+    def set_many(self, values: Mapping[str, Any], delete: Iterable[str] = ()) -> int:
+        """Stores `values` and deletes the keys in `delete`, all in one transaction."""
+        return self._call(Operations.set_many(values, delete))
+
+    def delete(self, key: str) -> bool:
+        """Deletes the key (reads return its default again); whether it held a value."""
+        return self._call(Operations.delete(key))
+
+    def list(self, prefix: str = "", values: bool = False) -> Any:
+        """The keys under `prefix`, sorted; with `values`, a dict of key to value."""
+        return self._call(Operations.list(prefix, values))
+
+    def status(self) -> Dict[str, Any]:
+        """The daemon's status (docs/PROTOCOL.md, `status`)."""
+        return self._call(Operations.status())
+
+    def export(self, at: Any = None) -> Dict[str, Value]:
+        """Every value; with `at` (a datetime or ms since 1970), as they were then."""
+        return self._call(Operations.export(at))
+
+    def import_(self, values: Mapping[str, Any], replace: bool = False) -> int:
+        """Writes `values` in one transaction (`replace`: and deletes every other key); any
+        size, sent in parts. Returns how many values were imported."""
+        connection = self._connection or self._connect()
+        result = 0
+        for call in Operations.import_parts(values, replace):
+            result = connection.call(call)
+        return result
+
+    def describe(self, key: str) -> Dict[str, Any]:
+        """Where the key's value comes from, its schema rule, lock and system default."""
+        return self._call(Operations.describe(key))
+
+    def reset(self, key_or_prefix: str) -> int:
+        """Deletes the key, or every key under a prefix ending in `.`; how many held a value."""
+        return self._call(Operations.reset(key_or_prefix))
+
+    def history(
+        self, key: Optional[str] = None, *, since: Any = None, until: Any = None, limit: int = 100
+    ) -> List[HistoryRecord]:
+        """Recorded changes, newest first, of a key or a prefix ending in `.` (None: all)."""
+        return self._call(Operations.history(key, since, until, limit))
+
+    def revert(self, key: str, *, version: Optional[str] = None, before: Any = None) -> int:
+        """Writes back the key's value of `version`, or the values under `key` before a time."""
+        return self._call(Operations.revert(key, version, before))
+
+    def transaction(self) -> "Transaction":
+        """Collects sets and deletes, and commits them as one `setMany` when the block ends
+        without an exception (nothing is written otherwise)."""
+        return Transaction(self)
+
+    def pipeline(self) -> "Pipeline":
+        """Queues requests and sends them without waiting for each answer."""
+        return Pipeline(self)
+
+    def watch(
+        self, keys: Optional[Iterable[str]] = None, prefixes: Optional[Iterable[str]] = None, *,
+        reconnect: bool = True,
+    ) -> "Watch":
+        """Changes of `keys` and keys under `prefixes` (neither: every key), on a connection of
+        their own. With `reconnect`, a lost daemon is waited for, and a `resync` change says so."""
+        return Watch(self.socket_path, keys, prefixes, reconnect=reconnect, name=self.name)
+
+    def close(self) -> None:
+        """Closes the connection."""
+        if self._connection:
+            self._connection.close()
+            self._connection = None
+
+    def __enter__(self) -> "Client":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class Transaction:
+    """Sets and deletes committed together (see `Client.transaction`)."""
+
+    def __init__(self, client: Client) -> None:
+        self._client = client
+        self._changes: List[Tuple[str, Any, bool]] = []
+        self.sequence: Optional[int] = None
+
+    def set(self, key: str, value: Any) -> None:
+        """Sets `key` when the transaction commits."""
+        self._changes.append((key, value, False))
+
+    def delete(self, key: str) -> None:
+        """Deletes `key` when the transaction commits."""
+        self._changes.append((key, None, True))
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.set(key, value)
+
+    def __delitem__(self, key: str) -> None:
+        self.delete(key)
+
+    def __enter__(self) -> "Transaction":
+        return self
+
+    def __exit__(self, kind: object, *exc: object) -> None:
+        if kind is None and self._changes:
+            self.sequence = self._client._call(Operations.changes(self._changes))
+
+
+class Pipeline:
+    """Requests sent back to back; `execute()` returns their results in order. A failed
+    request's result is its `SettingsdError` (it does not stop the others)."""
+
+    def __init__(self, client: Client) -> None:
+        self._client = client
+        self._calls: List[Call] = []
+
+    def get(self, key: str, default: Any = None) -> "Pipeline":
+        self._calls.append(Operations.get(key, default))
+        return self
+
+    def set(self, key: str, value: Any) -> "Pipeline":
+        self._calls.append(Operations.set(key, value))
+        return self
+
+    def delete(self, key: str) -> "Pipeline":
+        self._calls.append(Operations.delete(key))
+        return self
+
+    def execute(self) -> List[Any]:
+        """Sends every queued request, at most `PIPELINE_WINDOW` ahead of its answers."""
+        client = self._client
+        connection = client._connection or client._connect()
+        calls, self._calls = self._calls, []
+        first = connection.next_id
+        connection.next_id += len(calls)
+        results: List[Any] = []
+        frames = connection.frames
+        try:
+            sent = 0
+            count = len(calls)
+            while len(results) < count:
+                if sent < count and sent - len(results) < PIPELINE_WINDOW:
+                    upto = min(count, sent + PIPELINE_WINDOW)
+                    connection.send(b"".join([calls[i].frame(first + i) for i in range(sent, upto)]))
+                    sent = upto
+                if not frames:
+                    frames.appendleft(connection.frame())
+                while frames and len(results) < sent:
+                    index = len(results)
+                    answer = frames.popleft()
+                    if answer.get("id") != first + index:
+                        frames.appendleft(answer)
+                        answer = connection.answer(first + index)
+                    if answer.get("ok") is True:
+                        results.append(calls[index].result(answer))
+                    else:
+                        try:
+                            raise_for(answer)
+                        except SettingsdError as error:
+                            results.append(error)
+        except ConnectionLost:
+            connection.close()
+            client._connection = None
+            raise
+        return results
+
+    def __enter__(self) -> "Pipeline":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._calls = []
+
+
+class Watch:
+    """An iterator of `Change`s; close it (or use `with`) to stop watching."""
+
+    def __init__(
+        self, path: str, keys: Optional[Iterable[str]], prefixes: Optional[Iterable[str]], *,
+        reconnect: bool, name: Optional[str],
+    ) -> None:
+        self.path = path
+        self._call = Operations.watch(keys, prefixes)
+        self._reconnect = reconnect
+        self._name = name
+        self._closed = False
+        self._connection: Optional[_Connection] = self._subscribe()
+
+    def _subscribe(self) -> _Connection:
+        connection = _Connection(self.path, 30.0)
+        try:
+            connection.call(Operations.hello(self._name))
+            connection.call(self._call)
+        except BaseException:
+            connection.close()
+            raise
+        return connection
+
+    def next(self, timeout: Optional[float] = None) -> Change:
+        """The next change; waits at most `timeout` seconds (None: for ever), then raises
+        `TimeoutError`. After a reconnect, the next change is a `resync`."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not self._closed:
+            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if self._connection is None:
+                self._connection = self._wait_for_daemon(deadline)
+                return RESYNC
+            try:
+                frame = self._connection.frame(remaining)
+            except (ConnectionLost, SettingsdError) as error:
+                if isinstance(error, SettingsdError) and error.code not in ("connectionLost", "overloaded", "timeout"):
+                    raise
+                self._connection.close()
+                self._connection = None
+                if not self._reconnect:
+                    raise
+                continue
+            if frame.get("event") == "change":
+                return parse_change(frame)
+            if frame.get("ok") is False:
+                raise_for(frame)
+        raise StopIteration
+
+    def _wait_for_daemon(self, deadline: Optional[float]) -> _Connection:
+        delay = 0.1
+        while True:
+            try:
+                return self._subscribe()
+            except (DaemonNotRunning, ConnectionLost):
+                if deadline is not None and time.monotonic() + delay > deadline:
+                    raise TimeoutError(f"settingsd at {self.path} did not come back in time") from None
+                time.sleep(delay)
+                delay = min(delay * 2, 5.0)
+
+    def __iter__(self) -> Iterator[Change]:
+        return self
+
+    def __next__(self) -> Change:
+        return self.next()
+
+    def close(self) -> None:
+        """Stops watching."""
+        self._closed = True
+        if self._connection:
+            self._connection.close()
+            self._connection = None
+
+    def __enter__(self) -> "Watch":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+__all__ = ["Client", "Pipeline", "Transaction", "Watch"]

@@ -1,0 +1,34 @@
+"""Errors: each carries the wire's `code` and `message` (docs/PROTOCOL.md, "Error codes")."""
+
+from __future__ import annotations
+
+
+class SettingsdError(Exception):
+    """An error answered by the daemon, or met while talking to it.
+
+    `code` is the wire's code (`invalidKey`, `limitExceeded`, `locked`, ...) or one of the
+    client's own: `daemonNotRunning`, `connectionLost`, `timeout`.
+    """
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"{message} ({code})")
+        self.code = code
+        self.message = message
+
+
+class DaemonNotRunning(SettingsdError):
+    """No daemon answers at the socket path."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__("daemonNotRunning", f"no settingsd at {path}: {reason}")
+        self.path = path
+
+
+class ConnectionLost(SettingsdError):
+    """The connection broke before the answer came; the request may or may not have run."""
+
+    def __init__(self, message: str = "the connection to settingsd was lost") -> None:
+        super().__init__("connectionLost", message)
+
+
+__all__ = ["ConnectionLost", "DaemonNotRunning", "SettingsdError"]
