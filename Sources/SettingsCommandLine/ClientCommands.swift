@@ -243,8 +243,12 @@ enum ClientCommands {
         let client = try arguments.daemon()
         let deadline = SettingsConfiguration.systemClock() + UInt64(timeout * 1000)
         let terminal = isatty(STDERR_FILENO) != 0
+        // The first look makes every hub compare digests again: rows edited by hand change no
+        // counter, and an agreement found before them proves nothing now.
+        var request = WireRequest.statusVerifyingHubs
         while true {
-            let status = try DaemonStatus(fields: client.request(.status))
+            let status = try DaemonStatus(fields: client.request(request))
+            request = .status
             let connected = status.peers.filter(\.isConnected)
             if connected.isEmpty, status.hubs.isEmpty {
                 Output.standardError("no peer is connected and no hub is set: nothing to wait for\n")
@@ -268,8 +272,8 @@ enum ClientCommands {
     }
 
     /// What `sync --wait` still waits for, in words; empty when in sync: every connected peer
-    /// acknowledged everything and agrees (anti-entropy), every hub is connected and has every
-    /// local change.
+    /// acknowledged everything and agrees (anti-entropy), every hub is connected, has every local
+    /// change, has nothing left to pull and agrees (its digest equals this replica's).
     private static func syncBacklog(_ status: DaemonStatus, connected: [DaemonStatus.Peer]) -> String {
         var waiting: [String] = []
         let pending = connected.reduce(0) { $0 + $1.pendingOutgoing }
@@ -282,6 +286,10 @@ enum ClientCommands {
                 waiting.append("hub \(hub.address): not connected\(hub.lastError.map { " (\($0))" } ?? "")")
             } else if hub.pendingUp > 0 {
                 waiting.append("hub \(hub.address): \(hub.pendingUp) change(s) to push")
+            } else if hub.pendingDown > 0 {
+                waiting.append("hub \(hub.address): \(hub.pendingDown) change(s) to pull")
+            } else if !hub.agreement.hasPrefix("agreed") {
+                waiting.append("hub \(hub.address): \(hub.agreement)")
             }
         }
         return waiting.joined(separator: ", ")
@@ -324,7 +332,12 @@ enum ClientCommands {
                     "hub \(text(hub["address"])), namespace \(text(hub["namespace"])): "
                     + (hub["connected"] == .bool(true) ? "connected" : "not connected")
                     + ", \(text(hub["pendingUp"])) change(s) to push, \(text(hub["pendingDown"])) to pull"
+                    + ", \(text(hub["agreement"] ?? "unknown"))"
+                if case .integer(let repaired)? = hub["repairedKeys"], repaired > 0 {
+                    line += ", \(repaired) key(s) repaired"
+                }
                 if let error = hub["lastError"] { line += ", last error: \(text(error))" }
+                if let rewind = hub["lastRewind"] { line += ", last rewind: \(text(rewind))" }
                 Output.line(line)
             }
         }

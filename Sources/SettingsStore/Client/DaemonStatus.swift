@@ -78,6 +78,8 @@ package struct DaemonStatus: Sendable, Equatable {
         package let pendingUp: Int64
         /// The hub's changes not applied here yet.
         package let pendingDown: Int64
+        /// The last comparison of digests: `agreed`, `diverged (n keys)`, `checking`, `unknown`.
+        package let agreement: String
         /// Why the last attempt failed, if it did.
         package let lastError: String?
     }
@@ -130,6 +132,7 @@ package struct DaemonStatus: Sendable, Equatable {
                     isConnected: try hub.bool("connected", default: false),
                     pendingUp: try hub.optionalInteger("pendingUp") ?? 0,
                     pendingDown: try hub.optionalInteger("pendingDown") ?? 0,
+                    agreement: try hub.optionalString("agreement") ?? "unknown",
                     lastError: try hub.optionalString("lastError")))
         }
         self.hubs = hubs

@@ -22,6 +22,12 @@ final class HubConnector: Sendable {
         var fromHub: [ClosedRange<Int64>] = []
         /// The last failure logged at warning, so a retry loop logs it once.
         var loggedError: String?
+        /// The local sequence number at the last comparison that found the digests equal.
+        var agreedAtSequence: Int64?
+        /// Asked to compare again (`verify()`): how many times, and how many comparisons
+        /// started since; `checking` until one starts after the last ask.
+        var verifyRequests = 0
+        var verifyRequestsServed = 0
     }
 
     /// How long the link waits for a notification before catching up anyway, in seconds.
@@ -29,8 +35,8 @@ final class HubConnector: Sendable {
 
     /// Where the link syncs.
     let configuration: HubConfiguration
-    private let settings: Settings
-    private let logger: SettingsLogger?
+    let settings: Settings
+    let logger: SettingsLogger?
     private let state: Mutex<State>
     private let wake: WakePipe
     private let finished = DispatchSemaphore(value: 0)
@@ -60,6 +66,11 @@ final class HubConnector: Sendable {
                         ).count)
             }
             status.pendingUp = max(0, sequence - status.pushedThrough - fromHub)
+            if status.agreement.hasPrefix("agreed"),
+                state.agreedAtSequence != sequence || state.verifyRequestsServed < state.verifyRequests
+            {
+                status.agreement = "checking"
+            }
             return status
         }
     }
@@ -85,6 +96,12 @@ final class HubConnector: Sendable {
 
     /// The store committed something: push it soon.
     func nudge() {
+        wake.signal()
+    }
+
+    /// Compare digests again soon, whatever changed (see `Replicator.verifyHubs()`).
+    func verify() {
+        state.withLock { $0.verifyRequests += 1 }
         wake.signal()
     }
 
@@ -145,14 +162,38 @@ final class HubConnector: Sendable {
         var cursor = settings.receivedSequence(from: hub.peerID)
         let initialTarget = cursor == nil ? try hub.lastSequence() : nil
         var isFirstRound = true
+        var checks = CheckSchedule()
         while !isStopped {
             let roundStarted = SettingsConfiguration.systemClock()
             guard settings.replicaID == localID else {
                 throw SettingsError(.connectionLost, "this replica took a new id; reconnecting")
             }
-            cursor = try pullAll(from: hub, after: cursor, as: localID, initialTarget: initialTarget)
+            let before = (cursor, pushed)
+            cursor = try pullAll(
+                from: hub, after: cursor, as: localID, initialTarget: initialTarget, entropy: &checks.entropy)
             (pushed, cursor) = try pushAll(to: hub, after: pushed, as: localID, cursor: cursor)
-            let behind = try hub.lastSequence() - (cursor ?? 0)
+            let counter = try hub.lastSequence()
+            if let current = cursor, counter < current {
+                // Numbers at or below the cursor are being handed out again: pull from the counter
+                // on, and let anti-entropy find what the hub lost or renumbered.
+                let message =
+                    "the hub's counter for namespace \(hub.name) is \(counter), below this replica's cursor \(current): the hub was restored from a backup, failed over or reset; comparing and repairing"
+                logger?.log(.warning, message)
+                update { $0.lastRewind = message }
+                cursor = counter
+                checks.isForced = true
+            }
+            let behind = counter - (cursor ?? 0)
+            let asked = state.withLock { $0.verifyRequests }
+            if asked > checks.verifyRequestsSeen {
+                checks.verifyRequestsSeen = asked
+                checks.isForced = true
+            }
+            if before == (cursor, pushed), behind <= 0,
+                checks.isDue(sequence: settings.sequence, counter: counter)
+            {
+                try check(hub, schedule: &checks, as: localID, pushed: pushed, counter: counter)
+            }
             update { status in
                 status.isConnected = true
                 status.namespace = hub.name
@@ -176,8 +217,10 @@ final class HubConnector: Sendable {
             }
             // Notifications that arrived during the statements above wait in libpq, not on the
             // socket: look there first, or the next change would wait for the safety net.
+            let checkIn = checks.secondsUntilDue(sequence: settings.sequence, counter: counter)
             if try !connection.notifications().isEmpty
-                || wake.wait(for: connection.socket, seconds: Self.safetyNetInterval)
+                || wake.wait(
+                    for: connection.socket, seconds: min(Self.safetyNetInterval, checkIn ?? .infinity))
             {
                 try coalesceNotifications(on: connection, roundStarted: roundStarted)
             }
@@ -197,7 +240,8 @@ final class HubConnector: Sendable {
 
     /// Applies what the hub has after `cursor`, batch by batch; returns the new cursor.
     private func pullAll(
-        from hub: HubNamespace, after cursor: Int64?, as replica: ReplicaID, initialTarget: Int64?
+        from hub: HubNamespace, after cursor: Int64?, as replica: ReplicaID, initialTarget: Int64?,
+        entropy: inout HubAntiEntropy
     )
         throws(SettingsError) -> Int64?
     {
@@ -228,6 +272,10 @@ final class HubConnector: Sendable {
                 )
             }
             if let sequences = outcome.sequences { state.withLock { $0.fromHub.append(sequences) } }
+            if outcome.applied < batch.entries.count {
+                // Known as refused, so anti-entropy does not offer them (and announce them) again.
+                entropy.refuse(refusedRows(batch.entries.map { ($0, HubFingerprint.of($0)) }))
+            }
             cursor = batch.through
             update { $0.lastContactMilliseconds = settings.configuration.clock() }
         }
@@ -263,6 +311,37 @@ final class HubConnector: Sendable {
                 state.status.pushedThrough = pushed
             }
         }
+    }
+
+    /// One comparison with the hub, and what it leaves in the status and the schedule.
+    private func check(
+        _ hub: HubNamespace, schedule: inout CheckSchedule, as replica: ReplicaID, pushed: Int64,
+        counter: Int64
+    ) throws(SettingsError) {
+        let started = SettingsConfiguration.systemClock()
+        let sequence = settings.sequence
+        let serving = schedule.verifyRequestsSeen
+        let outcome = try compare(with: hub, entropy: &schedule.entropy, as: replica, pushed: pushed)
+        schedule.checked(
+            sequence: sequence, counter: counter, took: SettingsConfiguration.systemClock() - started,
+            agreed: { if case .agreed = outcome { true } else { false } }())
+        state.withLock { state in
+            switch outcome {
+            case .agreed(let refused):
+                state.status.agreement = refused == 0 ? "agreed" : "agreed (\(refused) hub entries refused)"
+                state.agreedAtSequence = sequence
+                state.verifyRequestsServed = max(state.verifyRequestsServed, serving)
+            case .diverged(let repaired):
+                state.status.agreement = "diverged (\(repaired) keys)"
+                state.status.repairedKeys += repaired
+                state.agreedAtSequence = nil
+            }
+        }
+    }
+
+    /// Local sequence numbers taken by entries from the hub: never pushed back.
+    func noteFromHub(_ sequences: ClosedRange<Int64>) {
+        state.withLock { $0.fromHub.append(sequences) }
     }
 
     private func failed(_ error: SettingsError) {

@@ -184,11 +184,16 @@ struct HubNamespace {
                 ON CONFLICT (namespace, key) DO UPDATE
                     SET value = excluded.value, hlc = excluded.hlc, replica = excluded.replica,
                         hub_seq = excluded.hub_seq, pushed_by = excluded.pushed_by
+                    -- The higher version wins; at an equal version, bytes that differ (a hand edit,
+                    -- a damaged row) are replaced by what a replica holds (anti-entropy's repair).
                     WHERE (excluded.hlc, excluded.replica) > (e.hlc, e.replica)
+                        OR ((excluded.hlc, excluded.replica) = (e.hlc, e.replica)
+                            AND excluded.value IS DISTINCT FROM e.value)
                 RETURNING 1),
             seen AS (
+                -- Only a push the counter numbered counts as pushed.
                 INSERT INTO settingsd.replicas AS r (namespace, replica, pushed_seq, last_seen)
-                VALUES ($1, $3, $4, now())
+                SELECT $1, $3, $4, now() FROM counter
                 ON CONFLICT (namespace, replica) DO UPDATE
                     SET pushed_seq = GREATEST(r.pushed_seq, excluded.pushed_seq), last_seen = now()
                 RETURNING 1),
@@ -203,6 +208,83 @@ struct HubNamespace {
         }
         let base = try Arrival.position(result.int64(0, 0), "the hub's counter for '\(name)'")
         return (base + 1)...(base + Int64(entries.count))
+    }
+
+    /// The namespace's digest: the sum, modulo 2^64, of its rows' fingerprints (PostgreSQL's
+    /// generated column), and how many rows it holds.
+    func digest() throws(SettingsError) -> (sum: UInt64, rows: Int64) {
+        let rows = try connection.execute(
+            """
+            SELECT ((coalesce(sum(fp::numeric), 0) % 18446744073709551616 + 18446744073709551616)
+                    % 18446744073709551616)::text,
+                count(*)::bigint
+            FROM settingsd.entries WHERE namespace = $1
+            """, [.text(name)])
+        guard rows.count == 1, let sum = UInt64(rows.text(0, 0)) else {
+            throw SettingsError(.protocolError, "the hub's digest of '\(name)' is malformed")
+        }
+        return (sum, rows.int64(0, 1))
+    }
+
+    /// The sums of the namespace's non-empty buckets (the fingerprint's top 12 bits).
+    func bucketSums() throws(SettingsError) -> [Int: UInt64] {
+        let rows = try connection.execute(
+            """
+            SELECT ((fp >> 52) & 4095)::bigint,
+                ((sum(fp::numeric) % 18446744073709551616 + 18446744073709551616) % 18446744073709551616)::text
+            FROM settingsd.entries WHERE namespace = $1 GROUP BY 1
+            """, [.text(name)])
+        var sums: [Int: UInt64] = [:]
+        for row in 0..<rows.count {
+            guard let sum = UInt64(rows.text(row, 1)) else { continue }
+            sums[Int(rows.int64(row, 0))] = sum
+        }
+        return sums
+    }
+
+    /// Every row of the namespace in `buckets`, whoever pushed it, with its fingerprint; rows
+    /// this build cannot read (oversize, malformed, a hub sequence number out of range) come
+    /// as their fingerprints only, in `unreadable` (an oversize one is never fetched).
+    func entries(inBuckets buckets: [Int], maximumKeyBytes: Int, maximumValueBytes: Int)
+        throws(SettingsError) -> (entries: [(entry: SettingEntry, fingerprint: UInt64)], unreadable: [UInt64])
+    {
+        let rows = try connection.execute(
+            """
+            SELECT CASE WHEN readable THEN key END, CASE WHEN readable THEN value END, hlc, replica,
+                readable::int::bigint, fp
+            FROM (SELECT key, value, hlc, replica, fp,
+                    octet_length(key) <= $3::bigint AND coalesce(octet_length(value), 0) <= $4::bigint
+                        AND hub_seq BETWEEN 0 AND 4611686018427387904 AS readable
+                FROM settingsd.entries
+                WHERE namespace = $1 AND ((fp >> 52) & 4095) = ANY($2::bigint[])) AS rows
+            """,
+            [
+                .text(name), .int64Array(buckets.map(Int64.init)), .int64(Int64(maximumKeyBytes)),
+                .int64(Int64(maximumValueBytes)),
+            ])
+        var entries: [(entry: SettingEntry, fingerprint: UInt64)] = []
+        var unreadable: [UInt64] = []
+        for row in 0..<rows.count {
+            let fingerprint = UInt64(bitPattern: rows.int64(row, 5))
+            guard rows.int64(row, 4) == 1, let replica = ReplicaID(bytes: rows.bytes(row, 3)) else {
+                unreadable.append(fingerprint)
+                continue
+            }
+            var value: SettingValue?
+            if !rows.isNull(row, 1) {
+                guard let decoded = Self.decode(rows.bytes(row, 1)) else {
+                    unreadable.append(fingerprint)
+                    continue
+                }
+                value = decoded
+            }
+            let version = SettingVersion(
+                timestamp: HybridTimestamp(rawValue: UInt64(bitPattern: rows.int64(row, 2))), replica: replica
+            )
+            let entry = SettingEntry(key: rows.text(row, 0), value: value, version: version, sequence: 0)
+            entries.append((entry, fingerprint))
+        }
+        return (entries, unreadable)
     }
 
     private static func decode(_ bytes: [UInt8]) -> SettingValue? {

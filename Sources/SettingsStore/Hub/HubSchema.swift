@@ -143,6 +143,24 @@ enum HubSchema {
                 GRANT SELECT, INSERT ON settingsd.channels TO settingsd_user;
                 GRANT EXECUTE ON FUNCTION settingsd.visible(name) TO settingsd_user;
                 """),
+        Migration(
+            version: 3,
+            sql: """
+                -- Each row's fingerprint, computed by PostgreSQL from the row itself, so a hand edit
+                -- changes it too: the first 8 bytes of the MD5 of key, 0x00, stamp, replica, then
+                -- 0x00 (a tombstone) or 0x01 and the value (docs/SYNC.md, "Anti-entropy with the hub").
+                CREATE FUNCTION settingsd.fingerprint(key text, hlc bigint, replica bytea, value bytea)
+                    RETURNS bigint LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog
+                    AS $$ SELECT ('x' OPERATOR(pg_catalog.||) pg_catalog.substr(pg_catalog.md5(
+                        pg_catalog.convert_to(key, 'UTF8') OPERATOR(pg_catalog.||) '\\x00'::bytea
+                        OPERATOR(pg_catalog.||) pg_catalog.int8send(hlc) OPERATOR(pg_catalog.||) replica
+                        OPERATOR(pg_catalog.||) CASE WHEN value IS NULL THEN '\\x00'::bytea
+                            ELSE '\\x01'::bytea OPERATOR(pg_catalog.||) value END), 1, 16))::bit(64)::bigint $$;
+                REVOKE ALL ON FUNCTION settingsd.fingerprint(text, bigint, bytea, bytea) FROM PUBLIC;
+                GRANT EXECUTE ON FUNCTION settingsd.fingerprint(text, bigint, bytea, bytea) TO settingsd_user;
+                ALTER TABLE settingsd.entries ADD COLUMN fp bigint
+                    GENERATED ALWAYS AS (settingsd.fingerprint(key, hlc, replica, value)) STORED;
+                """),
     ]
 
     /// The schema version this build reads and writes.

@@ -32,4 +32,11 @@ public struct HubStatus: Sendable, Equatable {
     public var pendingUp: Int64 = 0
     /// The hub's changes not applied here yet, as of the last look.
     public var pendingDown: Int64 = 0
+    /// What the last comparison of digests found: `agreed`, `diverged (n keys)`, `checking`
+    /// (the store or the hub changed since), or `unknown` (not compared yet).
+    public var agreement = "unknown"
+    /// Keys repaired by anti-entropy with the hub since the link started, both ways.
+    public var repairedKeys = 0
+    /// Why the hub was last found to have gone back (a restore, a failover, a reset counter).
+    public var lastRewind: String?
 }

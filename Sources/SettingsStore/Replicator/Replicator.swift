@@ -103,6 +103,12 @@ public final class Replicator: Sendable {
             execute: execute, end: end)
     }
 
+    /// Makes every hub link compare digests again at its next quiet moment; until it has, its
+    /// status says `checking`.
+    public func verifyHubs() {
+        for connector in hubConnectors.withLock({ Array($0.values) }) { connector.verify() }
+    }
+
     /// Relays a commit notice (outside the store's locks): sessions send what is new, or close
     /// when the replica took a new id; hub links push.
     private func storeCommitted(_ notice: CommitNotice) {

@@ -53,6 +53,9 @@ struct RequestHandler {
             return .answer(.success(result))
         case .status:
             return .answer(.success(StatusReport.fields(settings: settings, server: server)))
+        case .statusVerifyingHubs:
+            server?.replicator.verifyHubs()
+            return .answer(.success(StatusReport.fields(settings: settings, server: server)))
         case .export:
             return .answer(.success(["document": ExportDocument(values: settings.snapshot()).json]))
         case .set(let key, let value):

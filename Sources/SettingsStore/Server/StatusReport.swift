@@ -53,7 +53,9 @@ enum StatusReport {
             "address": .string(hub.address), "connected": .bool(hub.isConnected),
             "lastContactMs": .integer(Int64(clamping: hub.lastContactMilliseconds)),
             "pendingUp": .integer(hub.pendingUp), "pendingDown": .integer(hub.pendingDown),
+            "agreement": .string(hub.agreement), "repairedKeys": .integer(Int64(hub.repairedKeys)),
         ]
+        if let rewind = hub.lastRewind { members["lastRewind"] = .string(rewind) }
         if let namespace = hub.namespace { members["namespace"] = .string(namespace) }
         if let error = hub.lastError { members["lastError"] = .string(error) }
         return .object(members)

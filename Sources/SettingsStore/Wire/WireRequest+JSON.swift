@@ -91,7 +91,7 @@ extension WireRequest {
                 return .watch(filter: .keysOrPrefixes(keys: Set(keys), prefixes: prefixes))
             }
         case "unwatch": return .unwatch(watch: try fields.integer("watch"))
-        case "status": return .status
+        case "status": return try fields.bool("verify", default: false) ? .statusVerifyingHubs : .status
         case "export":
             guard let at = try fields.optionalInteger("at") else { return .export }
             return .exportAt(timeMilliseconds: UInt64(clamping: at))
@@ -199,6 +199,8 @@ extension WireRequest {
             members["watch"] = .integer(watch)
         case .status, .export, .schema:
             break
+        case .statusVerifyingHubs:
+            members["verify"] = .bool(true)
         case .history(let query):
             if let key = query.keyOrPrefix { members["key"] = .string(key) }
             if let since = query.sinceMilliseconds { members["since"] = .integer(Int64(clamping: since)) }

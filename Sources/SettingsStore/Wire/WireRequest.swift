@@ -20,6 +20,9 @@ package enum WireRequest: Sendable, Equatable {
     case unwatch(watch: Int64)
     /// Asks for the daemon's state.
     case status
+    /// Asks for the daemon's state after making every hub link compare digests again (what
+    /// `sync --wait` asks first: a hand edit of the hub changes no counter).
+    case statusVerifyingHubs
     /// Asks for every value as an export document.
     case export
     /// Restores an export document, together with every part staged before it on the same
@@ -78,7 +81,7 @@ package enum WireRequest: Sendable, Equatable {
         case .list: "list"
         case .watch: "watch"
         case .unwatch: "unwatch"
-        case .status: "status"
+        case .status, .statusVerifyingHubs: "status"
         case .export: "export"
         case .import: "import"
         case .importPart: "importPart"
