@@ -58,12 +58,14 @@ struct HubBenchmark {
             target: .atMost(3, "< 3 s (100k)"))
         fresh.process.terminate()
         fresh.process.waitUntilExit()
-        try catchUp(into: &report, store: store, url: url, scratch: scratch)
+        try catchUp(into: &report, store: store, url: url, hub: hub, scratch: scratch)
     }
 
     /// Grows the namespace to its full size (1M, or 100k quick), syncs a second embedded store
     /// with it, and times that store's reconnect until it has applied 100 changes made meanwhile.
-    private func catchUp(into report: inout Report, store: Settings, url: String, scratch: Scratch) throws {
+    private func catchUp(
+        into report: inout Report, store: Settings, url: String, hub: HubUnderTest, scratch: Scratch
+    ) throws {
         let size = quick ? 100_000 : 1_000_000
         progress("growing the namespace to \(size) keys")
         let existing = store.usage.keys
@@ -95,6 +97,40 @@ struct HubBenchmark {
         report.seconds(
             "catch-up of 100 changes on a \(size / 1000)k-key namespace (reconnect to applied)", seconds,
             target: .atMost(0.2, "< 200 ms (1M)"))
+        try antiEntropy(into: &report, replicator: replicator, url: url, hub: hub, size: size)
+    }
+
+    /// The PostgreSQL side of a comparison on the full namespace (its digest, then its bucket
+    /// sums), and a whole repair: one row deleted by hand, from connecting to agreed again.
+    private func antiEntropy(
+        into report: inout Report, replicator: Replicator, url: String, hub: HubUnderTest, size: Int
+    ) throws {
+        let link = try replicator.sync(withHub: HubConfiguration(url: url))
+        try waitFor(timeout: 120) { link.status.agreement == "agreed" }
+        let namespace = link.status.namespace ?? ""
+        link.stop()
+        let raw = try RawPostgres(conninfo: hub.adminURL)
+        let scope = "FROM settingsd.entries WHERE namespace = '\(namespace)'"
+        let digest = try raw.seconds(of: "SELECT sum(fp::numeric) % 18446744073709551616, count(*) \(scope)")
+        let buckets = try raw.seconds(
+            of: "SELECT (fp >> 52) & 4095, sum(fp::numeric) % 18446744073709551616 \(scope) GROUP BY 1")
+        report.seconds(
+            "hub anti-entropy: digest of the \(size / 1000)k-row namespace (PostgreSQL)", digest,
+            target: .atMost(1, "< 1 s"))
+        report.seconds(
+            "hub anti-entropy: its 4096 bucket sums (PostgreSQL)", buckets, target: .atMost(1, "< 1 s"))
+        try raw.execute("DELETE \(scope) AND key = 'hub.key.4242'")
+        let seconds = try measureSeconds {
+            let repairing = try replicator.sync(withHub: HubConfiguration(url: url))
+            try waitFor(timeout: 120) {
+                repairing.status.repairedKeys >= 1 && repairing.status.agreement == "agreed"
+            }
+            repairing.stop()
+        }
+        report.seconds(
+            "hub anti-entropy: a row deleted by hand, \(size / 1000)k keys (connect to agreed again)",
+            seconds,
+            target: .atMost(3, "< 3 s"))
     }
 
     /// Starts `count` daemons on the hub namespace `url` and waits until each is connected to it.

@@ -45,6 +45,16 @@ final class RawPostgres {
         }
     }
 
+    /// Seconds `sql` takes, once.
+    func seconds(of sql: String) throws -> Double {
+        try measureSeconds { try run(sql) }
+    }
+
+    /// Runs `sql` (no parameters, no rows wanted).
+    func execute(_ sql: String) throws {
+        try run(sql)
+    }
+
     private func run(_ sql: String, values: [[UInt8]] = [], formats: [Int32] = []) throws {
         let pointers = values.map { bytes in
             let pointer = UnsafeMutablePointer<CChar>.allocate(capacity: bytes.count)

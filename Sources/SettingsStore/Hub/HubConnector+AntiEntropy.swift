@@ -5,6 +5,8 @@ extension HubConnector {
         case agreed(refused: Int)
         /// They differed; this many keys were repaired, both ways.
         case diverged(repaired: Int)
+        /// Rows numbered after the cursor differ: a pull brings them, then compare again.
+        case busy
     }
 
     /// Compares this replica's digest with the namespace's, and when they differ, finds the
@@ -13,7 +15,8 @@ extension HubConnector {
     /// Catches what numbering cannot: rows deleted or edited by hand, a hub restored from a
     /// dump or failed over, a reset counter, another copy of this replica's file.
     func compare(
-        with hub: HubNamespace, entropy: inout HubAntiEntropy, as replica: ReplicaID, pushed: Int64
+        with hub: HubNamespace, entropy: inout HubAntiEntropy, as replica: ReplicaID, pushed: Int64,
+        cursor: Int64
     ) throws(SettingsError) -> CheckOutcome {
         entropy.refresh(from: settings)
         let policy = settings.policy
@@ -36,10 +39,13 @@ extension HubConnector {
             inBuckets: differing, present: Set(rows.entries.map(\.fingerprint) + rows.unreadable))
         entropy.refuse(rows.unreadable)
         // Down: what the hub holds otherwise. The store keeps, per key, the higher version.
-        let incoming = rows.entries.filter {
+        // Rows numbered past the cursor were pushed meanwhile: the pull brings them.
+        let differ = rows.entries.filter {
             !entropy.refused.contains($0.fingerprint)
                 && entropy.fingerprint(of: $0.entry.key, policy: policy) != $0.fingerprint
         }
+        let incoming = differ.filter { $0.entry.sequence <= cursor }
+        let inFlight = incoming.count < differ.count
         var applied = 0
         if !incoming.isEmpty {
             let outcome = try settings.applyRemote(
@@ -62,6 +68,7 @@ extension HubConnector {
             try hub.push(batch, from: replica, through: pushed)
             start += batch.count
         }
+        if inFlight, applied + outgoing.count == 0 { return .busy }
         guard applied + outgoing.count > 0 else {
             // Nothing to repair: what differs is only what this replica refuses.
             return .agreed(refused: entropy.refused.count)

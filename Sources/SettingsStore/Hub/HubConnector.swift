@@ -192,7 +192,9 @@ final class HubConnector: Sendable {
             if before == (cursor, pushed), behind <= 0,
                 checks.isDue(sequence: settings.sequence, counter: counter)
             {
-                try check(hub, schedule: &checks, as: localID, pushed: pushed, counter: counter)
+                try check(
+                    hub, schedule: &checks, as: localID, pushed: pushed, counter: counter, cursor: cursor ?? 0
+                )
             }
             update { status in
                 status.isConnected = true
@@ -316,12 +318,13 @@ final class HubConnector: Sendable {
     /// One comparison with the hub, and what it leaves in the status and the schedule.
     private func check(
         _ hub: HubNamespace, schedule: inout CheckSchedule, as replica: ReplicaID, pushed: Int64,
-        counter: Int64
+        counter: Int64, cursor: Int64
     ) throws(SettingsError) {
         let started = SettingsConfiguration.systemClock()
         let sequence = settings.sequence
         let serving = schedule.verifyRequestsSeen
-        let outcome = try compare(with: hub, entropy: &schedule.entropy, as: replica, pushed: pushed)
+        let outcome = try compare(
+            with: hub, entropy: &schedule.entropy, as: replica, pushed: pushed, cursor: cursor)
         schedule.checked(
             sequence: sequence, counter: counter, took: SettingsConfiguration.systemClock() - started,
             agreed: { if case .agreed = outcome { true } else { false } }())
@@ -334,6 +337,9 @@ final class HubConnector: Sendable {
             case .diverged(let repaired):
                 state.status.agreement = "diverged (\(repaired) keys)"
                 state.status.repairedKeys += repaired
+                state.agreedAtSequence = nil
+            case .busy:
+                state.status.agreement = "checking"
                 state.agreedAtSequence = nil
             }
         }

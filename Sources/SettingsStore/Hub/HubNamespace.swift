@@ -242,7 +242,8 @@ struct HubNamespace {
         return sums
     }
 
-    /// Every row of the namespace in `buckets`, whoever pushed it, with its fingerprint; rows
+    /// Every row of the namespace in `buckets`, whoever pushed it, with its fingerprint (each
+    /// entry's `sequence` is its hub sequence number); rows
     /// this build cannot read (oversize, malformed, a hub sequence number out of range) come
     /// as their fingerprints only, in `unreadable` (an oversize one is never fetched).
     func entries(inBuckets buckets: [Int], maximumKeyBytes: Int, maximumValueBytes: Int)
@@ -251,8 +252,8 @@ struct HubNamespace {
         let rows = try connection.execute(
             """
             SELECT CASE WHEN readable THEN key END, CASE WHEN readable THEN value END, hlc, replica,
-                readable::int::bigint, fp
-            FROM (SELECT key, value, hlc, replica, fp,
+                readable::int::bigint, fp, CASE WHEN readable THEN hub_seq ELSE 0 END
+            FROM (SELECT key, value, hlc, replica, fp, hub_seq,
                     octet_length(key) <= $3::bigint AND coalesce(octet_length(value), 0) <= $4::bigint
                         AND hub_seq BETWEEN 0 AND 4611686018427387904 AS readable
                 FROM settingsd.entries
@@ -281,7 +282,8 @@ struct HubNamespace {
             let version = SettingVersion(
                 timestamp: HybridTimestamp(rawValue: UInt64(bitPattern: rows.int64(row, 2))), replica: replica
             )
-            let entry = SettingEntry(key: rows.text(row, 0), value: value, version: version, sequence: 0)
+            let entry = SettingEntry(
+                key: rows.text(row, 0), value: value, version: version, sequence: rows.int64(row, 6))
             entries.append((entry, fingerprint))
         }
         return (entries, unreadable)
