@@ -30,6 +30,11 @@ typedef struct {
     __typeof__(PQescapeIdentifier) *_Nonnull escapeIdentifier;
     __typeof__(PQconninfoParse) *_Nonnull conninfoParse;
     __typeof__(PQconninfoFree) *_Nonnull conninfoFree;
+    __typeof__(PQsendQueryParams) *_Nonnull sendQueryParams;
+    __typeof__(PQisBusy) *_Nonnull isBusy;
+    __typeof__(PQgetResult) *_Nonnull getResult;
+    __typeof__(PQflush) *_Nonnull flush;
+    __typeof__(PQsetnonblocking) *_Nonnull setnonblocking;
 } CSettingsLibPQ;
 
 /// Opens libpq (`libpq.so.5`) and fills `api`; returns NULL, or why it cannot.
@@ -64,6 +69,11 @@ static inline const char *_Nullable csettings_libpq_load(CSettingsLibPQ *_Nonnul
     CSETTINGS_LOAD(escapeIdentifier, PQescapeIdentifier)
     CSETTINGS_LOAD(conninfoParse, PQconninfoParse)
     CSETTINGS_LOAD(conninfoFree, PQconninfoFree)
+    CSETTINGS_LOAD(sendQueryParams, PQsendQueryParams)
+    CSETTINGS_LOAD(isBusy, PQisBusy)
+    CSETTINGS_LOAD(getResult, PQgetResult)
+    CSETTINGS_LOAD(flush, PQflush)
+    CSETTINGS_LOAD(setnonblocking, PQsetnonblocking)
 #undef CSETTINGS_LOAD
     return NULL;
 }

@@ -41,7 +41,13 @@ struct RunCommand {
         if hubURL == nil, namespace != nil {
             throw UsageError("--hub-namespace needs --hub (or $SETTINGSD_HUB)", command: "run")
         }
-        configuration.hub = hubURL.map { HubConfiguration(url: $0, namespace: namespace) }
+        let stall = try arguments.value(RunOptions.hubStallTimeout)
+        if hubURL == nil, stall != nil {
+            throw UsageError("--hub-stall-timeout needs --hub (or $SETTINGSD_HUB)", command: "run")
+        }
+        configuration.hub = hubURL.map {
+            HubConfiguration(url: $0, namespace: namespace, stallTimeout: stall ?? 30)
+        }
         let daemon = try SettingsDaemon(configuration: configuration)
         try daemon.run {
             Output.line(

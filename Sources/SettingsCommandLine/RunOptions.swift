@@ -46,6 +46,10 @@ enum RunOptions {
     static let hubNamespace = Option<String>(
         "--hub-namespace", "NAME",
         "the hub namespace: a role the hub role is a member of (default: the hub role itself)")
+    static let hubStallTimeout = Option<Double>.number(
+        "--hub-stall-timeout", "SECONDS",
+        "reconnect to the hub when a statement goes unanswered this long (default 30)", in: 1...3_600,
+        expecting: "a number of seconds from 1 to 3600")
     static let schemas = Option<String>(
         "--schemas", "DIR",
         "read schema files (*.json) here (repeatable; default: $XDG_DATA_DIRS/settingsd/schemas)",
@@ -65,6 +69,6 @@ enum RunOptions {
 
     static let all: [any OptionDeclaration] = [
         database, socket, durability, logLevel, allowUID, maxFrame, tombstoneDays, idleTimeout, peer, hub,
-        hubNamespace, schemas, systemDirectory, strictSchemas, historyKeep, historyMax,
+        hubNamespace, hubStallTimeout, schemas, systemDirectory, strictSchemas, historyKeep, historyMax,
     ]
 }

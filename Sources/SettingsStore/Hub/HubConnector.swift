@@ -114,6 +114,7 @@ final class HubConnector: Sendable {
         while !isStopped {
             do throws(SettingsError) {
                 let connection = try PostgresConnection(conninfo: configuration.url, defaults: Self.defaults)
+                connection.stallTimeout = configuration.stallTimeout
                 try session(on: connection) { backoff.reset() }
             } catch {
                 failed(error)

@@ -7,10 +7,15 @@ public struct HubConfiguration: Sendable, Equatable {
     /// connecting role itself.
     public var namespace: String?
 
+    /// The longest a hub statement may go unanswered before the link calls the hub stalled and
+    /// reconnects, in seconds (a frozen server process, a network gone silent).
+    public var stallTimeout: Double
+
     /// Creates a configuration.
-    public init(url: String, namespace: String? = nil) {
+    public init(url: String, namespace: String? = nil, stallTimeout: Double = 30) {
         self.url = url
         self.namespace = namespace
+        self.stallTimeout = stallTimeout
     }
 }
 

@@ -14,6 +14,12 @@ final class PostgresConnection {
     private let pq: CSettingsLibPQ
     /// The connection string without its password, for messages.
     let displayName: String
+    /// The longest a statement may go unanswered before the connection is called stalled
+    /// (nil: wait as long as it takes). PostgreSQL's own `statement_timeout` cannot help when
+    /// its backend is frozen or the network is gone silently; this is the client's bound.
+    var stallTimeout: Double? {
+        didSet { _ = pq.setnonblocking(connection, stallTimeout == nil ? 0 : 1) }
+    }
 
     /// Connects with `conninfo` (a libpq connection string or `postgresql://` URI; every libpq
     /// option, TLS and `~/.pgpass` included). `defaults` apply only where `conninfo` is silent.
@@ -49,8 +55,18 @@ final class PostgresConnection {
     @discardableResult
     func execute(_ sql: String, _ parameters: [PostgresValue] = []) throws(SettingsError) -> PostgresRows {
         let encoded = parameters.map(\.encoded)
-        let result = encoded.withParameterPointers { values, lengths, formats in
-            pq.execParams(connection, sql, Int32(encoded.count), nil, values, lengths, formats, 1)
+        let result: OpaquePointer?
+        if let stallTimeout {
+            let sent = encoded.withParameterPointers { values, lengths, formats in
+                pq.sendQueryParams(connection, sql, Int32(encoded.count), nil, values, lengths, formats, 1)
+            }
+            guard sent == 1 else { throw failure(sql: sql, result: nil) }
+            result = try awaitResult(
+                sql: sql, deadline: SettingsConfiguration.systemClock() + UInt64(stallTimeout * 1000))
+        } else {
+            result = encoded.withParameterPointers { values, lengths, formats in
+                pq.execParams(connection, sql, Int32(encoded.count), nil, values, lengths, formats, 1)
+            }
         }
         guard let result else { throw failure(sql: sql, result: nil) }
         switch pq.resultStatus(result) {
@@ -59,6 +75,47 @@ final class PostgresConnection {
         default:
             defer { pq.clear(result) }
             throw failure(sql: sql, result: result)
+        }
+    }
+
+    /// Sends what libpq still holds of a statement and reads its result, waiting on the socket
+    /// no later than `deadline` (milliseconds since 1970); the last result of the statement.
+    private func awaitResult(sql: String, deadline: UInt64) throws(SettingsError) -> OpaquePointer? {
+        while true {
+            let flushed = pq.flush(connection)
+            if flushed == 0 { break }
+            guard flushed == 1 else { throw failure(sql: sql, result: nil) }
+            try wait(for: Int16(POLLIN | POLLOUT), until: deadline, sql: sql)
+            guard pq.consumeInput(connection) == 1 else { throw failure(sql: sql, result: nil) }
+        }
+        var last: OpaquePointer?
+        while true {
+            while pq.isBusy(connection) == 1 {
+                try wait(for: Int16(POLLIN), until: deadline, sql: sql)
+                guard pq.consumeInput(connection) == 1 else {
+                    if let last { pq.clear(last) }
+                    throw failure(sql: sql, result: nil)
+                }
+            }
+            guard let result = pq.getResult(connection) else { return last }
+            if let last { pq.clear(last) }
+            last = result
+        }
+    }
+
+    /// Waits until the socket is ready for `events`, or throws `timeout` at `deadline`.
+    private func wait(for events: Int16, until deadline: UInt64, sql: String) throws(SettingsError) {
+        while true {
+            let now = SettingsConfiguration.systemClock()
+            guard now < deadline else {
+                throw SettingsError(
+                    .timeout,
+                    "hub \(displayName): no answer in \(Int(stallTimeout ?? 0)) s: the hub or its server process is stalled; reconnecting",
+                    sql: sql)
+            }
+            var descriptor = pollfd(fd: socket, events: events, revents: 0)
+            let ready = poll(&descriptor, 1, Int32(min(deadline - now, 1_000)))
+            if ready > 0 || (ready < 0 && errno != EINTR) { return }
         }
     }
 
