@@ -1,7 +1,8 @@
-/// When a hub link compares digests: once the link is quiet after a change on either side, at
-/// least every `HubConnector.safetyNetInterval` (a hand edit changes no counter), never more
-/// often than ten times the last comparison took, and backing off while a divergence persists
-/// (a row this replica refuses stays different).
+/// When a hub link compares digests: once the link has been quiet for `quietMilliseconds` after
+/// a change on either side (a burst of changes costs one comparison, not one each), at least
+/// every `HubConnector.safetyNetInterval` (a hand edit changes no counter), at once when forced
+/// (`sync --wait`, a rewind), never sooner than ten times the last routine comparison took after
+/// it, and backing off while a divergence persists (a row this replica refuses stays different).
 struct CheckSchedule {
     /// This replica's side of the comparison.
     var entropy = HubAntiEntropy()
@@ -9,22 +10,33 @@ struct CheckSchedule {
     var isForced = true
     /// The `verify()` requests taken into account so far.
     var verifyRequestsSeen = 0
+    /// How long nothing must change before a routine comparison.
+    static let quietMilliseconds: UInt64 = 300
     private var last: (sequence: Int64, counter: Int64, at: UInt64)?
+    private var observed: (sequence: Int64, counter: Int64)?
+    private var changedAt: UInt64 = 0
     private var notBefore: UInt64 = 0
     private var backoff: UInt64 = 0
 
     /// Whether to compare now, with the store at `sequence` and the hub's counter at `counter`.
-    func isDue(sequence: Int64, counter: Int64, now: UInt64 = SettingsConfiguration.systemClock()) -> Bool {
-        now >= notBefore && isPending(sequence: sequence, counter: counter, now: now)
+    mutating func isDue(sequence: Int64, counter: Int64, now: UInt64 = SettingsConfiguration.systemClock())
+        -> Bool
+    {
+        secondsUntilDue(sequence: sequence, counter: counter, now: now) == 0
     }
 
-    /// How long until a comparison that waits only for its time is due (nil: none waits), so
-    /// the link wakes for it.
-    func secondsUntilDue(sequence: Int64, counter: Int64, now: UInt64 = SettingsConfiguration.systemClock())
-        -> Double?
-    {
+    /// How long until a comparison is due (nil: none is pending), so the link wakes for it.
+    mutating func secondsUntilDue(
+        sequence: Int64, counter: Int64, now: UInt64 = SettingsConfiguration.systemClock()
+    ) -> Double? {
+        if observed.map({ $0.sequence != sequence || $0.counter != counter }) ?? true {
+            observed = (sequence, counter)
+            changedAt = now
+        }
         guard isPending(sequence: sequence, counter: counter, now: now) else { return nil }
-        return now >= notBefore ? 0 : Double(notBefore - now) / 1000
+        let quietUntil = isForced ? 0 : changedAt + Self.quietMilliseconds
+        let due = max(notBefore, quietUntil)
+        return now >= due ? 0 : Double(due - now) / 1000
     }
 
     private func isPending(sequence: Int64, counter: Int64, now: UInt64) -> Bool {
@@ -41,6 +53,7 @@ struct CheckSchedule {
         isForced = false
         last = (sequence, counter, now)
         backoff = agreed ? 0 : min(max(backoff * 2, 500), 60_000)
-        notBefore = now + max(10 * took, agreed ? 0 : backoff)
+        // After a repair, confirm soon (the backoff bounds the cost if the difference persists).
+        notBefore = now + (agreed ? 10 * took : backoff)
     }
 }

@@ -149,13 +149,16 @@ enum HubSchema {
                 -- Each row's fingerprint, computed by PostgreSQL from the row itself, so a hand edit
                 -- changes it too: the first 8 bytes of the MD5 of key, 0x00, stamp, replica, then
                 -- 0x00 (a tombstone) or 0x01 and the value (docs/SYNC.md, "Anti-entropy with the hub").
+                -- No SET clause, so PostgreSQL inlines it; every name is qualified, so no search_path
+                -- of the writing session can change what it computes.
                 CREATE FUNCTION settingsd.fingerprint(key text, hlc bigint, replica bytea, value bytea)
-                    RETURNS bigint LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog
-                    AS $$ SELECT ('x' OPERATOR(pg_catalog.||) pg_catalog.substr(pg_catalog.md5(
-                        pg_catalog.convert_to(key, 'UTF8') OPERATOR(pg_catalog.||) '\\x00'::bytea
+                    RETURNS bigint LANGUAGE sql IMMUTABLE PARALLEL SAFE
+                    AS $$ SELECT CAST(CAST('x' OPERATOR(pg_catalog.||) pg_catalog.substr(pg_catalog.md5(
+                        pg_catalog.convert_to(key, 'UTF8') OPERATOR(pg_catalog.||) CAST('\\x00' AS pg_catalog.bytea)
                         OPERATOR(pg_catalog.||) pg_catalog.int8send(hlc) OPERATOR(pg_catalog.||) replica
-                        OPERATOR(pg_catalog.||) CASE WHEN value IS NULL THEN '\\x00'::bytea
-                            ELSE '\\x01'::bytea OPERATOR(pg_catalog.||) value END), 1, 16))::bit(64)::bigint $$;
+                        OPERATOR(pg_catalog.||) CASE WHEN value IS NULL THEN CAST('\\x00' AS pg_catalog.bytea)
+                            ELSE CAST('\\x01' AS pg_catalog.bytea) OPERATOR(pg_catalog.||) value END), 1, 16)
+                        AS pg_catalog."bit"(64)) AS pg_catalog.int8) $$;
                 REVOKE ALL ON FUNCTION settingsd.fingerprint(text, bigint, bytea, bytea) FROM PUBLIC;
                 GRANT EXECUTE ON FUNCTION settingsd.fingerprint(text, bigint, bytea, bytea) TO settingsd_user;
                 ALTER TABLE settingsd.entries ADD COLUMN fp bigint
