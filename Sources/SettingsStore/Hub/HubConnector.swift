@@ -258,6 +258,23 @@ final class HubConnector: Sendable {
                 // PostgreSQL refuses what is far over, `applyRemote` checks the exact limit.
                 maximumValueBytes: 2 * limits.maximumValueBytes + 1024)
             guard batch.through > (cursor ?? 0) else { return cursor }
+            // Rows under this replica's id newer than what it holds (another copy of its file
+            // pushed them, or they were forged): fetched and merged like any.
+            var entries = batch.entries
+            let strangers = batch.mine.filter { row in
+                settings.entry(forKey: row.key).map { $0.version < row.version } ?? true
+            }
+            if !strangers.isEmpty {
+                let fetched = try hub.entries(
+                    forKeys: strangers.map(\.key),
+                    maximumKeyBytes: Arrival.keyCap(forLimit: limits.maximumKeyBytes),
+                    maximumValueBytes: 2 * limits.maximumValueBytes + 1024)
+                entries += fetched.entries.map(\.entry)
+                logger?.log(
+                    .warning,
+                    "the hub holds \(strangers.count) entr\(strangers.count == 1 ? "y" : "ies") pushed under this replica's id that it does not hold (a copy of its file, or forged rows); merging them"
+                )
+            }
             if batch.unreadable > 0 {
                 logger?.log(
                     .warning,
@@ -266,7 +283,7 @@ final class HubConnector: Sendable {
             }
             let isInitial = initialTarget.map { batch.through <= $0 && $0 > 0 } ?? false
             let outcome = try settings.applyRemote(
-                batch.entries, from: hub.peerID, through: batch.through,
+                entries, from: hub.peerID, through: batch.through,
                 reason: isInitial ? .initialSync : .replica)
             if outcome.rejected > 0 {
                 logger?.log(
@@ -275,9 +292,9 @@ final class HubConnector: Sendable {
                 )
             }
             if let sequences = outcome.sequences { state.withLock { $0.fromHub.append(sequences) } }
-            if outcome.applied < batch.entries.count {
+            if outcome.applied < entries.count {
                 // Known as refused, so anti-entropy does not offer them (and announce them) again.
-                entropy.refuse(refusedRows(batch.entries.map { ($0, HubFingerprint.of($0)) }))
+                entropy.refuse(refusedRows(entries.map { ($0, HubFingerprint.of($0)) }))
             }
             cursor = batch.through
             update { $0.lastContactMilliseconds = settings.configuration.clock() }

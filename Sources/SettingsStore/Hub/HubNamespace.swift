@@ -75,8 +75,10 @@ struct HubNamespace {
 
     /// The entries after hub sequence `cursor`, in hub order (each entry's `sequence` is its hub
     /// sequence number), at most `limit` and about `byteBudget` bytes of values (always at least
-    /// one), except those `replica` pushed itself (it has them; they come without their value
-    /// and only move the cursor).
+    /// one), except those `replica` pushed itself: they come without their value, as the keys
+    /// and versions of `mine` (this replica normally holds them; when it does not hold that
+    /// exact version, because another copy of its file pushed it or the row was forged, the
+    /// caller fetches the row with `entries(forKeys:)`).
     ///
     /// Rows are hostile input: a key over `maximumKeyBytes` or a value over `maximumValueBytes`
     /// is refused inside PostgreSQL and never fetched, a hub sequence number out of range is
@@ -85,7 +87,10 @@ struct HubNamespace {
     func pull(
         after cursor: Int64, for replica: ReplicaID, maximumKeyBytes: Int, maximumValueBytes: Int,
         limit: Int = batchEntries, byteBudget: Int = batchBytes
-    ) throws(SettingsError) -> (entries: [SettingEntry], through: Int64, unreadable: Int) {
+    ) throws(SettingsError) -> (
+        entries: [SettingEntry], mine: [(key: String, version: SettingVersion)], through: Int64,
+        unreadable: Int
+    ) {
         let rows = try connection.execute(
             """
             SELECT key, value, hlc, replica, hub_seq, mine, oversize FROM (
@@ -109,6 +114,7 @@ struct HubNamespace {
                 .int64(Int64(maximumKeyBytes)), .int64(Int64(maximumValueBytes)), .int64(Int64(byteBudget)),
             ])
         var entries: [SettingEntry] = []
+        var mine: [(key: String, version: SettingVersion)] = []
         var through = cursor
         var unreadable = 0
         for row in 0..<rows.count {
@@ -119,9 +125,15 @@ struct HubNamespace {
                 continue
             }
             through = max(through, sequence)
-            guard rows.int64(row, 5) == 0 else { continue }
             guard rows.int64(row, 6) == 0, let replica = ReplicaID(bytes: rows.bytes(row, 3)) else {
                 unreadable += 1
+                continue
+            }
+            if rows.int64(row, 5) == 1 {
+                let version = SettingVersion(
+                    timestamp: HybridTimestamp(rawValue: UInt64(bitPattern: rows.int64(row, 2))),
+                    replica: replica)
+                mine.append((rows.text(row, 0), version))
                 continue
             }
             let value: SettingValue?
@@ -140,7 +152,7 @@ struct HubNamespace {
             entries.append(
                 SettingEntry(key: rows.text(row, 0), value: value, version: version, sequence: sequence))
         }
-        return (entries, through, unreadable)
+        return (entries, mine, through, unreadable)
     }
 
     /// Pushes `entries` (each key once) and records that `replica` has pushed through its local
@@ -249,6 +261,23 @@ struct HubNamespace {
     func entries(inBuckets buckets: [Int], maximumKeyBytes: Int, maximumValueBytes: Int)
         throws(SettingsError) -> (entries: [(entry: SettingEntry, fingerprint: UInt64)], unreadable: [UInt64])
     {
+        try rows(
+            where: "((fp >> 52) & 4095) = ANY($2::bigint[])", .int64Array(buckets.map(Int64.init)),
+            maximumKeyBytes: maximumKeyBytes, maximumValueBytes: maximumValueBytes)
+    }
+
+    /// The namespace's rows of `keys`, as `entries(inBuckets:)` reads them.
+    func entries(forKeys keys: [String], maximumKeyBytes: Int, maximumValueBytes: Int)
+        throws(SettingsError) -> (entries: [(entry: SettingEntry, fingerprint: UInt64)], unreadable: [UInt64])
+    {
+        try rows(
+            where: "key = ANY($2::text[])", .textArray(keys), maximumKeyBytes: maximumKeyBytes,
+            maximumValueBytes: maximumValueBytes)
+    }
+
+    private func rows(
+        where condition: String, _ selector: PostgresValue, maximumKeyBytes: Int, maximumValueBytes: Int
+    ) throws(SettingsError) -> (entries: [(entry: SettingEntry, fingerprint: UInt64)], unreadable: [UInt64]) {
         let rows = try connection.execute(
             """
             SELECT CASE WHEN readable THEN key END, CASE WHEN readable THEN value END, hlc, replica,
@@ -257,12 +286,9 @@ struct HubNamespace {
                     octet_length(key) <= $3::bigint AND coalesce(octet_length(value), 0) <= $4::bigint
                         AND hub_seq BETWEEN 0 AND 4611686018427387904 AS readable
                 FROM settingsd.entries
-                WHERE namespace = $1 AND ((fp >> 52) & 4095) = ANY($2::bigint[])) AS rows
+                WHERE namespace = $1 AND \(condition)) AS rows
             """,
-            [
-                .text(name), .int64Array(buckets.map(Int64.init)), .int64(Int64(maximumKeyBytes)),
-                .int64(Int64(maximumValueBytes)),
-            ])
+            [.text(name), selector, .int64(Int64(maximumKeyBytes)), .int64(Int64(maximumValueBytes))])
         var entries: [(entry: SettingEntry, fingerprint: UInt64)] = []
         var unreadable: [UInt64] = []
         for row in 0..<rows.count {

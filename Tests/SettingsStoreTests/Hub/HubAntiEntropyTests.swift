@@ -87,6 +87,29 @@ extension Reliability {
             #expect(a.cli("status").output.contains("repaired"))
         }
 
+        @Test("two daemons on copies of one store file (one replica id) still get each other's writes")
+        func copiedStoreFile() async throws {
+            let cluster = try HubSyncTests.hub()
+            let role = try cluster.makeRole("copied")
+            let url = cluster.conninfo(user: role.name, password: role.password)
+            let original = try daemon("original", url: url)
+            #expect(original.cli("set", "shared", "before the copy").status == 0)
+            expectSynced([original])
+            #expect(original.terminate() == 0)
+            try FileManager.default.copyItem(
+                atPath: directory.file("original.sqlite"), toPath: directory.file("copy.sqlite"))
+            try original.start()
+            let copy = try daemon("copy", url: url)
+            #expect(original.cli("set", "from.original", "1").status == 0)
+            #expect(copy.cli("set", "from.copy", "2").status == 0)
+            expectSynced([original, copy])
+            expectSynced([original, copy])
+            for node in [original, copy] {
+                #expect(node.cli("get", "from.original").output == "1\n")
+                #expect(node.cli("get", "from.copy").output == "2\n")
+            }
+        }
+
         @Test(
             "a hub restored from an earlier snapshot, or with its counters reset, loses nothing acknowledged")
         func restoredHub() async throws {
