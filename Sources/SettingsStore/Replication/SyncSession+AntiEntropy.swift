@@ -20,9 +20,17 @@ extension SyncSession {
         return acknowledged >= settings.sequence
     }
 
-    /// A local change makes the last verdict stale.
+    /// A local change makes the last verdict stale, unless the digest did not move (a key of
+    /// scope `local`, which no comparison covers: the peer would never hear of it and compare).
     func noteChange() {
-        guard let peer, case .agreed(let sequence) = check, sequence != settings.sequence else { return }
+        let now = settings.sequenceAndDigest
+        guard let peer, case .agreed(let sequence, let digest) = check, sequence != now.sequence else {
+            return
+        }
+        guard now.digest != digest else {
+            check = .agreed(atSequence: now.sequence, digest: now.digest)
+            return
+        }
         check = .idle
         note(peer) { status in
             if status.agreement != .checking { status.agreement = .unknown }
@@ -144,7 +152,8 @@ extension SyncSession {
     }
 
     private func markAgreed(_ peer: ReplicaID) {
-        check = .agreed(atSequence: settings.sequence)
+        let now = settings.sequenceAndDigest
+        check = .agreed(atSequence: now.sequence, digest: now.digest)
         note(peer) { $0.agreement = .agreed }
     }
 }

@@ -23,8 +23,8 @@ extension SyncSession {
         case scheduled
         /// A comparison is under way.
         case comparing
-        /// The peer was found to agree when this replica's sequence number was this.
-        case agreed(atSequence: Int64)
+        /// The peer was found to agree when this replica's sequence number and digest were these.
+        case agreed(atSequence: Int64, digest: UInt64)
     }
 
     /// Whether the session has ended.

@@ -36,6 +36,12 @@ extension Settings {
         cache.withLock { $0.fingerprintSum }
     }
 
+    /// The sequence number and the digest of one state: read under the writer lock, which every
+    /// commit holds while it updates both.
+    var sequenceAndDigest: (sequence: Int64, digest: UInt64) {
+        writer.withLock { writer in (writer.lastSequence, cache.withLock { $0.fingerprintSum }) }
+    }
+
     /// The digest of each bucket of keys, for anti-entropy.
     var bucketSums: [UInt64] {
         cache.withLock { $0.bucketSums }

@@ -65,6 +65,20 @@ extension Reliability {
             #expect(a.cli("sync", "--wait", "--timeout", "10").status == 0)
         }
 
+        @Test("a local-scope write, last on either side, leaves both agreed: sync --wait passes on each")
+        func localScopeWriteKeepsAgreement() async throws {
+            let (a, b) = try pair(try SystemFolder(directory), schemas: exampleSchemaDirectory)
+            #expect(a.cli("set", "ui.theme", "dark").status == 0)
+            #expect(a.cli("sync", "--wait", "--timeout", "10").status == 0)
+            #expect(b.cli("sync", "--wait", "--timeout", "10").status == 0)
+            // Whichever side starts comparisons, the other's local write must not leave it waiting.
+            for (index, node) in [a, b].enumerated() {
+                #expect(node.cli("set", "window.width", "\(800 + index)").status == 0)
+                let wait = node.cli("sync", "--wait", "--timeout", "5")
+                #expect(wait.status == 0, "side \(index): \(wait.error)")
+            }
+        }
+
         @Test("strict schemas on one daemon refuse undeclared keys from the peer without dropping the link")
         func strictSchemasAgainstPeer() async throws {
             let (a, b) = try pair(try SystemFolder(directory), schemas: exampleSchemaDirectory, strict: true)
