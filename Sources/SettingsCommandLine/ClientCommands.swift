@@ -7,7 +7,7 @@ import SettingsStore
 /// The commands that talk to a daemon (or a database with `--db`).
 enum ClientCommands {
     static func get(_ arguments: ParsedArguments) throws -> Int32 {
-        let key = try arguments.positionals(1...1)[0]
+        let key = try arguments.key(try arguments.positionals(1...1)[0])
         let target = try arguments.requestTarget(forWriting: false)
         // The effective value, layers and all; `--explain` asks where it comes from too.
         let fields = try target.request(
@@ -32,6 +32,7 @@ enum ClientCommands {
 
     static func set(_ arguments: ParsedArguments) throws -> Int32 {
         let positionals = try arguments.positionals(2...2)
+        _ = try arguments.key(positionals[0])
         let given = arguments.isSet(Options.jsonInput) ? "json" : try arguments.value(Options.type)?.rawValue
         // A value typed on the command line is checked before anything is contacted.
         let parsed = try given.map { type throws(UsageError) in
@@ -55,7 +56,7 @@ enum ClientCommands {
     }
 
     static func describe(_ arguments: ParsedArguments) throws -> Int32 {
-        let key = try arguments.positionals(1...1)[0]
+        let key = try arguments.key(try arguments.positionals(1...1)[0])
         let fields = try arguments.requestTarget(forWriting: false).request(.describe(key: key))
         if arguments.isSet(Options.json) {
             Output.line(JSONValue.object(fields).serialized())
@@ -98,7 +99,7 @@ enum ClientCommands {
     }
 
     static func reset(_ arguments: ParsedArguments) throws -> Int32 {
-        let key = try arguments.positionals(1...1)[0]
+        let key = try arguments.key(try arguments.positionals(1...1)[0])
         let fields = try arguments.requestTarget(forWriting: true).request(.reset(keyOrPrefix: key))
         if case .integer(let removed)? = fields["removed"], key.hasSuffix(".") {
             Output.standardError("reset \(removed) key(s) under '\(key)' to their defaults\n")
@@ -115,7 +116,7 @@ enum ClientCommands {
     }
 
     static func delete(_ arguments: ParsedArguments) throws -> Int32 {
-        let key = try arguments.positionals(1...1)[0]
+        let key = try arguments.key(try arguments.positionals(1...1)[0])
         _ = try arguments.requestTarget(forWriting: true).request(.delete(key: key))
         return 0
     }

@@ -3,7 +3,9 @@ import SettingsStore
 /// `settingsd history` and `settingsd revert`: the audit log and undo.
 enum HistoryCommands {
     static func history(_ arguments: ParsedArguments) throws -> Int32 {
-        let key = try arguments.positionals(0...1).first
+        let key = try arguments.positionals(0...1).first.map { (text) throws(UsageError) in
+            try arguments.key(text)
+        }
         let query = HistoryQuery(
             keyOrPrefix: key, sinceMilliseconds: try arguments.value(Options.since),
             untilMilliseconds: try arguments.value(Options.until),
@@ -19,7 +21,7 @@ enum HistoryCommands {
     }
 
     static func revert(_ arguments: ParsedArguments) throws -> Int32 {
-        let key = try arguments.positionals(1...1)[0]
+        let key = try arguments.key(try arguments.positionals(1...1)[0])
         let target = try arguments.requestTarget(forWriting: true)
         if let version = try arguments.value(Options.toVersion) {
             _ = try target.request(.revert(key: key, version: version))

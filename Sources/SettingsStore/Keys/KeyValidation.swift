@@ -1,6 +1,6 @@
 /// Checks a key name: non-empty UTF-8, no control characters, at most `maximumBytes` bytes (and
 /// never over 16 MiB, the longest key the in-memory index holds, whatever a configuration says).
-enum KeyValidation {
+package enum KeyValidation {
     /// The longest key any configuration may allow.
     static let absoluteMaximumBytes = (1 << 24) - 1
 
@@ -22,6 +22,17 @@ enum KeyValidation {
         guard needsScalarCheck else { return }
         for scalar in key.unicodeScalars where scalar.properties.generalCategory == .control {
             throw .invalidKey(key, "control character U+\(String(scalar.value, radix: 16, uppercase: true))")
+        }
+    }
+
+    /// Why `key` can name no key in any store (empty, a control character), or nil; its length
+    /// is left to the store's limits.
+    package static func formProblem(_ key: String) -> String? {
+        do throws(SettingsError) {
+            try validate(key, maximumBytes: absoluteMaximumBytes)
+            return nil
+        } catch {
+            return error.message
         }
     }
 

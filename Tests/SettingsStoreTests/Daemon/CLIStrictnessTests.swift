@@ -8,6 +8,23 @@ extension Reliability {
     struct CLIStrictnessTests {
         let directory = TemporaryDirectory()
 
+        @Test(
+            "a key argument that can name no key is a usage error (exit 64) on every command, before any daemon is asked"
+        )
+        func invalidKeyArguments() {
+            let socket = "/tmp/sdt-none-\(UUID().uuidString.prefix(8)).sock"
+            for key in ["", "bad\u{1}key", "tab\tkey"] {
+                for command in [
+                    ["get", key], ["set", key, "1"], ["delete", key], ["describe", key],
+                    ["reset", key], ["history", key], ["revert", key, "--before", "2026-01-01"],
+                ] {
+                    let result = DaemonProcess.run(command + ["--socket", socket])
+                    #expect(result.status == 64, "\(command): \(result.error)")
+                    #expect(result.error.contains("invalid key"), "\(command): \(result.error)")
+                }
+            }
+        }
+
         @Test("values that look like negative numbers are values")
         func negativeNumbers() throws {
             let daemon = try DaemonProcess(directory)
