@@ -13,10 +13,12 @@ enum ValueTypeName: String, CaseIterable, Sendable {
 enum ValueParser {
     static let types = ValueTypeName.allCases.map(\.rawValue)
 
-    /// The `--type` that reads a value of a schema type; `any` and arrays or dictionaries read JSON.
+    /// The `--type` that reads a value of a schema type: `any` reads a string, as for a key no
+    /// schema declares (`--type` or `--json` say otherwise); arrays and dictionaries read JSON.
     static func type(forSchemaType declared: String) -> String {
         switch declared {
         case "bool", "int", "double", "string", "data", "date": declared
+        case "any": "string"
         default: "json"
         }
     }

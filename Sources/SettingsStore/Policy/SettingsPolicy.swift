@@ -65,7 +65,8 @@ public struct SettingsPolicy: Sendable, Equatable {
     /// what arrives from a replica: it is stored, and the lock keeps the effective value).
     func checkArrival(_ value: SettingValue?, forKey key: String) throws(SettingsError) {
         guard let rule = schema.rule(forKey: key) else {
-            guard !isStrict else {
+            // Strictness is about what may be stored: a key kept from before stays deletable.
+            guard !isStrict || value == nil else {
                 throw SettingsError(
                     .schemaViolation, "'\(key)' is not declared by any schema, and schemas are strict",
                     key: key)

@@ -25,6 +25,16 @@ extension Reliability {
             }
         }
 
+        @Test("a key typed 'any' by its schema takes a plain string from set, as an undeclared key does")
+        func anyTypedKeyTakesStrings() throws {
+            let daemon = try DaemonProcess(directory, arguments: ["--schemas", exampleSchemaDirectory])
+            let set = daemon.cli("set", "window.main", "not json at all")
+            #expect(set.status == 0, "\(set.error)")
+            #expect(daemon.cli("get", "window.main", "--json").output == "\"not json at all\"\n")
+            #expect(daemon.cli("set", "window.sizes", "[1, 2]", "--json").status == 0)
+            #expect(daemon.cli("get", "window.sizes", "--json").output == "[1,2]\n")
+        }
+
         @Test("values that look like negative numbers are values")
         func negativeNumbers() throws {
             let daemon = try DaemonProcess(directory)

@@ -81,6 +81,15 @@ struct PolicyTests {
         let strict = store(try SystemFolder(directory).policy(strict: true))
         let error = #expect(throws: SettingsError.self) { try strict.set(1, forKey: "undeclared") }
         #expect(error?.code == .schemaViolation)
+        // A key stored before schemas became strict can still be deleted, one by one or by reset.
+        let legacy = store(try SystemFolder(directory).policy())
+        try legacy.set("old", forKey: "legacy.a")
+        try legacy.set("old", forKey: "legacy.b")
+        legacy.apply(try SystemFolder(directory).policy(strict: true))
+        #expect(throws: SettingsError.self) { try legacy.set("new", forKey: "legacy.a") }
+        try legacy.removeValue(forKey: "legacy.a")
+        try legacy.reset()
+        #expect(legacy.keys().isEmpty)
         let folder = directory.file("schemas")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         try FileManager.default.copyItem(
