@@ -181,6 +181,7 @@ final class HubConnector: Sendable {
                     "the hub's counter for namespace \(hub.name) is \(counter), below this replica's cursor \(current): the hub was restored from a backup, failed over or reset; comparing and repairing"
                 logger?.log(.warning, message)
                 update { $0.lastRewind = message }
+                try settings.rewindCursor(of: hub.peerID, to: counter)
                 cursor = counter
                 checks.isForced = true
             }

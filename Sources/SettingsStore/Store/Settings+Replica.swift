@@ -58,6 +58,18 @@ extension Settings {
         cache.withLock { $0.digest }
     }
 
+    /// Moves `peer`'s cursor back to `sequence`, durably: a hub found to hand out numbers again
+    /// (restored, failed over, its counter reset) is pulled from there, after restarts too.
+    func rewindCursor(of peer: ReplicaID, to sequence: Int64) throws(SettingsError) {
+        try writer.withLock { (writer) throws(SettingsError) in
+            guard let record = writer.peers[peer], record.receivedSequence > sequence else { return }
+            let cursor = PeerCursor(
+                peer: peer, record: PeerRecord(receivedSequence: sequence, incarnation: record.incarnation),
+                contactMilliseconds: configuration.clock())
+            _ = try writer.persist([], cursor: cursor, path: displayPath)
+        }
+    }
+
     /// The last of `peer`'s sequence numbers applied here, or nil if it never synced with this replica.
     package func receivedSequence(from peer: ReplicaID) -> Int64? {
         writer.withLock { $0.peers[peer]?.receivedSequence }
