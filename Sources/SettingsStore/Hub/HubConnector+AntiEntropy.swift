@@ -31,10 +31,7 @@ extension HubConnector {
         let differing = Set(local.keys).union(hubSums.keys).union(adjusted.keys).filter {
             local[$0] ?? 0 != adjusted[$0] ?? 0 || hubSums[$0] ?? 0 != adjusted[$0] ?? 0
         }
-        let limits = settings.configuration.limits
-        let rows = try hub.entries(
-            inBuckets: differing.sorted(), maximumKeyBytes: Arrival.keyCap(forLimit: limits.maximumKeyBytes),
-            maximumValueBytes: 2 * limits.maximumValueBytes + 1024)
+        let rows = try hub.entries(inBuckets: differing.sorted(), limits: settings.configuration.limits)
         entropy.forgetRefused(
             inBuckets: differing, present: Set(rows.entries.map(\.fingerprint) + rows.unreadable))
         entropy.refuse(rows.unreadable)

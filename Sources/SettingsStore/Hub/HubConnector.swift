@@ -252,12 +252,7 @@ final class HubConnector: Sendable {
         var cursor = cursor
         while true {
             let limits = settings.configuration.limits
-            let batch = try hub.pull(
-                after: cursor ?? 0, for: replica,
-                maximumKeyBytes: Arrival.keyCap(forLimit: limits.maximumKeyBytes),
-                // The hub holds the binary encoding, which may take more than a value's counted size:
-                // PostgreSQL refuses what is far over, `applyRemote` checks the exact limit.
-                maximumValueBytes: 2 * limits.maximumValueBytes + 1024)
+            let batch = try hub.pull(after: cursor ?? 0, for: replica, limits: limits)
             guard batch.through > (cursor ?? 0) else { return cursor }
             // Rows under this replica's id newer than what it holds (another copy of its file
             // pushed them, or they were forged): fetched and merged like any.
@@ -266,10 +261,7 @@ final class HubConnector: Sendable {
                 settings.entry(forKey: row.key).map { $0.version < row.version } ?? true
             }
             if !strangers.isEmpty {
-                let fetched = try hub.entries(
-                    forKeys: strangers.map(\.key),
-                    maximumKeyBytes: Arrival.keyCap(forLimit: limits.maximumKeyBytes),
-                    maximumValueBytes: 2 * limits.maximumValueBytes + 1024)
+                let fetched = try hub.entries(forKeys: strangers.map(\.key), limits: limits)
                 entries += fetched.entries.map(\.entry)
                 logger?.log(
                     .warning,

@@ -80,17 +80,18 @@ struct HubNamespace {
     /// exact version, because another copy of its file pushed it or the row was forged, the
     /// caller fetches the row with `entries(forKeys:)`).
     ///
-    /// Rows are hostile input: a key over `maximumKeyBytes` or a value over `maximumValueBytes`
+    /// Rows are hostile input: a key or value far over `limits` (`caps(for:)`)
     /// is refused inside PostgreSQL and never fetched, a hub sequence number out of range is
     /// never computed with, and a value this build cannot read is skipped; all of them are
     /// counted in `unreadable`.
     func pull(
-        after cursor: Int64, for replica: ReplicaID, maximumKeyBytes: Int, maximumValueBytes: Int,
+        after cursor: Int64, for replica: ReplicaID, limits: SettingsLimits,
         limit: Int = batchEntries, byteBudget: Int = batchBytes
     ) throws(SettingsError) -> (
         entries: [SettingEntry], mine: [(key: String, version: SettingVersion)], through: Int64,
         unreadable: Int
     ) {
+        let caps = Self.caps(for: limits)
         let rows = try connection.execute(
             """
             SELECT key, value, hlc, replica, hub_seq, mine, oversize FROM (
@@ -111,7 +112,7 @@ struct HubNamespace {
             """,
             [
                 .text(name), .int64(cursor), .int64(Int64(limit)), .bytes(replica.bytes),
-                .int64(Int64(maximumKeyBytes)), .int64(Int64(maximumValueBytes)), .int64(Int64(byteBudget)),
+                .int64(Int64(caps.keyBytes)), .int64(Int64(caps.valueBytes)), .int64(Int64(byteBudget)),
             ])
         var entries: [SettingEntry] = []
         var mine: [(key: String, version: SettingVersion)] = []
@@ -125,32 +126,19 @@ struct HubNamespace {
                 continue
             }
             through = max(through, sequence)
-            guard rows.int64(row, 6) == 0, let replica = ReplicaID(bytes: rows.bytes(row, 3)) else {
+            guard rows.int64(row, 6) == 0, let version = Self.version(rows, row) else {
                 unreadable += 1
                 continue
             }
             if rows.int64(row, 5) == 1 {
-                let version = SettingVersion(
-                    timestamp: HybridTimestamp(rawValue: UInt64(bitPattern: rows.int64(row, 2))),
-                    replica: replica)
                 mine.append((rows.text(row, 0), version))
                 continue
             }
-            let value: SettingValue?
-            if rows.isNull(row, 1) {
-                value = nil
-            } else {
-                guard let decoded = Self.decode(rows.bytes(row, 1)) else {
-                    unreadable += 1
-                    continue
-                }
-                value = decoded
+            guard let entry = Self.entry(rows, row, version: version, sequence: sequence) else {
+                unreadable += 1
+                continue
             }
-            let version = SettingVersion(
-                timestamp: HybridTimestamp(rawValue: UInt64(bitPattern: rows.int64(row, 2))), replica: replica
-            )
-            entries.append(
-                SettingEntry(key: rows.text(row, 0), value: value, version: version, sequence: sequence))
+            entries.append(entry)
         }
         return (entries, mine, through, unreadable)
     }
@@ -258,26 +246,26 @@ struct HubNamespace {
     /// entry's `sequence` is its hub sequence number); rows
     /// this build cannot read (oversize, malformed, a hub sequence number out of range) come
     /// as their fingerprints only, in `unreadable` (an oversize one is never fetched).
-    func entries(inBuckets buckets: [Int], maximumKeyBytes: Int, maximumValueBytes: Int)
+    func entries(inBuckets buckets: [Int], limits: SettingsLimits)
         throws(SettingsError) -> (entries: [(entry: SettingEntry, fingerprint: UInt64)], unreadable: [UInt64])
     {
         try rows(
             where: "((fp >> 52) & 4095) = ANY($2::bigint[])", .int64Array(buckets.map(Int64.init)),
-            maximumKeyBytes: maximumKeyBytes, maximumValueBytes: maximumValueBytes)
+            limits: limits)
     }
 
     /// The namespace's rows of `keys`, as `entries(inBuckets:)` reads them.
-    func entries(forKeys keys: [String], maximumKeyBytes: Int, maximumValueBytes: Int)
+    func entries(forKeys keys: [String], limits: SettingsLimits)
         throws(SettingsError) -> (entries: [(entry: SettingEntry, fingerprint: UInt64)], unreadable: [UInt64])
     {
         try rows(
-            where: "key = ANY($2::text[])", .textArray(keys), maximumKeyBytes: maximumKeyBytes,
-            maximumValueBytes: maximumValueBytes)
+            where: "key = ANY($2::text[])", .textArray(keys), limits: limits)
     }
 
     private func rows(
-        where condition: String, _ selector: PostgresValue, maximumKeyBytes: Int, maximumValueBytes: Int
+        where condition: String, _ selector: PostgresValue, limits: SettingsLimits
     ) throws(SettingsError) -> (entries: [(entry: SettingEntry, fingerprint: UInt64)], unreadable: [UInt64]) {
+        let caps = Self.caps(for: limits)
         let rows = try connection.execute(
             """
             SELECT CASE WHEN readable THEN key END, CASE WHEN readable THEN value END, hlc, replica,
@@ -288,31 +276,47 @@ struct HubNamespace {
                 FROM settingsd.entries
                 WHERE namespace = $1 AND \(condition)) AS rows
             """,
-            [.text(name), selector, .int64(Int64(maximumKeyBytes)), .int64(Int64(maximumValueBytes))])
+            [.text(name), selector, .int64(Int64(caps.keyBytes)), .int64(Int64(caps.valueBytes))])
         var entries: [(entry: SettingEntry, fingerprint: UInt64)] = []
         var unreadable: [UInt64] = []
         for row in 0..<rows.count {
             let fingerprint = UInt64(bitPattern: rows.int64(row, 5))
-            guard rows.int64(row, 4) == 1, let replica = ReplicaID(bytes: rows.bytes(row, 3)) else {
+            guard rows.int64(row, 4) == 1, let version = Self.version(rows, row),
+                let entry = Self.entry(rows, row, version: version, sequence: rows.int64(row, 6))
+            else {
                 unreadable.append(fingerprint)
                 continue
             }
-            var value: SettingValue?
-            if !rows.isNull(row, 1) {
-                guard let decoded = Self.decode(rows.bytes(row, 1)) else {
-                    unreadable.append(fingerprint)
-                    continue
-                }
-                value = decoded
-            }
-            let version = SettingVersion(
-                timestamp: HybridTimestamp(rawValue: UInt64(bitPattern: rows.int64(row, 2))), replica: replica
-            )
-            let entry = SettingEntry(
-                key: rows.text(row, 0), value: value, version: version, sequence: rows.int64(row, 6))
             entries.append((entry, fingerprint))
         }
         return (entries, unreadable)
+    }
+
+    /// The largest key and value a store with `limits` fetches from the hub; PostgreSQL leaves
+    /// larger ones unfetched. The hub holds the binary encoding, which may take more than a
+    /// value's counted size: what is far over is refused here, `applyRemote` checks the exact limit.
+    private static func caps(for limits: SettingsLimits) -> (keyBytes: Int, valueBytes: Int) {
+        (Arrival.keyCap(forLimit: limits.maximumKeyBytes), 2 * limits.maximumValueBytes + 1024)
+    }
+
+    /// The version in columns 2 (stamp) and 3 (replica) of `row`, nil for a malformed replica id.
+    private static func version(_ rows: PostgresRows, _ row: Int) -> SettingVersion? {
+        guard let replica = ReplicaID(bytes: rows.bytes(row, 3)) else { return nil }
+        return SettingVersion(
+            timestamp: HybridTimestamp(rawValue: UInt64(bitPattern: rows.int64(row, 2))), replica: replica)
+    }
+
+    /// The entry of `row` (key in column 0, value in 1, NULL for a tombstone), nil for a value
+    /// this build cannot read.
+    private static func entry(_ rows: PostgresRows, _ row: Int, version: SettingVersion, sequence: Int64)
+        -> SettingEntry?
+    {
+        var value: SettingValue?
+        if !rows.isNull(row, 1) {
+            guard let decoded = decode(rows.bytes(row, 1)) else { return nil }
+            value = decoded
+        }
+        return SettingEntry(key: rows.text(row, 0), value: value, version: version, sequence: sequence)
     }
 
     private static func decode(_ bytes: [UInt8]) -> SettingValue? {

@@ -4,13 +4,13 @@ pipelines every concurrent request; watches on connections of their own."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
+from typing import Any, Dict, Iterable, List, Mapping, Optional
 
 from .client import _NotSent
 from .errors import ConnectionLost, DaemonNotRunning, SettingsdError
 from .paths import socket_path as default_socket_path
 from .protocol import (
-    RESYNC, Call, Change, HistoryRecord, Operations, decode_frame, parse_change,
+    RESYNC, Call, Change, ChangeSet, HistoryRecord, Operations, decode_frame, parse_change,
     raise_for,
 )
 from .values import Value
@@ -233,34 +233,20 @@ class AsyncClient:
         await self.close()
 
 
-class AsyncTransaction:
+class AsyncTransaction(ChangeSet):
     """Sets and deletes committed together when the `async with` block ends without error."""
 
     def __init__(self, client: AsyncClient) -> None:
+        super().__init__()
         self._client = client
-        self._changes: List[Tuple[str, Any, bool]] = []
-        self.sequence: Optional[int] = None
-
-    def set(self, key: str, value: Any) -> None:
-        """Sets `key` when the transaction commits."""
-        self._changes.append((key, value, False))
-
-    def delete(self, key: str) -> None:
-        """Deletes `key` when the transaction commits."""
-        self._changes.append((key, None, True))
-
-    def __setitem__(self, key: str, value: Any) -> None:
-        self.set(key, value)
-
-    def __delitem__(self, key: str) -> None:
-        self.delete(key)
 
     async def __aenter__(self) -> "AsyncTransaction":
         return self
 
     async def __aexit__(self, kind: object, *exc: object) -> None:
-        if kind is None and self._changes:
-            self.sequence = await self._client._call(Operations.changes(self._changes))
+        call = self._commit_call()
+        if kind is None and call is not None:
+            self.sequence = await self._client._call(call)
 
 
 class AsyncWatch:

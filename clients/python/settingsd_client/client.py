@@ -8,12 +8,12 @@ import socket
 import struct
 import time
 from collections import deque
-from typing import Any, Deque, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple
+from typing import Any, Deque, Dict, Iterable, Iterator, List, Mapping, Optional
 
 from .errors import ConnectionLost, DaemonNotRunning, SettingsdError
 from .paths import socket_path as default_socket_path
 from .protocol import (
-    RESYNC, Call, Change, HistoryRecord, Operations, parse_change, parse_frames, raise_for,
+    RESYNC, Call, Change, ChangeSet, HistoryRecord, Operations, parse_change, parse_frames, raise_for,
 )
 from .values import Value
 
@@ -254,34 +254,20 @@ class Client:
         self.close()
 
 
-class Transaction:
+class Transaction(ChangeSet):
     """Sets and deletes committed together (see `Client.transaction`)."""
 
     def __init__(self, client: Client) -> None:
+        super().__init__()
         self._client = client
-        self._changes: List[Tuple[str, Any, bool]] = []
-        self.sequence: Optional[int] = None
-
-    def set(self, key: str, value: Any) -> None:
-        """Sets `key` when the transaction commits."""
-        self._changes.append((key, value, False))
-
-    def delete(self, key: str) -> None:
-        """Deletes `key` when the transaction commits."""
-        self._changes.append((key, None, True))
-
-    def __setitem__(self, key: str, value: Any) -> None:
-        self.set(key, value)
-
-    def __delitem__(self, key: str) -> None:
-        self.delete(key)
 
     def __enter__(self) -> "Transaction":
         return self
 
     def __exit__(self, kind: object, *exc: object) -> None:
-        if kind is None and self._changes:
-            self.sequence = self._client._call(Operations.changes(self._changes))
+        call = self._commit_call()
+        if kind is None and call is not None:
+            self.sequence = self._client._call(call)
 
 
 class Pipeline:

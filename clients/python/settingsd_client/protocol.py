@@ -184,6 +184,34 @@ def _values(answer: Dict[str, Any], name: str = "values") -> Dict[str, Value]:
     return {key: from_json(json_value) for key, json_value in answer.get(name, {}).items()}
 
 
+class ChangeSet:
+    """Sets and deletes collected in order, committed together as one `setMany` (the base of
+    both clients' transactions: `t["k"] = v`, `t.set(k, v)`, `del t["k"]`, `t.delete(k)`)."""
+
+    def __init__(self) -> None:
+        self._changes: List[Tuple[str, Any, bool]] = []
+        #: The daemon's sequence number after the commit (None until committed, or if empty).
+        self.sequence: Optional[int] = None
+
+    def set(self, key: str, value: Any) -> None:
+        """Sets `key` when the transaction commits."""
+        self._changes.append((key, value, False))
+
+    def delete(self, key: str) -> None:
+        """Deletes `key` when the transaction commits."""
+        self._changes.append((key, None, True))
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.set(key, value)
+
+    def __delitem__(self, key: str) -> None:
+        self.delete(key)
+
+    def _commit_call(self) -> Optional[Call]:
+        """The `setMany` to send, or None when nothing was changed."""
+        return Operations.changes(self._changes) if self._changes else None
+
+
 @functools.lru_cache(maxsize=4096)
 def _get_body(key: str) -> str:
     return '"op":"get","key":' + _dumps(key) + "}\n"
@@ -325,6 +353,6 @@ class Operations:
 
 
 __all__ = [
-    "Call", "Change", "HistoryRecord", "KeyChange", "Operations", "PROTOCOL_VERSION", "RESYNC",
+    "Call", "Change", "ChangeSet", "HistoryRecord", "KeyChange", "Operations", "PROTOCOL_VERSION", "RESYNC",
     "decode_frame", "parse_change", "parse_frames", "raise_for",
 ]
