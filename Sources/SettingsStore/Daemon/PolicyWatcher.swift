@@ -54,11 +54,7 @@ final class PolicyWatcher: @unchecked Sendable {  // immutable; the source lives
                     schemaDirectories: schemaDirectories, systemDirectory: systemDirectory, isStrict: isStrict
                 )
                 watchFolders()  // folders created since are watched from now on
-                for file in policy.skippedFiles {
-                    logger.log(
-                        .warning,
-                        "skipped '\(file)': not a regular file (a FIFO or a device would block reading)")
-                }
+                for warning in policy.warnings { logger.log(.warning, warning) }
                 settings.apply(policy)
                 logger.log(
                     .info,

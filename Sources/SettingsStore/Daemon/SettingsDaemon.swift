@@ -46,10 +46,7 @@ public final class SettingsDaemon: Sendable {
         store.policy = try SettingsPolicy.load(
             schemaDirectories: configuration.schemaDirectories,
             systemDirectory: configuration.systemDirectory, isStrict: configuration.isStrict)
-        for file in store.policy.skippedFiles {
-            configuration.logger.log(
-                .warning, "skipped '\(file)': not a regular file (a FIFO or a device would block reading)")
-        }
+        for warning in store.policy.warnings { configuration.logger.log(.warning, warning) }
         let settings = try Self.open(configuration.databasePath, configuration: store)
         self.configuration = configuration
         self.settings = settings

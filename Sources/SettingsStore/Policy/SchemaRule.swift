@@ -41,7 +41,8 @@ public struct SchemaRule: Sendable, Equatable {
     public var minimum: Double?
     /// The largest number allowed.
     public var maximum: Double?
-    /// The strings allowed, if only some are.
+    /// The strings allowed, if only some are: for an array, the strings its elements may be
+    /// (GSettings' flags).
     public var choices: [String]?
     /// The longest string (characters), data (bytes), array or dictionary (elements) allowed.
     public var maximumLength: Int?
@@ -53,6 +54,10 @@ public struct SchemaRule: Sendable, Equatable {
     public var scope: Scope
     /// Whether the history records the key's values only as fingerprints.
     public var isSecret = false
+    /// The exact GVariant type, from a GSettings schema or a JSON rule's `gvariant`: values
+    /// must have that form (an `i` is a 32-bit integer, an `as` an array of strings), and go
+    /// out to dconf in it.
+    public var gvariantType: GVariantType?
     /// The schema file that declared it.
     public var file: String
 
@@ -75,11 +80,58 @@ public struct SchemaRule: Sendable, Equatable {
         self.file = file
     }
 
-    /// Whether the rule names a pattern (`prefix.*`) rather than one key.
-    public var isPattern: Bool { key.hasSuffix(".*") }
+    /// The type as messages name it: `int`, or `int (GVariant 'u')`.
+    var typeName: String { type.rawValue + (gvariantType.map { " (GVariant '\($0)')" } ?? "") }
 
-    /// For a pattern, the prefix its keys start with (`window.`).
-    var prefix: String? { isPattern ? String(key.dropLast()) : nil }
+    /// The value type that holds values of a GVariant type.
+    public static func valueType(for type: GVariantType) -> ValueType {
+        switch type {
+        case .boolean: .bool
+        case .byte, .int16, .uint16, .int32, .uint32, .int64, .uint64, .handle: .int
+        case .double: .double
+        case .string, .objectPath, .signature: .string
+        case .variant: .any
+        case .array(.byte): .data
+        case .array(.dictEntry(let key, _)) where key.isStringType: .dictionary
+        case .maybe, .array, .tuple, .dictEntry: .array
+        }
+    }
+
+    /// Whether the rule names a pattern rather than one key: a `*` between dots or at the end
+    /// stands for one or more names (`window.*` covers every key starting `window.`;
+    /// `media-keys.*.binding` covers `media-keys.custom-keybindings.custom0.binding`, a
+    /// relocatable GSettings schema).
+    public var isPattern: Bool { key.hasSuffix(".*") || key.contains(".*.") || key.hasPrefix("*.") }
+
+    /// For a pattern with its only `*` at the end, the prefix its keys start with (`window.`).
+    var prefix: String? {
+        guard key.hasSuffix(".*") else { return nil }
+        let prefix = key.dropLast()
+        return prefix.contains("*") ? nil : String(prefix)
+    }
+
+    /// Whether the pattern covers `name`.
+    func covers(_ name: String) -> Bool {
+        if let prefix { return KeyIdentity.hasPrefix(name, prefix) }
+        let pattern = key.split(separator: ".", omittingEmptySubsequences: false)
+        let names = KeyIdentity.normalize(name).split(separator: ".", omittingEmptySubsequences: false)
+        return Self.matches(pattern[...], names[...])
+    }
+
+    private static func matches(_ pattern: ArraySlice<Substring>, _ names: ArraySlice<Substring>) -> Bool {
+        guard let part = pattern.first else { return names.isEmpty }
+        guard part == "*" else {
+            return names.first == part && matches(pattern.dropFirst(), names.dropFirst())
+        }
+        let rest = pattern.dropFirst()
+        guard names.count > rest.count else { return false }
+        // One or more non-empty names, as many as leave enough for the rest of the pattern.
+        for taken in 1...(names.count - rest.count) {
+            guard !names.prefix(taken).contains(where: \.isEmpty) else { return false }
+            if matches(rest, names.dropFirst(taken)) { return true }
+        }
+        return false
+    }
 
     /// Throws `schemaViolation` unless `value` obeys the rule; the message names the key, the
     /// rule and the file.
@@ -91,6 +143,13 @@ public struct SchemaRule: Sendable, Equatable {
     }
 
     private func violation(of value: SettingValue) -> String? {
+        if let gvariantType {
+            do throws(SettingsError) {
+                _ = try GVariant(value, type: gvariantType)
+            } catch {
+                return "must be a GVariant '\(gvariantType)': \(error.message)"
+            }
+        }
         switch (type, value) {
         case (.any, _), (.bool, .bool), (.int, .integer), (.double, .double), (.double, .integer),
             (.string, .string),
@@ -111,9 +170,17 @@ public struct SchemaRule: Sendable, Equatable {
         if let number, let maximum, !(number <= maximum) {
             return "must be at most \(Self.format(maximum)), not \(Self.format(number))"
         }
-        if let choices, case .string(let text) = value, !choices.contains(text) {
-            return
-                "must be one of \(choices.map { "'\($0)'" }.joined(separator: ", ")), not '\(text.debugDescriptionTruncated)'"
+        if let choices {
+            let strings: [String] =
+                switch value {
+                case .string(let text): [text]
+                case .array(let elements): elements.compactMap { if case .string(let text) = $0 { text } else { nil } }
+                default: []
+                }
+            if let text = strings.first(where: { !choices.contains($0) }) {
+                return
+                    "must be \(value.kind == .array ? "made of" : "one of") \(choices.map { "'\($0)'" }.joined(separator: ", ")), not '\(text.debugDescriptionTruncated)'"
+            }
         }
         if let maximumLength {
             let length: Int? =

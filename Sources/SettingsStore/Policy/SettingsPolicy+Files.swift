@@ -4,12 +4,17 @@
 
 /// Reading a policy from its folders: schema files, `defaults.d` and `locks.d`.
 extension SettingsPolicy {
-    /// The folders schema files are read from by default: `$XDG_DATA_DIRS/settingsd/schemas`
-    /// (`/usr/local/share` and `/usr/share` when unset).
+    /// The folders schema files are read from by default: `$GSETTINGS_SCHEMA_DIR`, then for
+    /// each data folder (`$XDG_DATA_HOME`, then `$XDG_DATA_DIRS`, `/usr/local/share` and
+    /// `/usr/share` when unset) its `settingsd/schemas` and `glib-2.0/schemas`.
     public static var defaultSchemaDirectories: [String] {
-        let variable = getenv("XDG_DATA_DIRS").map { String(cString: $0) } ?? ""
-        let folders = variable.isEmpty ? "/usr/local/share:/usr/share" : variable
-        return folders.split(separator: ":").map { "\($0)/settingsd/schemas" }
+        func variable(_ name: String) -> String? {
+            getenv(name).map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
+        }
+        let home = variable("XDG_DATA_HOME") ?? variable("HOME").map { "\($0)/.local/share" }
+        let shared = (variable("XDG_DATA_DIRS") ?? "/usr/local/share:/usr/share").split(separator: ":").map(String.init)
+        let gsettings = variable("GSETTINGS_SCHEMA_DIR").map { $0.split(separator: ":").map(String.init) } ?? []
+        return gsettings + ([home].compactMap { $0 } + shared).flatMap { ["\($0)/settingsd/schemas", "\($0)/glib-2.0/schemas"] }
     }
 
     /// The folder of system defaults and locks by default.
@@ -29,15 +34,26 @@ extension SettingsPolicy {
         policy.isStrict = isStrict
         for directory in schemaDirectories {
             let listing = try FileSystem.regularFiles(in: directory, endingWith: ".json")
-            policy.skippedFiles += listing.skipped
+            policy.skip(listing.skipped)
             for name in listing.names {
                 for rule in try readSchema(at: "\(directory)/\(name)") { try policy.schema.add(rule) }
+            }
+        }
+        // GSettings' files are not settingsd's: one that cannot be read, or a key a settingsd
+        // schema already types otherwise, is skipped with a warning instead of stopping the daemon.
+        let gsettings = GSettingsSchemas(directories: schemaDirectories)
+        policy.warnings += gsettings.failedFiles.map { "skipped GSettings schema \($0)" }
+        for rule in gsettings.rules {
+            do throws(SettingsError) {
+                try policy.schema.add(rule)
+            } catch {
+                policy.warnings.append("skipped GSettings key: \(error.message)")
             }
         }
         guard let systemDirectory else { return policy }
         let defaults = "\(systemDirectory)/defaults.d"
         let defaultFiles = try FileSystem.regularFiles(in: defaults, endingWith: ".json")
-        policy.skippedFiles += defaultFiles.skipped
+        policy.skip(defaultFiles.skipped)
         for name in defaultFiles.names {
             let file = "\(defaults)/\(name)"
             for (key, value) in try readDefaults(at: file) {
@@ -54,7 +70,7 @@ extension SettingsPolicy {
         }
         let locks = "\(systemDirectory)/locks.d"
         let lockFiles = try FileSystem.regularFiles(in: locks)
-        policy.skippedFiles += lockFiles.skipped
+        policy.skip(lockFiles.skipped)
         for name in lockFiles.names {
             let file = "\(locks)/\(name)"
             let text = String(decoding: try FileSystem.read(file, limit: 1 << 20), as: UTF8.self)
@@ -110,11 +126,23 @@ extension SettingsPolicy {
         -> SchemaRule
     {
         let fields = try JSONFields(json, what: "the rule for '\(key)'")
-        let typeName = try fields.string("type")
+        let gvariantType = try fields.optionalString("gvariant").map { text throws(SettingsError) in
+            try GVariantType(text)
+        }
+        let typeName = try fields.optionalString("type") ?? gvariantType.map { SchemaRule.valueType(for: $0).rawValue }
+        guard let typeName else {
+            throw SettingsError(.schemaViolation, "'\(key)': field 'type' or 'gvariant' is required", key: key)
+        }
         guard let type = SchemaRule.ValueType(rawValue: typeName) else {
             throw SettingsError(
                 .schemaViolation,
                 "'\(key)': unknown type '\(typeName)' (one of \(SchemaRule.ValueType.allCases.map(\.rawValue).joined(separator: ", ")))",
+                key: key)
+        }
+        if let gvariantType, SchemaRule.valueType(for: gvariantType) != type {
+            throw SettingsError(
+                .schemaViolation,
+                "'\(key)': GVariant '\(gvariantType)' is held as \(SchemaRule.valueType(for: gvariantType).rawValue), not \(type.rawValue)",
                 key: key)
         }
         let scopeName = try fields.optionalString("scope") ?? "synced"
@@ -133,6 +161,7 @@ extension SettingsPolicy {
             description: try fields.optionalString("description"),
             scope: scope, file: file)
         rule.isSecret = try fields.bool("secret", default: false)
+        rule.gvariantType = gvariantType
         if let json = fields.members["default"], json != .null {
             let value = try SettingValue(json: json)
             try rule.check(value, forKey: "\(key) (its default)")

@@ -34,9 +34,15 @@ public struct SettingsPolicy: Sendable, Equatable {
     public var locks: [Lock] = []
     /// Whether keys no schema declares are refused (`settingsd run --strict-schemas`).
     public var isStrict = false
-    /// Entries of the policy folders that were not read because they are not regular files
-    /// (a FIFO would block a reader forever): the daemon logs them.
-    package var skippedFiles: [String] = []
+    /// What the daemon logs as warnings after loading: entries of the policy folders that are not
+    /// regular files (a FIFO would block a reader forever), GSettings schema files that could not
+    /// be read, GSettings keys a settingsd schema types otherwise.
+    package var warnings: [String] = []
+
+    /// Notes that the folder entries `files` were not read.
+    mutating func skip(_ files: [String]) {
+        warnings += files.map { "skipped '\($0)': not a regular file (a FIFO or a device would block reading)" }
+    }
 
     /// No rules, no defaults, no locks: every key is free-form.
     public init() {}

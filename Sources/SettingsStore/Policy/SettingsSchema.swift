@@ -20,11 +20,13 @@ public struct SettingsSchema: Sendable, Equatable {
     /// Adds a rule; a key declared again must keep its type (the later rule replaces the rest).
     public mutating func add(_ rule: SchemaRule) throws(SettingsError) {
         let key = KeyIdentity.normalize(rule.key)
-        if let existing = rules.first(where: { KeyIdentity.normalize($0.key) == key }) {
-            guard existing.type == rule.type else {
+        let existing =
+            rule.isPattern ? patterns.first { KeyIdentity.normalize($0.key) == key } : exact[key]
+        if let existing {
+            guard existing.type == rule.type, existing.gvariantType == rule.gvariantType else {
                 throw SettingsError(
                     .schemaViolation,
-                    "'\(rule.key)' is declared as \(existing.type.rawValue) in \(existing.file) and as \(rule.type.rawValue) in \(rule.file)",
+                    "'\(rule.key)' is declared as \(existing.typeName) in \(existing.file) and as \(rule.typeName) in \(rule.file)",
                     key: rule.key, path: rule.file)
             }
             rules.removeAll { KeyIdentity.normalize($0.key) == key }
@@ -44,6 +46,6 @@ public struct SettingsSchema: Sendable, Equatable {
     public func rule(forKey key: String) -> SchemaRule? {
         if let rule = exact[key] { return rule }
         guard !patterns.isEmpty else { return nil }
-        return patterns.first { rule in rule.prefix.map { KeyIdentity.hasPrefix(key, $0) } ?? false }
+        return patterns.first { $0.covers(key) }
     }
 }

@@ -40,6 +40,7 @@ enum PolicyReport {
             "scope": .string(rule.scope.rawValue),
             "file": .string(rule.file),
         ]
+        if let type = rule.gvariantType { members["gvariant"] = .string(type.description) }
         if let value = rule.defaultValue { members["default"] = value.json }
         if let minimum = rule.minimum { members["min"] = .double(minimum) }
         if let maximum = rule.maximum { members["max"] = .double(maximum) }

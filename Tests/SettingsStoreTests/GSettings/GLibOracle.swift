@@ -4,18 +4,30 @@ import Foundation
 /// Debian's python3-gi) as the oracle the Swift codec is checked against.
 enum GLibOracle {
     struct Request: Encodable {
-        var text: String
+        var text = ""
         var type: String?
         var schema: String?
         var key: String?
+        var differential: Bool?
     }
 
-    struct Answer: Decodable, Equatable {
+    /// A key of an installed schema, a value for it, and whether `gsettings set` takes it.
+    struct Verdict: Decodable {
+        var schema: String
+        var path: String
+        var key: String
+        var type: String
+        var text: String
+        var accepted: Bool
+    }
+
+    struct Answer: Decodable {
         var ok: Bool
         var printed: String?
         var type: String?
         var inRange: Bool?
         var error: String?
+        var rows: [Verdict]?
     }
 
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()

@@ -1,0 +1,44 @@
+/// Between dconf's paths and settingsd's keys: `/org/gnome/desktop/interface/gtk-theme` is
+/// `org.gnome.desktop.interface.gtk-theme`. A path with a dot inside a name keeps its slashes
+/// as the key (`/com/example/App.v2/size`), so every dconf key has one settingsd key and back.
+public enum DconfPath {
+    /// The settingsd key for the dconf key `path`.
+    ///
+    /// - Throws: `invalidKey` unless `path` is a dconf key: `/` first, never `//`, not `/` last.
+    public static func key(forPath path: String) throws(SettingsError) -> String {
+        try validateKey(path)
+        let names = path.utf8.dropFirst().split(separator: UInt8(ascii: "/"))
+        if names.contains(where: { $0.contains(UInt8(ascii: ".")) }) { return path }
+        return String(path.dropFirst()).replacing("/", with: ".")
+    }
+
+    /// The dconf key path for a settingsd key.
+    ///
+    /// - Throws: `invalidKey` for a key with no dconf path (an empty name, as in `a..b`).
+    public static func path(forKey key: String) throws(SettingsError) -> String {
+        let path = key.hasPrefix("/") ? key : "/" + key.replacing(".", with: "/")
+        try validateKey(path)
+        return path
+    }
+
+    /// The settingsd key prefix for the dconf dir `dir` (`/org/gnome/` → `org.gnome.`).
+    public static func keyPrefix(forDir dir: String) throws(SettingsError) -> String {
+        try validateDir(dir)
+        if dir == "/" { return "" }
+        if dir.utf8.contains(UInt8(ascii: ".")) { return dir }
+        return String(dir.dropFirst()).replacing("/", with: ".")
+    }
+
+    static func validateKey(_ path: String) throws(SettingsError) {
+        guard path.hasPrefix("/"), !path.hasSuffix("/"), !path.contains("//") else {
+            throw .invalidKey(path, "a dconf key starts with '/', does not end with '/' and holds no '//'")
+        }
+    }
+
+    /// Throws unless `dir` is a dconf dir: `/` first and last, never `//`.
+    public static func validateDir(_ dir: String) throws(SettingsError) {
+        guard dir.hasPrefix("/"), dir.hasSuffix("/"), !dir.contains("//") else {
+            throw .invalidKey(dir, "a dconf dir starts and ends with '/' and holds no '//'")
+        }
+    }
+}
