@@ -49,7 +49,20 @@ enum ClientCommands {
             if case .string(let declared)? = rule?["type"] {
                 type = ValueParser.type(forSchemaType: declared)
             }
-            value = try ValueParser.parse(positionals[1], type: type)
+            // A GSettings-typed array, dictionary, bytes or variant reads as GVariant text, as
+            // `gsettings set` reads it: "['us', 'de']".
+            if case .string(let text)? = rule?["gvariant"], let gvariant = try? GVariantType(text),
+                !["bool", "int", "double", "string"].contains(type)
+            {
+                do throws(SettingsError) {
+                    value = try GVariant(parsing: positionals[1], type: gvariant).settingValue()
+                } catch {
+                    throw UsageError(
+                        "VALUE is not GVariant text of type '\(gvariant)': \(error.message)", command: "set")
+                }
+            } else {
+                value = try ValueParser.parse(positionals[1], type: type)
+            }
         }
         _ = try target.request(.set(key: positionals[0], value: value))
         return 0
@@ -210,6 +223,9 @@ enum ClientCommands {
     }
 
     static func export(_ arguments: ParsedArguments) throws -> Int32 {
+        if try arguments.value(Options.format) == .dconf {
+            return try DconfCommands.export(arguments, target: arguments.requestTarget(forWriting: false))
+        }
         let file = try arguments.positionals(0...1).first ?? "-"
         let at = try arguments.value(Options.at)
         let fields = try arguments.requestTarget(forWriting: false).request(
@@ -219,6 +235,9 @@ enum ClientCommands {
     }
 
     static func importDocument(_ arguments: ParsedArguments) throws -> Int32 {
+        if try arguments.value(Options.format) == .dconf {
+            return try DconfCommands.importFile(arguments, target: arguments.requestTarget(forWriting: true))
+        }
         let file = try arguments.positionals(1...1)[0]
         let document: ExportDocument
         do throws(SettingsError) {
@@ -227,7 +246,7 @@ enum ClientCommands {
             throw SettingsError(error.code, "'\(file)' cannot be imported: \(error.message)", path: file)
         }
         let fields = try arguments.requestTarget(forWriting: true).importDocument(
-            document, replace: arguments.isSet(Options.replace))
+            document, replace: arguments.isSet(Options.replace), under: [])
         if case .integer(let count)? = fields["imported"] {
             Output.standardError("imported \(count) value(s)\n")
         }

@@ -57,14 +57,17 @@ enum Commands {
             ],
             options: [Options.jsonEvents, Options.socket], run: ClientCommands.watch),
         CommandSpec(
-            name: "export", overview: "Write every value as one JSON document.",
+            name: "export", overview: "Write every value as one JSON document, or as dconf dump writes them.",
             arguments: [
+                ArgumentSpec(
+                    name: "DIR", help: "with --format dconf: the dconf dir to write (default /)",
+                    isOptional: true),
                 ArgumentSpec(
                     name: "FILE", help: "where to write (mode 0600); default or '-': stdout",
                     isOptional: true,
-                    completion: .file)
+                    completion: .file),
             ],
-            options: [Options.at] + Options.connection, run: ClientCommands.export),
+            options: [Options.at, Options.format] + Options.connection, run: ClientCommands.export),
         CommandSpec(
             name: "history", overview: "Show who changed keys, when, from where, newest first.",
             arguments: [
@@ -85,9 +88,17 @@ enum Commands {
             options: [Options.toVersion, Options.before] + Options.connection, run: HistoryCommands.revert),
         CommandSpec(
             name: "import",
-            overview: "Restore an exported document in one transaction; checked before anything is written.",
-            arguments: [ArgumentSpec(name: "FILE", help: "the document; '-' reads stdin", completion: .file)],
-            options: [Options.replace] + Options.connection, run: ClientCommands.importDocument),
+            overview:
+                "Restore an exported document (or a dconf dump) in one transaction; checked before anything is written.",
+            arguments: [
+                ArgumentSpec(
+                    name: "DIR",
+                    help: "with --format dconf: the dconf dir the file was dumped from (default /)",
+                    isOptional: true),
+                ArgumentSpec(name: "FILE", help: "the document; '-' reads stdin", completion: .file),
+            ],
+            options: [Options.replace, Options.format] + Options.connection,
+            run: ClientCommands.importDocument),
         CommandSpec(
             name: "schema",
             overview:

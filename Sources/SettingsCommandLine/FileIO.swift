@@ -14,9 +14,10 @@ enum FileIO {
     /// Writes `text` to `path` (mode 0600, replaced atomically), or to stdout for `-`. A symlink
     /// is written through (the link stays, its target is replaced); a SQLite database, or the
     /// WAL, shared-memory or journal file of one, is refused: it may be a live store.
-    static func write(_ text: String, to given: String) throws(SettingsError) {
+    static func write(_ text: String, to given: String, endingLine: Bool = true) throws(SettingsError) {
+        let text = endingLine ? text + "\n" : text
         guard given != "-" else {
-            Output.line(text)
+            Output.text(text)
             return
         }
         let path = resolvingSymlink(given)
@@ -29,7 +30,7 @@ enum FileIO {
         let temporary = path + ".tmp-\(getpid())"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw failure("cannot create '\(temporary)'", path) }
-        let bytes = Array((text + "\n").utf8)
+        let bytes = Array(text.utf8)
         var offset = 0
         while offset < bytes.count {
             let written = bytes.withUnsafeBytes { buffer in

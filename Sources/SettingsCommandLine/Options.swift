@@ -31,7 +31,7 @@ enum Options {
     )
     static let type = Option<ValueTypeName>.choice(
         "--type", "TYPE",
-        "bool, int, double, string, json, data (base64) or date (ISO 8601 or seconds since 1970)",
+        "bool, int, double, string, json, data (base64), date (ISO 8601 or seconds since 1970) or gvariant (GLib's text format: uint32 7, ['a'])",
         conflicts: ["--json"])
     static let jsonInput = Flag(
         "--json", "VALUE is JSON: objects, arrays and numbers keep their types (same as --type json)",
@@ -71,7 +71,11 @@ enum Options {
 
     // MARK: Import, sync, help
 
-    static let replace = Flag("--replace", "also delete keys that are not in the document")
+    static let replace = Flag(
+        "--replace", "also delete keys that are not in the document (with --format dconf: those under DIR)")
+    static let format = Option<DocumentFormat>.choice(
+        "--format", "FORMAT",
+        "json (settingsd's export document, the default) or dconf (dconf dump's keyfile)")
     static let wait = Flag(
         "--wait", "block until peers and hubs are caught up and peers agree (progress on a terminal)")
     static let timeout = Option<Double>.number(

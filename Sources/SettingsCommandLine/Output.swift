@@ -12,6 +12,12 @@ enum Output {
         line.withUTF8 { writeAll(STDOUT_FILENO, $0) }
     }
 
+    /// Writes `text` to stdout as it is.
+    static func text(_ text: String) {
+        var text = text
+        text.withUTF8 { writeAll(STDOUT_FILENO, $0) }
+    }
+
     /// A number of seconds as people write it: `60`, not `60.0`.
     static func seconds(_ value: Double) -> String {
         value == value.rounded() && value.magnitude < 1e15 ? String(Int64(value)) : String(value)

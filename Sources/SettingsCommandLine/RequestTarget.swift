@@ -7,17 +7,19 @@ import SettingsStore
 /// Where the CLI's requests go: a running daemon, or a database opened directly (`--db`).
 protocol RequestTarget {
     func request(_ request: WireRequest) throws(SettingsError) -> [String: JSONValue]
-    func importDocument(_ document: ExportDocument, replace: Bool) throws(SettingsError) -> [String:
-        JSONValue]
+    func importDocument(_ document: ExportDocument, replace: Bool, under prefixes: [String])
+        throws(SettingsError)
+        -> [String: JSONValue]
 }
 
 extension BlockingClient: RequestTarget {}
 
 extension DirectClient: RequestTarget {
-    func importDocument(_ document: ExportDocument, replace: Bool) throws(SettingsError) -> [String:
-        JSONValue]
+    func importDocument(_ document: ExportDocument, replace: Bool, under prefixes: [String])
+        throws(SettingsError)
+        -> [String: JSONValue]
     {
-        try request(.import(document: document, replace: replace))
+        try request(.import(document: document, replace: replace, replacingUnder: prefixes))
     }
 }
 

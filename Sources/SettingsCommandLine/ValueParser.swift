@@ -6,7 +6,12 @@ import SettingsStore
 
 /// The types `set --type` reads a VALUE as.
 enum ValueTypeName: String, CaseIterable, Sendable {
-    case bool, int, double, string, json, data, date
+    case bool, int, double, string, json, data, date, gvariant
+}
+
+/// The formats `export` writes and `import` reads.
+enum DocumentFormat: String, CaseIterable, Sendable {
+    case json, dconf
 }
 
 /// Turns a command-line VALUE into a typed value, as `set --type` asks.
@@ -54,6 +59,12 @@ enum ValueParser {
                 return try SettingValue(jsonText: text)
             } catch {
                 throw UsageError("VALUE is not valid JSON for a setting: \(error.message)", command: "set")
+            }
+        case "gvariant":
+            do throws(SettingsError) {
+                return try GVariant(parsing: text).untypedSettingValue()
+            } catch {
+                throw UsageError("VALUE is not GVariant text: \(error.message)", command: "set")
             }
         case "data":
             guard let data = Data(base64Encoded: text) else {

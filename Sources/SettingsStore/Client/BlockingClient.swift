@@ -70,13 +70,13 @@ package final class BlockingClient {
     ///
     /// - Returns: The response fields of the final `import`.
     @discardableResult
-    package func importDocument(_ document: ExportDocument, replace: Bool) throws(SettingsError)
-        -> [String: JSONValue]
+    package func importDocument(_ document: ExportDocument, replace: Bool, under prefixes: [String] = [])
+        throws(SettingsError) -> [String: JSONValue]
     {
         var parts = document.parts(ofAbout: Self.importPartBytes)
         let last = parts.removeLast()
         for part in parts { try request(.importPart(document: part)) }
-        return try request(.import(document: last, replace: replace))
+        return try request(.import(document: last, replace: replace, replacingUnder: prefixes))
     }
 
     /// The JSON bytes an import part carries, about: well inside the smallest frame a daemon accepts.

@@ -47,12 +47,15 @@ struct GSchemaFile: Sendable {
             throw SettingsError(.schemaViolation, "\(path):\(error.line): \(error.reason)", path: path)
         }
         guard root.name == "schemalist" else {
-            throw SettingsError(.schemaViolation, "\(path): the document is <\(root.name)>, not <schemalist>", path: path)
+            throw SettingsError(
+                .schemaViolation, "\(path): the document is <\(root.name)>, not <schemalist>", path: path)
         }
         for element in root.children {
             switch element.name {
             case "enum", "flags":
-                guard let id = element.attributes["id"] else { throw problem(element, "<\(element.name)> needs an id") }
+                guard let id = element.attributes["id"] else {
+                    throw problem(element, "<\(element.name)> needs an id")
+                }
                 let nicks = element.children(named: "value").compactMap { $0.attributes["nick"] }
                 if element.name == "enum" { enums[id] = nicks } else { flags[id] = nicks }
             case "schema":
@@ -69,9 +72,12 @@ struct GSchemaFile: Sendable {
 
     private func schema(_ element: MarkupElement) throws(SettingsError) -> Schema {
         guard let id = element.attributes["id"] else { throw problem(element, "<schema> needs an id") }
-        var schema = Schema(id: id, path: element.attributes["path"], extends: element.attributes["extends"], line: element.line)
+        var schema = Schema(
+            id: id, path: element.attributes["path"], extends: element.attributes["extends"],
+            line: element.line)
         if let path = schema.path, !path.hasPrefix("/") || !path.hasSuffix("/") || path.contains("//") {
-            throw problem(element, "schema \(id): path '\(path)' must start and end with '/' and hold no '//'")
+            throw problem(
+                element, "schema \(id): path '\(path)' must start and end with '/' and hold no '//'")
         }
         for child in element.children {
             switch child.name {
@@ -82,7 +88,9 @@ struct GSchemaFile: Sendable {
                 }
                 schema.children.append((name, target))
             case "override":
-                guard let name = child.attributes["name"] else { throw problem(child, "<override> needs a name") }
+                guard let name = child.attributes["name"] else {
+                    throw problem(child, "<override> needs a name")
+                }
                 schema.overrides[name] = child.text
             default:
                 throw problem(child, "unexpected <\(child.name)> in schema \(id)")
@@ -92,7 +100,9 @@ struct GSchemaFile: Sendable {
     }
 
     private func key(_ element: MarkupElement, schema: String) throws(SettingsError) -> Key {
-        guard let name = element.attributes["name"] else { throw problem(element, "<key> in schema \(schema) needs a name") }
+        guard let name = element.attributes["name"] else {
+            throw problem(element, "<key> in schema \(schema) needs a name")
+        }
         var key = Key(
             name: name, type: element.attributes["type"], enumID: element.attributes["enum"],
             flagsID: element.attributes["flags"], line: element.line)
@@ -107,7 +117,8 @@ struct GSchemaFile: Sendable {
             case "summary": key.summary = Self.paragraph(child.text)
             case "description": key.description = Self.paragraph(child.text)
             case "range": key.range = (child.attributes["min"], child.attributes["max"])
-            case "choices": key.choices = child.children(named: "choice").compactMap { $0.attributes["value"] }
+            case "choices":
+                key.choices = child.children(named: "choice").compactMap { $0.attributes["value"] }
             case "aliases": key.aliases = child.children(named: "alias").compactMap { $0.attributes["value"] }
             default:
                 throw problem(child, "unexpected <\(child.name)> in key \(schema).\(name)")
@@ -118,6 +129,7 @@ struct GSchemaFile: Sendable {
 
     /// Text with its runs of white space made single spaces, as GSettings shows summaries.
     private static func paragraph(_ text: String) -> String {
-        text.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" || $0 == "\r" }).joined(separator: " ")
+        text.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" || $0 == "\r" }).joined(
+            separator: " ")
     }
 }

@@ -62,7 +62,10 @@ public struct GSettingsSchemas: Sendable {
                 for schema in parsed.schemas {
                     if let earlier = files[schema.id] {
                         if earlier != file { continue }
-                        notes.append(Note(file: file, key: nil, message: "schema \(schema.id) is declared twice; the first is kept"))
+                        notes.append(
+                            Note(
+                                file: file, key: nil,
+                                message: "schema \(schema.id) is declared twice; the first is kept"))
                         continue
                     }
                     schemas[schema.id] = schema
@@ -72,7 +75,9 @@ public struct GSettingsSchemas: Sendable {
                 failedFiles.append(Note(file: file, key: nil, message: error.message))
             }
         }
-        for file in overrideFiles.sorted(by: { $0.split(separator: "/").last ?? "" < $1.split(separator: "/").last ?? "" }) {
+        for file in overrideFiles.sorted(by: {
+            $0.split(separator: "/").last ?? "" < $1.split(separator: "/").last ?? ""
+        }) {
             readOverrides(file)
         }
         for id in schemas.keys.sorted() {
@@ -121,7 +126,10 @@ public struct GSettingsSchemas: Sendable {
         guard depth < 16 else { return }
         for (name, childID) in schema.children {
             guard let child = schemas[childID] else {
-                notes.append(Note(file: file, key: nil, message: "schema \(schema.id): child schema \(childID) is not installed"))
+                notes.append(
+                    Note(
+                        file: file, key: nil,
+                        message: "schema \(schema.id): child schema \(childID) is not installed"))
                 continue
             }
             // A child with a path of its own is placed there; a relocatable one lives under its parent.
@@ -143,7 +151,8 @@ public struct GSettingsSchemas: Sendable {
             }
         }
         for (key, override) in keys(of: schema) {
-            addRule(for: key, named: "\(base).*.\(key.name)", override: override, schema: schema.id, file: file)
+            addRule(
+                for: key, named: "\(base).*.\(key.name)", override: override, schema: schema.id, file: file)
         }
     }
 
@@ -157,11 +166,15 @@ public struct GSettingsSchemas: Sendable {
         let type: GVariantType
         do throws(SettingsError) {
             if let enumID = key.enumID {
-                guard let nicks = enums[enumID] else { return note("enum \(enumID) is not declared; key skipped") }
+                guard let nicks = enums[enumID] else {
+                    return note("enum \(enumID) is not declared; key skipped")
+                }
                 type = .string
                 choices = nicks
             } else if let flagsID = key.flagsID {
-                guard let nicks = flags[flagsID] else { return note("flags \(flagsID) are not declared; key skipped") }
+                guard let nicks = flags[flagsID] else {
+                    return note("flags \(flagsID) are not declared; key skipped")
+                }
                 type = .array(.string)
                 choices = nicks
             } else {
@@ -181,9 +194,13 @@ public struct GSettingsSchemas: Sendable {
         if "\(type)".contains("t") {
             note("uint64 values above \(Int64.max) cannot be stored")
         }
-        if key.isTranslated { note("the default is translated by GSettings; settingsd reads it untranslated") }
+        if key.isTranslated {
+            note("the default is translated by GSettings; settingsd reads it untranslated")
+        }
         if !key.aliases.isEmpty {
-            note("aliases (\(key.aliases.joined(separator: ", "))) are not applied: only the choices are accepted")
+            note(
+                "aliases (\(key.aliases.joined(separator: ", "))) are not applied: only the choices are accepted"
+            )
         }
         if let text = override ?? key.defaultText {
             do throws(SettingsError) {
@@ -226,13 +243,18 @@ public struct GSettingsSchemas: Sendable {
             if text.hasPrefix("["), text.hasSuffix("]") {
                 group = String(text.dropFirst().dropLast())
                 if let group, group.contains(":") {
-                    notes.append(Note(file: file, key: nil, message: "desktop-specific overrides [\(group)] are not applied"))
+                    notes.append(
+                        Note(
+                            file: file, key: nil,
+                            message: "desktop-specific overrides [\(group)] are not applied"))
                 }
                 continue
             }
             guard let group, !group.contains(":"), let equals = text.firstIndex(of: "=") else { continue }
             let name = String(text[..<equals]).trimmingWhitespace
-            vendorDefaults[group, default: [:]][name] = (String(text[text.index(after: equals)...]).trimmingWhitespace, file)
+            vendorDefaults[group, default: [:]][name] = (
+                String(text[text.index(after: equals)...]).trimmingWhitespace, file
+            )
         }
     }
 }

@@ -100,7 +100,8 @@ struct MarkupParser {
     }
 
     private static func isNameByte(_ byte: UInt8) -> Bool {
-        byte >= 0x80 || (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+        byte >= 0x80 || (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte)
+            || (0x61...0x7A).contains(byte)
             || [UInt8(ascii: "_"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: ":")].contains(byte)
     }
 
@@ -133,7 +134,8 @@ struct MarkupParser {
             }
             advance()
             skipSpace()
-            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") || bytes[index] == UInt8(ascii: "'") else {
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") || bytes[index] == UInt8(ascii: "'")
+            else {
                 throw fail("attribute '\(attribute)' needs a quoted value")
             }
             let quote = bytes[index]
@@ -144,7 +146,9 @@ struct MarkupParser {
                 advance()
             }
             guard index < bytes.count else { throw fail("unterminated attribute '\(attribute)'") }
-            guard element.attributes[attribute] == nil else { throw fail("attribute '\(attribute)' given twice") }
+            guard element.attributes[attribute] == nil else {
+                throw fail("attribute '\(attribute)' given twice")
+            }
             element.attributes[attribute] = try Self.resolveEntities(bytes[start..<index], line: line)
             advance()
         }
@@ -161,7 +165,9 @@ struct MarkupParser {
                     throw fail("</\(closing)> closes <\(element.name)>")
                 }
                 skipSpace()
-                guard index < bytes.count, bytes[index] == UInt8(ascii: ">") else { throw fail("expected '>'") }
+                guard index < bytes.count, bytes[index] == UInt8(ascii: ">") else {
+                    throw fail("expected '>'")
+                }
                 advance()
                 element.text = try Self.resolveEntities(text[...], line: element.line)
                 return element
@@ -204,7 +210,8 @@ struct MarkupParser {
             if let replacement = named[name] {
                 output += Array(replacement.utf8)
             } else if name.hasPrefix("#"),
-                let value = name.hasPrefix("#x") ? UInt32(name.dropFirst(2), radix: 16) : UInt32(name.dropFirst()),
+                let value = name.hasPrefix("#x")
+                    ? UInt32(name.dropFirst(2), radix: 16) : UInt32(name.dropFirst()),
                 value != 0, let scalar = Unicode.Scalar(value)
             {
                 output += Array(String(Character(scalar)).utf8)

@@ -174,7 +174,8 @@ public struct SchemaRule: Sendable, Equatable {
             let strings: [String] =
                 switch value {
                 case .string(let text): [text]
-                case .array(let elements): elements.compactMap { if case .string(let text) = $0 { text } else { nil } }
+                case .array(let elements):
+                    elements.compactMap { if case .string(let text) = $0 { text } else { nil } }
                 default: []
                 }
             if let text = strings.first(where: { !choices.contains($0) }) {

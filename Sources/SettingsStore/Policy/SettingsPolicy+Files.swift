@@ -5,16 +5,22 @@
 /// Reading a policy from its folders: schema files, `defaults.d` and `locks.d`.
 extension SettingsPolicy {
     /// The folders schema files are read from by default: `$GSETTINGS_SCHEMA_DIR`, then for
-    /// each data folder (`$XDG_DATA_HOME`, then `$XDG_DATA_DIRS`, `/usr/local/share` and
-    /// `/usr/share` when unset) its `settingsd/schemas` and `glib-2.0/schemas`.
+    /// each data folder (`$XDG_DATA_HOME` when set, then `$XDG_DATA_DIRS`, `/usr/local/share`
+    /// and `/usr/share` when unset) its `settingsd/schemas` and `glib-2.0/schemas`. (A home
+    /// folder guessed from `$HOME` is left out: under `setpriv` or `sudo` it is another user's.)
     public static var defaultSchemaDirectories: [String] {
         func variable(_ name: String) -> String? {
             getenv(name).map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
         }
-        let home = variable("XDG_DATA_HOME") ?? variable("HOME").map { "\($0)/.local/share" }
-        let shared = (variable("XDG_DATA_DIRS") ?? "/usr/local/share:/usr/share").split(separator: ":").map(String.init)
-        let gsettings = variable("GSETTINGS_SCHEMA_DIR").map { $0.split(separator: ":").map(String.init) } ?? []
-        return gsettings + ([home].compactMap { $0 } + shared).flatMap { ["\($0)/settingsd/schemas", "\($0)/glib-2.0/schemas"] }
+        let home = variable("XDG_DATA_HOME")
+        let shared = (variable("XDG_DATA_DIRS") ?? "/usr/local/share:/usr/share").split(separator: ":").map(
+            String.init)
+        let gsettings =
+            variable("GSETTINGS_SCHEMA_DIR").map { $0.split(separator: ":").map(String.init) } ?? []
+        return gsettings
+            + ([home].compactMap { $0 } + shared).flatMap {
+                ["\($0)/settingsd/schemas", "\($0)/glib-2.0/schemas"]
+            }
     }
 
     /// The folder of system defaults and locks by default.
@@ -129,9 +135,11 @@ extension SettingsPolicy {
         let gvariantType = try fields.optionalString("gvariant").map { text throws(SettingsError) in
             try GVariantType(text)
         }
-        let typeName = try fields.optionalString("type") ?? gvariantType.map { SchemaRule.valueType(for: $0).rawValue }
+        let typeName =
+            try fields.optionalString("type") ?? gvariantType.map { SchemaRule.valueType(for: $0).rawValue }
         guard let typeName else {
-            throw SettingsError(.schemaViolation, "'\(key)': field 'type' or 'gvariant' is required", key: key)
+            throw SettingsError(
+                .schemaViolation, "'\(key)': field 'type' or 'gvariant' is required", key: key)
         }
         guard let type = SchemaRule.ValueType(rawValue: typeName) else {
             throw SettingsError(

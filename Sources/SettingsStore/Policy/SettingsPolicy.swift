@@ -41,7 +41,9 @@ public struct SettingsPolicy: Sendable, Equatable {
 
     /// Notes that the folder entries `files` were not read.
     mutating func skip(_ files: [String]) {
-        warnings += files.map { "skipped '\($0)': not a regular file (a FIFO or a device would block reading)" }
+        warnings += files.map {
+            "skipped '\($0)': not a regular file (a FIFO or a device would block reading)"
+        }
     }
 
     /// No rules, no defaults, no locks: every key is free-form.

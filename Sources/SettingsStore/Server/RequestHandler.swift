@@ -80,9 +80,9 @@ struct RequestHandler {
                 try transaction.removeValue(forKey: key)
                 return ["existed": .bool(existed)]
             }
-        case .import(let document, let replace):
+        case .import(let document, let replace, let prefixes):
             return .write(reason: .import) { transaction in
-                try transaction.importValues(document.values, replacingExisting: replace)
+                try transaction.importValues(document.values, replacingExisting: replace, under: prefixes)
                 return ["imported": .integer(Int64(document.values.count))]
             }
         case .describe(let key):

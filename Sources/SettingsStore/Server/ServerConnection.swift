@@ -237,9 +237,11 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
         case .success(.importPart(let document)):
             enqueue(stage(document, id: id))
         case .success(var request):
-            if case .import(let document, let replace) = request, !stagedImport.isEmpty {
+            if case .import(let document, let replace, let prefixes) = request, !stagedImport.isEmpty {
                 stagedImport.merge(document.values) { $1 }
-                request = .import(document: ExportDocument(values: stagedImport), replace: replace)
+                request = .import(
+                    document: ExportDocument(values: stagedImport), replace: replace, replacingUnder: prefixes
+                )
                 stagedImport = [:]
                 stagedImportBytes = 0
             }

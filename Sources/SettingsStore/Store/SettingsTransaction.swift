@@ -76,11 +76,15 @@ public final class SettingsTransaction {
     }
 
     /// Writes `values`, in key order; with `replacingExisting`, removes the stored keys not in
-    /// `values`. Values identical to the stored ones change nothing.
-    public func importValues(_ values: [String: SettingValue], replacingExisting: Bool) throws(SettingsError)
-    {
+    /// `values` (only those under one of `prefixes`, when it names any). Values identical to the
+    /// stored ones change nothing.
+    public func importValues(
+        _ values: [String: SettingValue], replacingExisting: Bool, under prefixes: [String] = []
+    ) throws(SettingsError) {
         if replacingExisting {
-            for key in settings.keys() where values[key] == nil { try removeValue(forKey: key) }
+            let scope =
+                prefixes.isEmpty ? settings.keys() : prefixes.flatMap { settings.keys(withPrefix: $0) }
+            for key in scope where values[key] == nil { try removeValue(forKey: key) }
         }
         for (key, value) in values.sorted(by: { $0.key < $1.key }) {
             try set(value, forKey: key)

@@ -101,7 +101,8 @@ extension WireRequest {
             }
             return .import(
                 document: try ExportDocument(json: document),
-                replace: try fields.bool("replace", default: false))
+                replace: try fields.bool("replace", default: false),
+                replacingUnder: try fields.strings("replaceUnder", limit: 10_000) ?? [])
         case "importPart":
             guard let document = fields.members["document"] else {
                 throw SettingsError(.protocolError, "missing field 'document' (an export document)")
@@ -214,9 +215,10 @@ extension WireRequest {
             members["before"] = .integer(Int64(clamping: time))
         case .exportAt(let time):
             members["at"] = .integer(Int64(clamping: time))
-        case .import(let document, let replace):
+        case .import(let document, let replace, let prefixes):
             members["document"] = document.json
             members["replace"] = .bool(replace)
+            if !prefixes.isEmpty { members["replaceUnder"] = .array(prefixes.map { .string($0) }) }
         case .importPart(let document):
             members["document"] = document.json
         }

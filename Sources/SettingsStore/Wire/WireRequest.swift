@@ -26,8 +26,9 @@ package enum WireRequest: Sendable, Equatable {
     /// Asks for every value as an export document.
     case export
     /// Restores an export document, together with every part staged before it on the same
-    /// connection, in one transaction; with `replace`, keys missing from them all are deleted.
-    case `import`(document: ExportDocument, replace: Bool)
+    /// connection, in one transaction; with `replace`, keys missing from them all are deleted
+    /// (only those under one of `replacingUnder`'s prefixes, when it names any).
+    case `import`(document: ExportDocument, replace: Bool, replacingUnder: [String] = [])
     /// Stages part of a document for the `import` that follows on this connection, so a document
     /// larger than one frame can be imported whole (see `BlockingClient.importDocument`).
     case importPart(document: ExportDocument)

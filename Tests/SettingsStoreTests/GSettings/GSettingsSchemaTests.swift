@@ -39,13 +39,17 @@ struct GSettingsSchemaTests {
         #expect(policySchema.rule(forKey: "org.gnome.desktop.interface.gtk-theme")?.defaultValue == "Adwaita")
         #expect(policySchema.rule(forKey: "system.proxy.http.port")?.maximum == 65535)
         // A relocatable schema, under the path of the schema its id extends.
-        #expect(policySchema.rule(forKey: "org.gnome.desktop.app-folders.folders.Utilities.apps")?.gvariantType == .array(.string))
+        #expect(
+            policySchema.rule(forKey: "org.gnome.desktop.app-folders.folders.Utilities.apps")?.gvariantType
+                == .array(.string))
     }
 
     @Test("Each value gsettings accepts for an installed key is accepted, each it refuses refused")
     func acceptsExactlyWhatGSettingsAccepts() throws {
-        try #require(Self.hasInstalledSchemas && GLibOracle.isAvailable, "GLib's oracle needs python3-gi and schemas")
-        let schema = try SettingsSchema(rules: GSettingsSchemas(directories: [installedGSettingsSchemas]).rules)
+        try #require(
+            Self.hasInstalledSchemas && GLibOracle.isAvailable, "GLib's oracle needs python3-gi and schemas")
+        let schema = try SettingsSchema(
+            rules: GSettingsSchemas(directories: [installedGSettingsSchemas]).rules)
         let verdicts = try #require(try GLibOracle.ask([.init(differential: true)]).first?.rows)
         #expect(verdicts.count > 2000)
         var disagreements: [String] = []
@@ -61,9 +65,12 @@ struct GSettingsSchemaTests {
             }
             let accepted = (try? ours.get()) != nil
             if accepted != verdict.accepted {
-                disagreements.append("\(key) = \(verdict.text): gsettings \(verdict.accepted ? "accepts" : "refuses"), settingsd \(accepted ? "accepts" : "refuses")")
+                disagreements.append(
+                    "\(key) = \(verdict.text): gsettings \(verdict.accepted ? "accepts" : "refuses"), settingsd \(accepted ? "accepts" : "refuses")"
+                )
             }
         }
-        #expect(disagreements.isEmpty, "\(disagreements.count) of \(verdicts.count): \(disagreements.prefix(20))")
+        #expect(
+            disagreements.isEmpty, "\(disagreements.count) of \(verdicts.count): \(disagreements.prefix(20))")
     }
 }

@@ -101,6 +101,11 @@ final class DaemonProcess {
         Self.run(arguments + ["--socket", socket])
     }
 
+    /// Runs the CLI against this daemon with `input` on its standard input.
+    func cli(_ arguments: String..., input: String) -> CLIResult {
+        Self.run(arguments + ["--socket", socket], input: input)
+    }
+
     /// A blocking protocol client.
     func client() throws -> BlockingClient {
         try BlockingClient(socketPath: socket, timeout: 10)

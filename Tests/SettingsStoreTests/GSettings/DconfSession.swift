@@ -1,0 +1,71 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A private D-Bus session bus with its own `dconf-service`, HOME and XDG folders in a temporary
+/// folder: `gsettings` and `dconf` run against it, never against the machine's user database.
+final class DconfSession {
+    let directory: TemporaryDirectory
+    let environment: [String: String]
+    private let bus: Process
+    private let service: Process
+
+    static var isAvailable: Bool {
+        ["/usr/bin/dbus-daemon", "/usr/libexec/dconf-service", "/usr/bin/dconf", "/usr/bin/gsettings"]
+            .allSatisfy { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
+    init(_ directory: TemporaryDirectory) async throws {
+        self.directory = directory
+        let address = "unix:path=\(directory.file("bus"))"
+        for folder in ["home", "config", "runtime"] {
+            try FileManager.default.createDirectory(
+                atPath: directory.file(folder), withIntermediateDirectories: true)
+        }
+        var environment = ProcessInfo.processInfo.environment
+        environment["DBUS_SESSION_BUS_ADDRESS"] = address
+        environment["HOME"] = directory.file("home")
+        environment["XDG_CONFIG_HOME"] = directory.file("config")
+        environment["XDG_RUNTIME_DIR"] = directory.file("runtime")
+        environment["GSETTINGS_BACKEND"] = "dconf"
+        self.environment = environment
+        bus = Process()
+        bus.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
+        bus.arguments = ["--session", "--nofork", "--nopidfile", "--address=\(address)"]
+        bus.environment = environment
+        bus.standardOutput = FileHandle.nullDevice
+        try bus.run()
+        let socket = directory.file("bus")
+        try await waitUntil { FileManager.default.fileExists(atPath: socket) }
+        // Started here rather than by bus activation, so that this test owns its process.
+        service = Process()
+        service.executableURL = URL(fileURLWithPath: "/usr/libexec/dconf-service")
+        service.environment = environment
+        try service.run()
+        try await waitUntil { self.run("/usr/bin/dconf", ["write", "/settingsd-probe", "1"]).status == 0 }
+        _ = run("/usr/bin/dconf", ["reset", "/settingsd-probe"])
+    }
+
+    deinit {
+        // dconf-service does not stop on SIGTERM; its database is thrown away with the folder.
+        for process in [service, bus] where process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
+    /// Runs a program in the session, with `input` on its standard input.
+    func run(_ program: String, _ arguments: [String], input: String? = nil) -> CLIResult {
+        DaemonProcess.run(arguments, input: input, environment: environment, through: program)
+    }
+
+    func dconf(_ arguments: String..., input: String? = nil) -> CLIResult {
+        run("/usr/bin/dconf", arguments, input: input)
+    }
+
+    func gsettings(_ arguments: String...) -> CLIResult {
+        run("/usr/bin/gsettings", arguments)
+    }
+}
