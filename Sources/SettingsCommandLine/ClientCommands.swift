@@ -78,7 +78,8 @@ enum ClientCommands {
         Output.line("key: \(key)")
         if let rule = fields["schema"] {
             let declared = rule["key"] == .string(key) ? "" : " (by pattern \(text(rule["key"])))"
-            Output.line("type: \(text(rule["type"]))\(declared)")
+            let gvariant = rule["gvariant"].map { " (GVariant '\(text($0))')" } ?? ""
+            Output.line("type: \(text(rule["type"]))\(gvariant)\(declared)")
             if let value = rule["default"] {
                 Output.line("default: \(Output.listed(try SettingValue(json: value)))")
             }

@@ -61,7 +61,7 @@ enum Commands {
             arguments: [
                 ArgumentSpec(
                     name: "DIR", help: "with --format dconf: the dconf dir to write (default /)",
-                    isOptional: true),
+                    isOptional: true, completion: .file),
                 ArgumentSpec(
                     name: "FILE", help: "where to write (mode 0600); default or '-': stdout",
                     isOptional: true,
@@ -94,7 +94,7 @@ enum Commands {
                 ArgumentSpec(
                     name: "DIR",
                     help: "with --format dconf: the dconf dir the file was dumped from (default /)",
-                    isOptional: true),
+                    isOptional: true, completion: .file),
                 ArgumentSpec(name: "FILE", help: "the document; '-' reads stdin", completion: .file),
             ],
             options: [Options.replace, Options.format] + Options.connection,
@@ -102,11 +102,21 @@ enum Commands {
         CommandSpec(
             name: "schema",
             overview:
-                "Check a schema file, or print typed Swift keys for it (an app declares its keys once).",
+                "Check a schema file (settingsd's JSON, or GSettings' .gschema.xml or a folder of them), print typed Swift keys for it, or turn a dconf database into system defaults and locks.",
             arguments: [
                 ArgumentSpec(
-                    name: "ACTION", help: "check or swift", completion: .choices(["check", "swift"])),
-                ArgumentSpec(name: "FILE", help: "a schema file (see docs/SCHEMA.md)", completion: .file),
+                    name: "ACTION", help: "check, swift or import-dconf-db",
+                    completion: .choices(["check", "swift", "import-dconf-db"])),
+                ArgumentSpec(
+                    name: "FILE",
+                    help:
+                        "a schema file or folder (see docs/SCHEMA.md); for import-dconf-db a dconf keyfile folder such as /etc/dconf/db/local.d",
+                    completion: .file),
+                ArgumentSpec(
+                    name: "SYSTEM-DIR",
+                    help:
+                        "import-dconf-db: where defaults.d and locks.d are written (default /etc/settingsd)",
+                    isOptional: true, completion: .file),
             ],
             run: SchemaCommands.run),
         CommandSpec(

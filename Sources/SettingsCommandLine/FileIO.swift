@@ -14,7 +14,31 @@ enum FileIO {
     /// Writes `text` to `path` (mode 0600, replaced atomically), or to stdout for `-`. A symlink
     /// is written through (the link stays, its target is replaced); a SQLite database, or the
     /// WAL, shared-memory or journal file of one, is refused: it may be a live store.
-    static func write(_ text: String, to given: String, endingLine: Bool = true) throws(SettingsError) {
+    /// Whether `path` is a folder.
+    static func isDirectory(_ path: String) -> Bool {
+        var status = stat()
+        return stat(path, &status) == 0 && (status.st_mode & S_IFMT) == S_IFDIR
+    }
+
+    /// The regular files of the folder `path`, by name, or nil when it cannot be listed.
+    static func names(in path: String) -> [String]? {
+        try? FileSystem.regularFiles(in: path).names
+    }
+
+    /// Creates the folder `path` (mode 0755) and its parents unless they exist.
+    static func makeDirectory(_ path: String) throws(SettingsError) {
+        var prefix = path.hasPrefix("/") ? "" : "."
+        for part in path.split(separator: "/") {
+            prefix += "/" + part
+            if mkdir(prefix, 0o755) != 0, errno != EEXIST {
+                throw failure("cannot create the folder '\(prefix)'", prefix)
+            }
+        }
+    }
+
+    static func write(_ text: String, to given: String, endingLine: Bool = true, mode: mode_t = 0o600)
+        throws(SettingsError)
+    {
         let text = endingLine ? text + "\n" : text
         guard given != "-" else {
             Output.text(text)
@@ -28,7 +52,7 @@ enum FileIO {
                 path: given)
         }
         let temporary = path + ".tmp-\(getpid())"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
         guard fd >= 0 else { throw failure("cannot create '\(temporary)'", path) }
         let bytes = Array(text.utf8)
         var offset = 0

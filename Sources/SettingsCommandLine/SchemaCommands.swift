@@ -7,8 +7,16 @@ import SettingsStore
 /// `settingsd schema swift FILE` (typed keys for an app) and `settingsd schema check FILE`.
 enum SchemaCommands {
     static func run(_ arguments: ParsedArguments) throws -> Int32 {
-        let positionals = try arguments.positionals(2...2)
+        let positionals = try arguments.positionals(2...3)
         let file = positionals[1]
+        if positionals[0] == "import-dconf-db" {
+            return try importDconfDatabase(
+                file, into: positionals.count == 3 ? positionals[2] : SettingsPolicy.defaultSystemDirectory)
+        }
+        guard positionals.count == 2 else {
+            throw UsageError("schema \(positionals[0]) takes one FILE", command: "schema")
+        }
+        if isGSettings(file) { return try checkGSettings(file, action: positionals[0]) }
         let rules = try SettingsSchema(rules: SettingsSchema.rules(inFile: file)).rules
         switch positionals[0] {
         case "swift":
@@ -16,8 +24,74 @@ enum SchemaCommands {
         case "check":
             Output.standardError("\(file): \(rules.count) rule(s), valid\n")
         case let action:
-            throw UsageError("schema has no action '\(action)' (swift or check)", command: "schema")
+            throw UsageError(
+                "schema has no action '\(action)' (check, swift or import-dconf-db)", command: "schema")
         }
+        return 0
+    }
+
+    /// Whether `file` is GSettings' (a `.gschema.xml` file, or a folder of them).
+    private static func isGSettings(_ file: String) -> Bool {
+        file.hasSuffix(".gschema.xml") || FileIO.isDirectory(file)
+    }
+
+    /// `schema check` and `schema swift` of a `.gschema.xml` file (with the enums beside it) or
+    /// a folder of them: every loss reported, key by key.
+    private static func checkGSettings(_ file: String, action: String) throws -> Int32 {
+        let schemas: GSettingsSchemas
+        if FileIO.isDirectory(file) {
+            schemas = GSettingsSchemas(directories: [file])
+        } else {
+            let folder = file.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(
+                separator: "/")
+            let enums = (FileIO.names(in: folder.isEmpty ? "." : folder) ?? []).filter {
+                $0.hasSuffix(".enums.xml")
+            }
+            .map { (folder.isEmpty ? "" : folder + "/") + $0 }
+            schemas = GSettingsSchemas(schemaFiles: [file] + enums)
+        }
+        if let failure = schemas.failedFiles.first {
+            throw SettingsError(.schemaViolation, failure.description)
+        }
+        let rules = try SettingsSchema(rules: schemas.rules).rules
+        switch action {
+        case "swift":
+            Output.line(swiftSource(for: rules, file: file))
+        case "check":
+            let lossy = Set(schemas.notes.compactMap(\.key))
+            Output.standardError(
+                "\(file): \(rules.count) rule(s): \(rules.count - lossy.count) kept exactly, \(lossy.count) with a loss\n"
+            )
+            for note in schemas.notes { Output.standardError("  \(note)\n") }
+        case let action:
+            throw UsageError(
+                "schema has no action '\(action)' (check, swift or import-dconf-db)", command: "schema")
+        }
+        return 0
+    }
+
+    /// `schema import-dconf-db DIR [SYSTEM-DIR]`: a site's dconf keyfiles and locks as
+    /// `defaults.d` and `locks.d` files, typed by the installed schemas.
+    private static func importDconfDatabase(_ directory: String, into system: String) throws -> Int32 {
+        let policy = try SettingsPolicy.load(
+            schemaDirectories: SettingsPolicy.defaultSchemaDirectories, systemDirectory: nil)
+        let database = try DconfSystemDatabase(directory: directory, schema: policy.schema)
+        let trimmed = directory.hasSuffix("/") ? String(directory.dropLast()) : directory
+        var name = String(trimmed.split(separator: "/").last ?? "db")
+        if name.hasSuffix(".d") { name.removeLast(2) }
+        let defaults = "\(system)/defaults.d/60-dconf-\(name).json"
+        let locks = "\(system)/locks.d/60-dconf-\(name)"
+        try FileIO.makeDirectory("\(system)/defaults.d")
+        try FileIO.makeDirectory("\(system)/locks.d")
+        let members = database.defaults.mapValues(\.json)
+        // Read by every user's daemon: world-readable, as /etc/dconf's files are.
+        try FileIO.write(JSONValue.object(members).serialized(pretty: true), to: defaults, mode: 0o644)
+        let header = "# From the dconf database \(directory) (settingsd schema import-dconf-db)\n"
+        try FileIO.write(header + database.locks.joined(separator: "\n"), to: locks, mode: 0o644)
+        for note in database.notes { Output.standardError("note: \(note)\n") }
+        Output.standardError(
+            "wrote \(database.defaults.count) default(s) to \(defaults) and \(database.locks.count) lock(s) to \(locks)\n"
+        )
         return 0
     }
 

@@ -9,10 +9,11 @@ import SettingsStore
 enum ChildProcess {
     /// Runs `arguments` (the first is the program path) with output discarded; returns the exit status.
     @discardableResult
-    static func run(_ arguments: [String]) -> Int32 {
+    static func run(_ arguments: [String], input: String? = nil) -> Int32 {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
+        if let input { posix_spawn_file_actions_addopen(&actions, 0, input, O_RDONLY, 0) }
         posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
         var cArguments = arguments.map { strdup($0) } + [nil]

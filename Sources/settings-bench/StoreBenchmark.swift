@@ -24,6 +24,9 @@ struct StoreBenchmark {
             }
             if selected("batch") { try batch(into: &report, scratch: scratch) }
             if selected("open") { try openLarge(into: &report, scratch: scratch) }
+            if selected("gsettings") {
+                try GSettingsBenchmark(quick: quick).run(into: &report, scratch: scratch)
+            }
             report.print()
         }
     }

@@ -6,14 +6,16 @@ let usage = """
     USAGE: settings-bench <suite> [--quick] [--json]
 
     --quick  fewer rounds and smaller stores: a smoke run, not figures to report
-    --only PART  one part of a suite (or several, comma-separated): store (reads, writes, schema, history, batch, open),
+    --only PART  one part of a suite (or several, comma-separated): store (reads, writes, schema, history, batch, open,
+                 gsettings),
                  daemon (process, round-trips, idle, writers, watch), sync (initial, latency, catch-up)
     --json   one JSON object per measurement (suite, measurement, value, unit, peer,
              peer_value, ratio, target, met) on standard output; progress on standard error
 
     SUITES:
       store     cached reads, durable writes, batches and opening a large store,
-                beside UserDefaults and raw libsqlite3
+                beside UserDefaults and raw libsqlite3; loading the installed GSettings schemas
+                beside GSettings' compiled file, importing a 10,000-key dconf dump beside dconf load
       observe   @Setting property reads beside store reads; set-to-owner-notification latency
       daemon    the CLI as a whole process beside sqlite3, dconf and redis-cli, round trips and
                 pipelined gets beside Redis, 32 durable writers beside raw SQLite and Redis

@@ -67,7 +67,7 @@ package enum FileSystem {
     /// The regular files (symlinks followed) in the folder at `path` whose names end with
     /// `suffix`, and the other entries so named that were skipped (FIFOs, sockets, devices,
     /// folders): reading a FIFO would block until someone writes to it.
-    static func regularFiles(in path: String, endingWith suffix: String = "") throws(SettingsError)
+    package static func regularFiles(in path: String, endingWith suffix: String = "") throws(SettingsError)
         -> (names: [String], skipped: [String])
     {
         var names: [String] = []

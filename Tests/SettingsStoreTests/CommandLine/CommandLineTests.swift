@@ -123,7 +123,7 @@ extension Reliability {
             #expect(complete("settingsd", "run", "--log-level", "w") == ["words", "warning"])
             #expect(complete("settingsd", "run", "--schemas", "") == ["directories"])
             #expect(complete("settingsd", "import", "") == ["files"])
-            #expect(complete("settingsd", "schema", "") == ["words", "check", "swift"])
+            #expect(complete("settingsd", "schema", "") == ["words", "check", "swift", "import-dconf-db"])
             #expect(complete("settingsd", "schema", "check", "") == ["files"])
             #expect(complete("settingsd", "help", "sta") == ["words", "status"])
             #expect(complete("settingsd", "completions", "") == ["words", "bash", "zsh", "fish"])

@@ -74,3 +74,65 @@ struct GSettingsSchemaTests {
             disagreements.isEmpty, "\(disagreements.count) of \(verdicts.count): \(disagreements.prefix(20))")
     }
 }
+
+@Suite("GSettings through the CLI: schema check, describe, set, import-dconf-db")
+struct GSettingsCommandTests {
+    @Test("schema check reports a folder's and a file's coverage, and describe shows the GVariant type")
+    func checkAndDescribe() throws {
+        try #require(GSettingsSchemaTests.hasInstalledSchemas, "gsettings-desktop-schemas is not installed")
+        let folder = DaemonProcess.run(["schema", "check", installedGSettingsSchemas])
+        #expect(folder.status == 0, "\(folder.error)")
+        #expect(folder.error.contains("kept exactly"))
+        let file = DaemonProcess.run([
+            "schema", "check", "\(installedGSettingsSchemas)/org.gnome.system.proxy.gschema.xml",
+        ])
+        #expect(file.status == 0, "\(file.error)")
+        #expect(file.error.contains("rule(s)"))
+        let broken = TemporaryDirectory()
+        try "<schemalist><schema id='x' path='/x/'><key name='k' type='i'></schema></schemalist>"
+            .write(toFile: broken.file("x.gschema.xml"), atomically: true, encoding: .utf8)
+        let refused = DaemonProcess.run(["schema", "check", broken.file("x.gschema.xml")])
+        #expect(refused.status != 0)
+        #expect(refused.error.contains("x.gschema.xml:1"), "\(refused.error)")
+
+        let directory = TemporaryDirectory()
+        let daemon = try DaemonProcess(directory, arguments: ["--schemas", installedGSettingsSchemas])
+        let described = daemon.cli("describe", "org.gnome.desktop.session.idle-delay")
+        #expect(described.output.contains("type: int (GVariant 'u')"), "\(described.output)")
+        // GSettings' own bounds, on every path: a 32-bit unsigned integer.
+        #expect(daemon.cli("set", "org.gnome.desktop.session.idle-delay", "70000000000").status != 0)
+        #expect(daemon.cli("set", "org.gnome.desktop.session.idle-delay", "300").status == 0)
+        // An array typed by GSettings reads as GVariant text, as gsettings takes it.
+        #expect(
+            daemon.cli("set", "org.gnome.desktop.input-sources.xkb-options", "['ctrl:nocaps']").status == 0)
+        #expect(
+            daemon.cli("get", "org.gnome.desktop.input-sources.xkb-options").output == "[\"ctrl:nocaps\"]\n")
+        #expect(daemon.cli("set", "org.gnome.desktop.input-sources.xkb-options", "[1]").status == 64)
+        #expect(daemon.cli("set", "org.gnome.desktop.interface.color-scheme", "purple").status != 0)
+    }
+
+    @Test("import-dconf-db turns a site's dconf keyfiles and locks into defaults.d and locks.d")
+    func importDconfDatabase() throws {
+        try #require(GSettingsSchemaTests.hasInstalledSchemas, "gsettings-desktop-schemas is not installed")
+        let directory = TemporaryDirectory()
+        let database = directory.file("local.d")
+        try FileManager.default.createDirectory(
+            atPath: database + "/locks", withIntermediateDirectories: true)
+        try "[org/gnome/desktop/interface]\ngtk-theme='HighContrast'\n\n[com/example]\nn=uint32 3\n"
+            .write(toFile: database + "/00-site", atomically: true, encoding: .utf8)
+        try "/org/gnome/desktop/interface/gtk-theme\n/org/gnome/desktop/background/\n"
+            .write(toFile: database + "/locks/site", atomically: true, encoding: .utf8)
+        let system = directory.file("etc")
+        let result = DaemonProcess.run(["schema", "import-dconf-db", database, system])
+        #expect(result.status == 0, "\(result.error)")
+        #expect(result.error.contains("is a dir"), "\(result.error)")
+        #expect(FileManager.default.fileExists(atPath: system + "/defaults.d/60-dconf-local.json"))
+        let daemon = try DaemonProcess(
+            directory, arguments: ["--schemas", installedGSettingsSchemas, "--system-dir", system])
+        #expect(daemon.cli("get", "org.gnome.desktop.interface.gtk-theme").output == "HighContrast\n")
+        #expect(
+            daemon.cli("set", "org.gnome.desktop.interface.gtk-theme", "Adwaita").error.contains("locked"))
+        #expect(daemon.cli("get", "com.example.n", "--json").output == "{\"$gvariant\":\"u\",\"$value\":3}\n")
+        #expect(daemon.cli("export", "--format", "dconf", "/com/", "-").output.isEmpty)
+    }
+}
