@@ -24,32 +24,44 @@ public enum DconfKeyfile {
         var index: [String: Int] = [:]
         var group: String?
         var lineNumber = 0
-        for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
+        let bytes = Array(text.utf8)
+        func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0D }
+        func trimmed(_ slice: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+            var slice = slice
+            while let first = slice.first, isSpace(first) { slice.removeFirst() }
+            while let last = slice.last, isSpace(last) { slice.removeLast() }
+            return slice
+        }
+        // Bytes, not characters: a dump of GNOME's settings has thousands of lines.
+        for rawLine in bytes.split(separator: 0x0A, omittingEmptySubsequences: false) {
             lineNumber += 1
-            let line = rawLine.hasSuffix("\r") ? rawLine.dropLast() : rawLine
-            let trimmed = line.drop { $0 == " " || $0 == "\t" }
-            if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
+            let line = trimmed(rawLine)
+            if line.isEmpty || line.first == UInt8(ascii: "#") { continue }
             func problem(_ reason: String) -> SettingsError {
                 SettingsError(.invalidValue, "line \(lineNumber): \(reason)")
             }
-            if trimmed.hasPrefix("[") {
-                guard let close = trimmed.lastIndex(of: "]"),
-                    trimmed[trimmed.index(after: close)...].trimmingWhitespace.isEmpty
-                else { throw problem("a group starts with '[' and ends with ']'") }
-                let name = String(trimmed[trimmed.index(after: trimmed.startIndex)..<close])
-                guard !name.isEmpty, !name.contains("["), !name.contains("]") else {
+            if line.first == UInt8(ascii: "[") {
+                guard line.last == UInt8(ascii: "]") else {
+                    throw problem("a group starts with '[' and ends with ']'")
+                }
+                let name = String(decoding: line.dropFirst().dropLast(), as: UTF8.self)
+                guard !name.isEmpty, !name.utf8.contains(UInt8(ascii: "[")),
+                    !name.utf8.contains(UInt8(ascii: "]"))
+                else {
                     throw problem("'\(name)' is not a group name")
                 }
                 group = name
                 continue
             }
             guard let group else { throw problem("a key=value line before any [group]") }
-            guard let equals = trimmed.firstIndex(of: "=") else {
+            guard let equals = line.firstIndex(of: UInt8(ascii: "=")) else {
                 throw problem("not a key=value line, a [group] or a # comment")
             }
-            let name = trimmed[..<equals].trimmingWhitespace
-            let value = trimmed[trimmed.index(after: equals)...].trimmingWhitespace
-            guard !name.isEmpty, !name.contains("/") else { throw problem("'\(name)' is not a key name") }
+            let name = String(decoding: trimmed(line[..<equals]), as: UTF8.self)
+            let value = String(decoding: trimmed(line[(equals + 1)...]), as: UTF8.self)
+            guard !name.isEmpty, !name.utf8.contains(UInt8(ascii: "/")) else {
+                throw problem("'\(name)' is not a key name")
+            }
             let path = dir + (group == "/" ? "" : group + "/") + name
             do throws(SettingsError) {
                 try DconfPath.validateKey(path)

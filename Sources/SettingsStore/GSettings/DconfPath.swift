@@ -7,9 +7,11 @@ public enum DconfPath {
     /// - Throws: `invalidKey` unless `path` is a dconf key: `/` first, never `//`, not `/` last.
     public static func key(forPath path: String) throws(SettingsError) -> String {
         try validateKey(path)
-        let names = path.utf8.dropFirst().split(separator: UInt8(ascii: "/"))
-        if names.contains(where: { $0.contains(UInt8(ascii: ".")) }) { return path }
-        return String(path.dropFirst()).replacing("/", with: ".")
+        // A dot anywhere is inside a name: the key keeps the path's slashes.
+        if path.utf8.contains(UInt8(ascii: ".")) { return path }
+        return String(
+            decoding: path.utf8.dropFirst().map { $0 == UInt8(ascii: "/") ? UInt8(ascii: ".") : $0 },
+            as: UTF8.self)
     }
 
     /// The dconf key path for a settingsd key.
@@ -29,15 +31,26 @@ public enum DconfPath {
         return String(dir.dropFirst()).replacing("/", with: ".")
     }
 
+    private static func hasDoubleSlash(_ path: String) -> Bool {
+        var previous: UInt8 = 0
+        for byte in path.utf8 {
+            if byte == UInt8(ascii: "/"), previous == byte { return true }
+            previous = byte
+        }
+        return false
+    }
+
     static func validateKey(_ path: String) throws(SettingsError) {
-        guard path.hasPrefix("/"), !path.hasSuffix("/"), !path.contains("//") else {
+        guard path.utf8.first == UInt8(ascii: "/"), path.utf8.last != UInt8(ascii: "/"), !hasDoubleSlash(path)
+        else {
             throw .invalidKey(path, "a dconf key starts with '/', does not end with '/' and holds no '//'")
         }
     }
 
     /// Throws unless `dir` is a dconf dir: `/` first and last, never `//`.
     public static func validateDir(_ dir: String) throws(SettingsError) {
-        guard dir.hasPrefix("/"), dir.hasSuffix("/"), !dir.contains("//") else {
+        guard dir.utf8.first == UInt8(ascii: "/"), dir.utf8.last == UInt8(ascii: "/"), !hasDoubleSlash(dir)
+        else {
             throw .invalidKey(dir, "a dconf dir starts and ends with '/' and holds no '//'")
         }
     }

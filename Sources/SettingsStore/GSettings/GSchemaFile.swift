@@ -129,7 +129,7 @@ struct GSchemaFile: Sendable {
 
     /// Text with its runs of white space made single spaces, as GSettings shows summaries.
     private static func paragraph(_ text: String) -> String {
-        text.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" || $0 == "\r" }).joined(
-            separator: " ")
+        let words = text.utf8.split { $0 == 0x20 || $0 == 0x0A || $0 == 0x09 || $0 == 0x0D }
+        return String(decoding: Array(words.joined(separator: [0x20])), as: UTF8.self)
     }
 }

@@ -101,7 +101,18 @@ public struct SchemaRule: Sendable, Equatable {
     /// stands for one or more names (`window.*` covers every key starting `window.`;
     /// `media-keys.*.binding` covers `media-keys.custom-keybindings.custom0.binding`, a
     /// relocatable GSettings schema).
-    public var isPattern: Bool { key.hasSuffix(".*") || key.contains(".*.") || key.hasPrefix("*.") }
+    public var isPattern: Bool {
+        // A `*` that is a whole name (`.*` at the end, `.*.` inside, `*.` at the start).
+        guard key.utf8.count > 1 else { return false }
+        var previous = UInt8(ascii: ".")
+        var starred = false
+        for byte in key.utf8 {
+            if starred && byte == UInt8(ascii: ".") { return true }
+            starred = byte == UInt8(ascii: "*") && previous == UInt8(ascii: ".")
+            previous = byte
+        }
+        return starred
+    }
 
     /// For a pattern with its only `*` at the end, the prefix its keys start with (`window.`).
     var prefix: String? {

@@ -5,6 +5,9 @@ public struct SettingsSchema: Sendable, Equatable {
     private var exact: [String: SchemaRule] = [:]
     /// Patterns, longest prefix first, so the most specific one wins.
     private var patterns: [SchemaRule] = []
+    /// Each pattern's text before its first `*`: a key that does not start with it is skipped
+    /// without matching names (a daemon with GNOME's schemas checks every write against them).
+    private var patternPrefixes: [[UInt8]] = []
 
     /// An empty schema: every key is free-form.
     public init() {}
@@ -33,7 +36,13 @@ public struct SettingsSchema: Sendable, Equatable {
         }
         rules.append(rule)
         if rule.isPattern {
-            patterns = rules.filter(\.isPattern).sorted { $0.key.utf8.count > $1.key.utf8.count }
+            patterns.removeAll { KeyIdentity.normalize($0.key) == key }
+            // Longest first, so that the most specific pattern wins.
+            let index = patterns.firstIndex { $0.key.utf8.count < rule.key.utf8.count } ?? patterns.endIndex
+            patterns.insert(rule, at: index)
+            patternPrefixes = patterns.map {
+                Array(KeyIdentity.normalize($0.key).utf8.prefix { $0 != UInt8(ascii: "*") })
+            }
         } else {
             exact[key] = rule
         }
@@ -46,6 +55,13 @@ public struct SettingsSchema: Sendable, Equatable {
     public func rule(forKey key: String) -> SchemaRule? {
         if let rule = exact[key] { return rule }
         guard !patterns.isEmpty else { return nil }
-        return patterns.first { $0.covers(key) }
+        // By index: a rule is a large value, copied only once it matches.
+        let bytes = Array(KeyIdentity.normalize(key).utf8)
+        for index in patterns.indices {
+            let prefix = patternPrefixes[index]
+            guard bytes.count >= prefix.count, bytes[..<prefix.count].elementsEqual(prefix) else { continue }
+            if patterns[index].covers(key) { return patterns[index] }
+        }
+        return nil
     }
 }
