@@ -87,6 +87,51 @@ struct StoreBenchmark {
         report.rate(
             "durable set, schema of 1,000 keys + 100 patterns", ours: rates.ours, peer: rates.peer,
             peerName: "no schema", target: .ratio(atLeast: 0.9))
+        try largePolicy(into: &report, scratch: scratch, count: count)
+    }
+
+    /// A schema folder of 100,000 rules (a tenth of them patterns) loaded from its files, and
+    /// durable sets under 20,000 locks (exact keys and prefixes) beside sets under none.
+    private func largePolicy(into report: inout Report, scratch: Scratch, count: Int) throws {
+        let ruleCount = quick ? 20_000 : 100_000
+        let schemas = scratch.file("large-schemas")
+        let system = scratch.file("large-system")
+        try FileManager.default.createDirectory(atPath: schemas, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            atPath: system + "/locks.d", withIntermediateDirectories: true)
+        for file in 0..<10 {
+            let members = (0..<ruleCount / 10).map { index -> String in
+                let number = file * (ruleCount / 10) + index
+                return number.isMultiple(of: 10)
+                    ? "\"bulk.p\(number).*\": {\"type\": \"any\"}"
+                    : "\"bulk.g\(number % 997).k\(number)\": {\"type\": \"int\", \"min\": 0}"
+            }
+            try
+                "{\"format\": \"settingsd-schema\", \"version\": 1, \"keys\": {\(members.joined(separator: ", "))}}"
+                .write(toFile: "\(schemas)/\(file).json", atomically: true, encoding: .utf8)
+        }
+        let lockLines = (0..<20_000).map { $0.isMultiple(of: 4) ? "locked.p\($0)." : "locked.k\($0)" }
+        try lockLines.joined(separator: "\n").write(
+            toFile: system + "/locks.d/bulk", atomically: true, encoding: .utf8)
+        var policy = SettingsPolicy()
+        let load = try measureSeconds {
+            policy = try SettingsPolicy.load(schemaDirectories: [schemas], systemDirectory: system)
+        }
+        report.seconds(
+            "load \(policy.schema.rules.count) schema rules and \(policy.locks.count) locks", load,
+            target: .atMost(2, "< 2 s"))
+        var configuration = SettingsConfiguration()
+        configuration.policy = policy
+        let keys = (0..<1000).map { "free.group\($0 % 100).key\($0)" }
+        let governed = try Settings(path: scratch.file("locked-writes.sqlite"), configuration: configuration)
+        let free = try Settings(path: scratch.file("unlocked-writes.sqlite"))
+        let rates = try alternating(
+            ours: { try measureRate(count) { try governed.set($0, forKey: keys[$0 % keys.count]) } },
+            peer: { try measureRate(count) { try free.set($0, forKey: keys[$0 % keys.count]) } })
+        report.rate(
+            "durable set under 20,000 locks and \(policy.schema.rules.count) rules", ours: rates.ours,
+            peer: rates.peer,
+            peerName: "no policy", target: .ratio(atLeast: 0.9))
     }
 
     /// Durable sets that append a history record beside the same sets with history off.

@@ -74,20 +74,23 @@ extension SettingsPolicy {
                 policy.systemDefaults[key] = SystemDefault(value: value, file: file)
             }
         }
-        let locks = "\(systemDirectory)/locks.d"
-        let lockFiles = try FileSystem.regularFiles(in: locks)
+        let lockFolder = "\(systemDirectory)/locks.d"
+        // Built whole, then set once: the lock index is made when the list is set.
+        var locks: [Lock] = []
+        let lockFiles = try FileSystem.regularFiles(in: lockFolder)
         policy.skip(lockFiles.skipped)
         for name in lockFiles.names {
-            let file = "\(locks)/\(name)"
+            let file = "\(lockFolder)/\(name)"
             let text = String(decoding: try FileSystem.read(file, limit: 1 << 20), as: UTF8.self)
             for line in text.split(whereSeparator: \.isNewline) {
                 let entry = String(
                     line.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)[0]
                         .drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
                 guard !entry.isEmpty else { continue }
-                policy.locks.append(Lock(key: KeyIdentity.normalize(entry), file: file))
+                locks.append(Lock(key: KeyIdentity.normalize(entry), file: file))
             }
         }
+        policy.locks = locks
         return policy
     }
 

@@ -1,13 +1,18 @@
 /// The rules of a set of schema files: exact keys, and patterns matched by their longest prefix.
+///
+/// Both are indexed: an exact key is one hash lookup, and a key is matched only against the
+/// patterns whose text before the `*` is one of its own prefixes at a dot (a daemon with GNOME's
+/// schemas, or an app with 100,000 keys, checks every write against them).
 public struct SettingsSchema: Sendable, Equatable {
     /// Every rule, exact keys and patterns.
     public private(set) var rules: [SchemaRule] = []
+    /// Where each rule is in `rules`, by its normalized key.
+    private var positions: [String: Int] = [:]
     private var exact: [String: SchemaRule] = [:]
-    /// Patterns, longest prefix first, so the most specific one wins.
     private var patterns: [SchemaRule] = []
-    /// Each pattern's text before its first `*`: a key that does not start with it is skipped
-    /// without matching names (a daemon with GNOME's schemas checks every write against them).
-    private var patternPrefixes: [[UInt8]] = []
+    private var patternPositions: [String: Int] = [:]
+    /// Patterns by their text before the first `*` (which ends at a dot, or is empty).
+    private var patternsByPrefix: [String: [Int]] = [:]
 
     /// An empty schema: every key is free-form.
     public init() {}
@@ -23,45 +28,56 @@ public struct SettingsSchema: Sendable, Equatable {
     /// Adds a rule; a key declared again must keep its type (the later rule replaces the rest).
     public mutating func add(_ rule: SchemaRule) throws(SettingsError) {
         let key = KeyIdentity.normalize(rule.key)
-        let existing =
-            rule.isPattern ? patterns.first { KeyIdentity.normalize($0.key) == key } : exact[key]
-        if let existing {
+        if let position = positions[key] {
+            let existing = rules[position]
             guard existing.type == rule.type, existing.gvariantType == rule.gvariantType else {
                 throw SettingsError(
                     .schemaViolation,
                     "'\(rule.key)' is declared as \(existing.typeName) in \(existing.file) and as \(rule.typeName) in \(rule.file)",
                     key: rule.key, path: rule.file)
             }
-            rules.removeAll { KeyIdentity.normalize($0.key) == key }
-        }
-        rules.append(rule)
-        if rule.isPattern {
-            patterns.removeAll { KeyIdentity.normalize($0.key) == key }
-            // Longest first, so that the most specific pattern wins.
-            let index = patterns.firstIndex { $0.key.utf8.count < rule.key.utf8.count } ?? patterns.endIndex
-            patterns.insert(rule, at: index)
-            patternPrefixes = patterns.map {
-                Array(KeyIdentity.normalize($0.key).utf8.prefix { $0 != UInt8(ascii: "*") })
-            }
+            rules[position] = rule
         } else {
+            positions[key] = rules.count
+            rules.append(rule)
+        }
+        guard rule.isPattern else {
             exact[key] = rule
+            return
+        }
+        if let index = patternPositions[key] {
+            patterns[index] = rule
+        } else {
+            patternPositions[key] = patterns.count
+            patternsByPrefix[String(key.prefix { $0 != "*" }), default: []].append(patterns.count)
+            patterns.append(rule)
         }
     }
 
     /// Whether there are no rules.
     public var isEmpty: Bool { rules.isEmpty }
 
-    /// The rule for `key`: its own, else the most specific pattern that covers it.
+    /// The rule for `key`: its own, else the most specific (longest) pattern that covers it.
     public func rule(forKey key: String) -> SchemaRule? {
         if let rule = exact[key] { return rule }
         guard !patterns.isEmpty else { return nil }
-        // By index: a rule is a large value, copied only once it matches.
-        let bytes = Array(KeyIdentity.normalize(key).utf8)
-        for index in patterns.indices {
-            let prefix = patternPrefixes[index]
-            guard bytes.count >= prefix.count, bytes[..<prefix.count].elementsEqual(prefix) else { continue }
-            if patterns[index].covers(key) { return patterns[index] }
+        let name = KeyIdentity.normalize(key)
+        // The longest pattern wins; between two as long, the one with more text before its `*`,
+        // then the one declared first.
+        var best: (index: Int, rank: (Int, Int, Int))?
+        func consider(_ prefix: Substring) {
+            for index in patternsByPrefix[String(prefix)] ?? [] where patterns[index].covers(name) {
+                let rank = (patterns[index].key.utf8.count, prefix.utf8.count, -index)
+                if let current = best, current.rank >= rank { continue }
+                best = (index, rank)
+            }
         }
-        return nil
+        consider("")
+        var position = name.startIndex
+        while let dot = name[position...].firstIndex(of: ".") {
+            position = name.index(after: dot)
+            consider(name[..<position])
+        }
+        return best.map { patterns[$0.index] }
     }
 }

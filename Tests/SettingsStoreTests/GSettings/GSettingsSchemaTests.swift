@@ -1,5 +1,6 @@
 import Foundation
 import SettingsStore
+import Synchronization
 import Testing
 
 /// The GSettings schemas installed on this machine (Debian's gsettings-desktop-schemas).
@@ -134,5 +135,71 @@ struct GSettingsCommandTests {
             daemon.cli("set", "org.gnome.desktop.interface.gtk-theme", "Adwaita").error.contains("locked"))
         #expect(daemon.cli("get", "com.example.n", "--json").output == "{\"$gvariant\":\"u\",\"$value\":3}\n")
         #expect(daemon.cli("export", "--format", "dconf", "/com/", "-").output.isEmpty)
+    }
+}
+
+@Suite("GVariant rules in the library and through sync")
+struct GVariantRuleTests {
+    static func policy(_ directory: TemporaryDirectory, _ rules: String) throws -> SettingsPolicy {
+        let folder = directory.file("schemas")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try #"{"format": "settingsd-schema", "version": 1, "keys": {\#(rules)}}"#
+            .write(toFile: folder + "/rules.json", atomically: true, encoding: .utf8)
+        return try SettingsPolicy.load(schemaDirectories: [folder], systemDirectory: nil)
+    }
+
+    @Test(
+        "A JSON rule's gvariant type bounds integers, shapes tuples and types elements; a wrong pairing is refused"
+    )
+    func jsonRulesTakeGVariantTypes() throws {
+        let directory = TemporaryDirectory()
+        var configuration = SettingsConfiguration()
+        configuration.policy = try Self.policy(
+            directory,
+            #""n.u": {"gvariant": "u"}, "n.pair": {"gvariant": "(ii)"}, "n.flags": {"gvariant": "as", "choices": ["a", "b"]}, "n.*.size": {"gvariant": "(ii)"}"#
+        )
+        let settings = Settings(inMemoryWith: configuration)
+        try settings.set(4_294_967_295, forKey: "n.u")
+        #expect(throws: SettingsError.self) { try settings.set(4_294_967_296, forKey: "n.u") }
+        #expect(throws: SettingsError.self) { try settings.set(-1, forKey: "n.u") }
+        try settings.set([1, 2], forKey: "n.pair")
+        #expect(throws: SettingsError.self) { try settings.set([1, 2, 3], forKey: "n.pair") }
+        #expect(throws: SettingsError.self) {
+            try settings.set(SettingValue.array([1, "2"]), forKey: "n.pair")
+        }
+        try settings.set(["a", "b", "a"], forKey: "n.flags")
+        let refused = #expect(throws: SettingsError.self) { try settings.set(["a", "c"], forKey: "n.flags") }
+        #expect(refused?.message.contains("made of 'a', 'b'") == true, "\(refused?.message ?? "")")
+        // A '*' between names covers one or more of them.
+        #expect(throws: SettingsError.self) { try settings.set([1], forKey: "n.window.main.size") }
+        try settings.set([640, 480], forKey: "n.window.main.size")
+        let mismatch = #expect(throws: SettingsError.self) {
+            try Self.policy(TemporaryDirectory(), #""x": {"type": "string", "gvariant": "u"}"#)
+        }
+        #expect(mismatch?.message.contains("held as int") == true, "\(mismatch?.message ?? "")")
+        #expect(throws: SettingsError.self) {
+            try Self.policy(TemporaryDirectory(), #""x": {"gvariant": "a{vs}"}"#)
+        }
+    }
+
+    @Test("A replica's value that breaks a GVariant rule is refused on arrival as schemaViolation")
+    func arrivalsObeyGVariantRules() async throws {
+        var configuration = SettingsConfiguration()
+        configuration.policy = try Self.policy(
+            TemporaryDirectory(), #""n.pair": {"gvariant": "(ii)"}, "n.u": {"gvariant": "u"}"#)
+        let typed = Settings(inMemoryWith: configuration)
+        let free = Settings(inMemoryWith: .init())
+        let events = Mutex<[SettingsChange]>([])
+        let token = typed.observe(.all) { change in events.withLock { $0.append(change) } }
+        defer { token.cancel() }
+        try free.set([1, 2, 3], forKey: "n.pair")
+        try free.set(7, forKey: "n.u")
+        let link = InProcessLink(typed, free)
+        try await waitUntil { typed.value(forKey: "n.u") == 7 }
+        try await waitUntil {
+            events.withLock { $0.contains { $0.reason == .schemaViolation && $0.keys == ["n.pair"] } }
+        }
+        #expect(typed.value(forKey: "n.pair") == nil)
+        _ = link
     }
 }

@@ -27,7 +27,11 @@ extension Reliability {
 
             let seed = SeededGenerator.seed
             print("closure: SETTINGSD_SEED=\(seed)")
-            let values = SettingsCorpus.values + SettingsCorpus.randomDates(24, seed: seed)
+            // What `import --format dconf` stores travels like any value: typed GVariants included.
+            let dconfValues = GVariantCodecTests.fixtures.compactMap { fixture in
+                try? GVariant(parsing: fixture.text).untypedSettingValue()
+            }
+            let values = SettingsCorpus.values + SettingsCorpus.randomDates(24, seed: seed) + dconfValues
             let keyOf = { (index: Int) in
                 "closure.\(index).\(index.isMultiple(of: 2) ? "caf\u{E9}" : "\u{1F600}")"
             }

@@ -1,0 +1,51 @@
+import Foundation
+import Testing
+
+@testable import SettingsStore
+
+@Suite("Schema rules and locks are indexed, with the same answers as a scan")
+struct PolicyIndexTests {
+    @Test("The most specific pattern wins, an exact key beats every pattern, redeclaring replaces")
+    func patternsBySpecificity() throws {
+        var schema = try SettingsSchema(rules: [
+            SchemaRule(key: "a.*", type: .any, file: "1"),
+            SchemaRule(key: "a.b.*", type: .int, file: "2"),
+            SchemaRule(key: "a.*.c", type: .string, file: "3"),
+            SchemaRule(key: "*.tail", type: .bool, file: "4"),
+            SchemaRule(key: "a.b.exact", type: .double, file: "5"),
+        ])
+        #expect(schema.rule(forKey: "a.x")?.file == "1")
+        #expect(schema.rule(forKey: "a.b.x")?.file == "2")
+        #expect(schema.rule(forKey: "a.x.y.c")?.file == "3")
+        #expect(schema.rule(forKey: "a.b.c")?.file == "2")  // "a.b.*" and "a.*.c" are as long: the first wins
+        #expect(schema.rule(forKey: "z.tail")?.file == "4")
+        #expect(schema.rule(forKey: "a.b.exact")?.file == "5")
+        #expect(schema.rule(forKey: "b") == nil)
+        try schema.add(SchemaRule(key: "a.b.*", type: .int, summary: "again", file: "6"))
+        #expect(schema.rule(forKey: "a.b.x")?.summary == "again")
+        #expect(schema.rules.count == 5)
+        #expect(throws: SettingsError.self) {
+            try schema.add(SchemaRule(key: "a.b.*", type: .string, file: "7"))
+        }
+    }
+
+    @Test("A lock is found by exact key or by any prefix, the first in file order, among 20,000")
+    func locksByKeyAndPrefix() throws {
+        var policy = SettingsPolicy()
+        var locks = (0..<20_000).map { SettingsPolicy.Lock(key: "bulk.k\($0)", file: "bulk") }
+        locks += [
+            SettingsPolicy.Lock(key: "ui.", file: "first"),
+            SettingsPolicy.Lock(key: "ui.theme", file: "second"),
+            SettingsPolicy.Lock(key: "ui.font.", file: "third"),
+        ]
+        policy.locks = locks
+        #expect(policy.lock(forKey: "bulk.k19999")?.file == "bulk")
+        #expect(policy.lock(forKey: "bulk.k20000") == nil)
+        #expect(policy.lock(forKey: "ui.theme")?.file == "first")
+        #expect(policy.lock(forKey: "ui.font.size")?.file == "first")
+        #expect(policy.lock(forKey: "uix") == nil)
+        policy.locks = [SettingsPolicy.Lock(key: "ui.font.", file: "only")]
+        #expect(policy.lock(forKey: "ui.font.size")?.file == "only")
+        #expect(policy.lock(forKey: "ui.theme") == nil)
+    }
+}
