@@ -115,6 +115,13 @@ extension SettingsSchema {
             guard try fields.integer("version") == 1 else {
                 throw SettingsError(.schemaViolation, "field 'version' must be 1")
             }
+            if let unknown = fields.members.dictionary.keys.sorted().first(where: {
+                !["format", "version", "keys"].contains($0)
+            }) {
+                throw SettingsError(
+                    .schemaViolation,
+                    "unknown field '\(unknown)' (a schema file has format, version and keys)")
+            }
             guard case .object(let keys)? = fields.members["keys"] else {
                 throw SettingsError(.schemaViolation, "field 'keys' must be an object of key → rule")
             }
@@ -135,6 +142,14 @@ extension SettingsPolicy {
         -> SchemaRule
     {
         let fields = try JSONFields(json, what: "the rule for '\(key)'")
+        if let unknown = fields.members.dictionary.keys.sorted().first(where: {
+            !SchemaRule.fieldNames.contains($0)
+        }) {
+            throw SettingsError(
+                .schemaViolation,
+                "'\(key)': unknown field '\(unknown)' (a rule has \(SchemaRule.fieldNames.sorted().joined(separator: ", ")))",
+                key: key)
+        }
         let gvariantType = try fields.optionalString("gvariant").map { text throws(SettingsError) in
             try GVariantType(text)
         }
@@ -173,6 +188,9 @@ extension SettingsPolicy {
             scope: scope, file: file)
         rule.isSecret = try fields.bool("secret", default: false)
         rule.gvariantType = gvariantType
+        if let problem = rule.declarationProblem {
+            throw SettingsError(.schemaViolation, "'\(key)': \(problem)", key: key)
+        }
         if let json = fields.members["default"], json != .null {
             let value = try SettingValue(json: json)
             try rule.check(value, forKey: "\(key) (its default)")
