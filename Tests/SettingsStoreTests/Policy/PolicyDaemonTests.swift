@@ -121,16 +121,54 @@ extension Reliability {
             #expect(result.error.contains("unknown type 'float'"), "\(result.error)")
         }
 
-        @Test("generated Swift keys compile against SettingsStore")
+        /// A schema every part of which is hard to turn into Swift: names that collide once
+        /// punctuation is gone, keywords, a leading digit, summaries over lines, defaults that
+        /// are not literals (NaN, infinities, data, dates) at the top and nested.
+        static let hostileSchema = #"""
+            {"format": "settingsd-schema", "version": 1, "keys": {
+              "ui.font_size": {"type": "int", "default": 1, "summary": "one\ntwo\r\nthree"},
+              "ui.fontSize": {"type": "int", "default": 2}, "ui.font.size": {"type": "int"},
+              "ui-font-size": {"type": "int"}, "ui.font.size2": {"type": "string", "default": "x\"y\\z"},
+              "default": {"type": "bool", "default": true}, "9lives": {"type": "double", "default": 9},
+              "n.nan": {"type": "double", "default": {"$double": "nan"}},
+              "n.inf": {"type": "double", "default": {"$double": "-inf"}},
+              "n.any": {"type": "any", "default": {"$double": "inf"}},
+              "n.data": {"type": "data", "default": {"$data": "AAE="}},
+              "n.when": {"type": "date", "default": {"$date": 0.5}},
+              "n.list": {"type": "array", "default": [{"$data": "AAE="}, {"$date": 1}, {"$double": "nan"}, 1.5, "s", true, [1]]},
+              "n.dict": {"type": "dictionary", "default": {"a": {"$date": 2}, "b": {"x": [{"$data": ""}]}}},
+              "n.*.size": {"type": "int"}
+            }}
+            """#
+
+        @Test("generated Swift keys compile against SettingsStore, for hostile schemas and GNOME's too")
         func generatedSwiftCompiles() throws {
             let generated = DaemonProcess.run(["schema", "swift", "\(exampleSchemaDirectory)/example.json"])
             #expect(generated.status == 0)
             #expect(
                 generated.output.contains(
                     "static let audioVolume = SettingKey<Double>(\"audio.volume\", default: 0.5)"))
-            let source = directory.file("Keys.swift")
-            try (generated.output + "\nlet check: Double = SettingKeys.audioVolume.defaultValue\n").write(
-                toFile: source, atomically: true, encoding: .utf8)
+            let hostile = directory.file("hostile.json")
+            try Self.hostileSchema.write(toFile: hostile, atomically: true, encoding: .utf8)
+            let hostileSwift = DaemonProcess.run(["schema", "swift", hostile])
+            #expect(hostileSwift.status == 0, "\(hostileSwift.error)")
+            #expect(hostileSwift.output.contains("static let uiFontSize2 ="), "\(hostileSwift.output)")
+            var sources = [generated.output, hostileSwift.output]
+            if FileManager.default.fileExists(atPath: "/usr/share/glib-2.0/schemas") {
+                let gnome = DaemonProcess.run(["schema", "swift", "/usr/share/glib-2.0/schemas"])
+                #expect(gnome.status == 0, "\(gnome.error)")
+                sources.append(gnome.output)
+            }
+            for (index, text) in sources.enumerated() {
+                try typecheck(
+                    text + (index == 0 ? "\nlet check: Double = SettingKeys.audioVolume.defaultValue\n" : ""),
+                    index)
+            }
+        }
+
+        private func typecheck(_ text: String, _ index: Int) throws {
+            let source = directory.file("Keys\(index).swift")
+            try text.write(toFile: source, atomically: true, encoding: .utf8)
             let build = URL(fileURLWithPath: SettingsdBinary.path).deletingLastPathComponent().path
             let sources = URL(fileURLWithPath: exampleSchemaDirectory).deletingLastPathComponent()
                 .deletingLastPathComponent().appendingPathComponent("Sources").path
