@@ -20,13 +20,17 @@ enum ClientCommands {
         let source = arguments.isSet(Options.explain) ? fields["source"] : nil
         if arguments.isSet(Options.jsonValue) {
             // The machine form stays one JSON document: with --explain, the value and its source.
-            Output.line(
-                source.map { JSONValue.object(["value": json, "source": $0]) }?.serialized()
-                    ?? json.serialized())
+            var explained: [String: JSONValue] = ["value": json]
+            explained["source"] = source
+            explained["schemaProblem"] = source == nil ? nil : fields["schemaProblem"]
+            Output.line(source == nil ? json.serialized() : JSONValue.object(explained).serialized())
             return 0
         }
         Output.line(Output.text(of: value))
         if case .string(let text)? = source { Output.line("from: \(text)") }
+        if source != nil, case .string(let problem)? = fields["schemaProblem"] {
+            Output.line("warning: the schema changed since: \(problem)")
+        }
         return 0
     }
 
@@ -109,6 +113,9 @@ enum ClientCommands {
             Output.line("value: unset")
         }
         Output.line("from: \(text(fields["source"]))")
+        if case .string(let problem)? = fields["schemaProblem"] {
+            Output.line("warning: the schema changed since: \(problem)")
+        }
         return 0
     }
 
@@ -182,8 +189,9 @@ enum ClientCommands {
             let rule = entry["rule"]
             let value = try entry["value"].map { Output.listed(try SettingValue(json: $0)) } ?? "unset"
             let scope = rule?["scope"] == "local" ? ", local" : ""
+            let problem = entry["schemaProblem"].map { "  (does not fit the schema now: \(text($0)))" } ?? ""
             Output.line(
-                "\(text(rule?["key"])) (\(text(rule?["type"]))\(scope)) = \(value)  [\(text(entry["source"]))]"
+                "\(text(rule?["key"])) (\(text(rule?["type"]))\(scope)) = \(value)  [\(text(entry["source"]))]\(problem)"
             )
         }
         return 0

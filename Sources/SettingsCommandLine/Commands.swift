@@ -111,13 +111,14 @@ enum Commands {
                     name: "FILE",
                     help:
                         "a schema file or folder (see docs/SCHEMA.md); for import-dconf-db a dconf keyfile folder such as /etc/dconf/db/local.d",
-                    completion: .file),
+                    isOptional: true, completion: .file),
                 ArgumentSpec(
                     name: "SYSTEM-DIR",
                     help:
                         "import-dconf-db: where defaults.d and locks.d are written (default /etc/settingsd)",
                     isOptional: true, completion: .file),
             ],
+            options: [Options.store] + Options.connection,
             run: SchemaCommands.run),
         CommandSpec(
             name: "hub",

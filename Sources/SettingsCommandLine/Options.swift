@@ -73,6 +73,10 @@ enum Options {
 
     static let replace = Flag(
         "--replace", "also delete keys that are not in the document (with --format dconf: those under DIR)")
+    static let store = Flag(
+        "--store",
+        "schema check: list the stored values that no longer fit the schemas (exit 1 if any), through the daemon or --db"
+    )
     static let format = Option<DocumentFormat>.choice(
         "--format", "FORMAT",
         "json (settingsd's export document, the default) or dconf (dconf dump's keyfile)")

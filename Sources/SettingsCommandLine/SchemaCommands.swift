@@ -7,6 +7,12 @@ import SettingsStore
 /// `settingsd schema swift FILE` (typed keys for an app) and `settingsd schema check FILE`.
 enum SchemaCommands {
     static func run(_ arguments: ParsedArguments) throws -> Int32 {
+        if arguments.isSet(Options.store) {
+            guard try arguments.positionals(1...1) == ["check"] else {
+                throw UsageError("--store goes with 'schema check' and no FILE", command: "schema")
+            }
+            return try checkStore(arguments)
+        }
         let positionals = try arguments.positionals(2...3)
         let file = positionals[1]
         if positionals[0] == "import-dconf-db" {
@@ -28,6 +34,22 @@ enum SchemaCommands {
                 "schema has no action '\(action)' (check, swift or import-dconf-db)", command: "schema")
         }
         return 0
+    }
+
+    /// `schema check --store`: the stored values that break the schemas in force, one a line.
+    private static func checkStore(_ arguments: ParsedArguments) throws -> Int32 {
+        let fields = try arguments.requestTarget(forWriting: false).request(.schema)
+        guard case .array(let entries)? = fields["keys"] else { return 0 }
+        let broken = entries.compactMap { entry -> String? in
+            guard case .string(let problem)? = entry["schemaProblem"] else { return nil }
+            return problem
+        }
+        for problem in broken { Output.line(problem) }
+        Output.standardError(
+            broken.isEmpty
+                ? "every stored value fits the schemas\n"
+                : "\(broken.count) stored value(s) do not fit the schemas now\n")
+        return broken.isEmpty ? 0 : 1
     }
 
     /// Whether `file` is GSettings' (a `.gschema.xml` file, or a folder of them).

@@ -8,6 +8,7 @@ enum PolicyReport {
         ]
         if let value = settings.value(forKey: key) { fields["value"] = value.json }
         if let rule = policy.schema.rule(forKey: key) { fields["schema"] = json(of: rule) }
+        if let problem = schemaProblem(key, in: settings) { fields["schemaProblem"] = .string(problem) }
         if let lock = policy.lock(forKey: key) { fields["lockedBy"] = .string(lock.file) }
         if let system = policy.systemDefaults[key] {
             fields["systemDefault"] = system.value.json
@@ -28,9 +29,27 @@ enum PolicyReport {
                     }
                     members["source"] = .string(
                         rule.isPattern ? "pattern" : settings.source(ofKey: rule.key).description)
+                    if !rule.isPattern, let problem = schemaProblem(rule.key, in: settings) {
+                        members["schemaProblem"] = .string(problem)
+                    }
                     return .object(members)
                 })
         ]
+    }
+
+    /// Why the user's stored value of `key` breaks the schema as it is now (a maximum lowered
+    /// below it, a type changed), or nil. Such a value is still stored and read, until changed.
+    static func schemaProblem(_ key: String, in settings: Settings) -> String? {
+        guard let value = settings.storedValue(forKey: key),
+            let rule = settings.policy.schema.rule(forKey: key),
+            settings.policy.lock(forKey: key) == nil
+        else { return nil }
+        do throws(SettingsError) {
+            try rule.check(value, forKey: key)
+            return nil
+        } catch {
+            return error.message
+        }
     }
 
     /// A rule in the schema file's own form, plus its key and file.
