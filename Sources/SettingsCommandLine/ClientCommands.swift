@@ -122,6 +122,7 @@ enum ClientCommands {
     static func reset(_ arguments: ParsedArguments) throws -> Int32 {
         let key = try arguments.key(try arguments.positionals(1...1)[0])
         let fields = try arguments.requestTarget(forWriting: true).request(.reset(keyOrPrefix: key))
+        reportSkippedLocked(fields)
         if case .integer(let removed)? = fields["removed"], key.hasSuffix(".") {
             Output.standardError("reset \(removed) key(s) under '\(key)' to their defaults\n")
         }
@@ -166,11 +167,25 @@ enum ClientCommands {
             return 0
         }
         guard case .array(let keys)? = fields["keys"] else { return 0 }
+        var locked: Set<String> = []
+        if case .array(let names)? = fields["locked"] {
+            for case .string(let name) in names { locked.insert(name) }
+        }
         for case .string(let key) in keys {
             guard let json = values[key] else { continue }
-            Output.line("\(key) = \(Output.listed(try SettingValue(json: json)))")
+            let mark = locked.contains(key) ? "  (locked)" : ""
+            Output.line("\(key) = \(Output.listed(try SettingValue(json: json)))\(mark)")
         }
         return 0
+    }
+
+    /// Names, on stderr, the locked keys a whole-store operation left as they are.
+    static func reportSkippedLocked(_ fields: [String: JSONValue]) {
+        guard case .array(let names)? = fields["skippedLocked"], !names.isEmpty else { return }
+        let keys = names.map { text($0) }
+        Output.standardError(
+            "skipped \(keys.count) locked key(s), left as the lock holds them: \(keys.prefix(20).joined(separator: ", "))\(keys.count > 20 ? ", …" : "")\n"
+        )
     }
 
     /// `list --schema`: the declared keys under `prefix` with their effective values.
@@ -256,6 +271,7 @@ enum ClientCommands {
         }
         let fields = try arguments.requestTarget(forWriting: true).importDocument(
             document, replace: arguments.isSet(Options.replace), under: [])
+        reportSkippedLocked(fields)
         if case .integer(let count)? = fields["imported"] {
             Output.standardError("imported \(count) value(s)\n")
         }

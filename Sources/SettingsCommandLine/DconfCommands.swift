@@ -38,6 +38,7 @@ enum DconfCommands {
         let prefixes = replace ? try replacedPrefixes(dir) : []
         let fields = try target.importDocument(
             ExportDocument(values: values), replace: replace, under: prefixes)
+        ClientCommands.reportSkippedLocked(fields)
         if case .integer(let count)? = fields["imported"] {
             Output.standardError("imported \(count) value(s)\n")
         }

@@ -31,6 +31,7 @@ enum HistoryCommands {
             throw UsageError("revert needs --to VERSION or --before TIME", command: "revert")
         }
         let fields = try target.request(.revertBefore(keyOrPrefix: key, timeMilliseconds: before))
+        ClientCommands.reportSkippedLocked(fields)
         if case .integer(let count)? = fields["reverted"] {
             Output.standardError(
                 "reverted \(count) key(s) to their values before \(ISO8601.format(secondsSince1970: Double(before) / 1000))\n"

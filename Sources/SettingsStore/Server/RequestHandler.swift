@@ -44,11 +44,18 @@ struct RequestHandler {
             let keys = settings.keys(withPrefix: prefix)
             var result: [String: JSONValue] = ["keys": .array(keys.map { .string($0) })]
             if includeValues {
+                // The values `get` answers: a locked key shows what the lock holds it to.
                 var values: [String: JSONValue] = [:]
+                var locked: [JSONValue] = []
+                let policy = settings.policy
                 for key in keys {
-                    if let value = settings.storedValue(forKey: key) { values[key] = value.json }
+                    let isLocked = !policy.locks.isEmpty && policy.lock(forKey: key) != nil
+                    if isLocked { locked.append(.string(key)) }
+                    let value = isLocked ? settings.value(forKey: key) : settings.storedValue(forKey: key)
+                    if let value { values[key] = value.json }
                 }
                 result["values"] = .object(values)
+                if !locked.isEmpty { result["locked"] = .array(locked) }
             }
             return .answer(.success(result))
         case .status:
@@ -82,8 +89,13 @@ struct RequestHandler {
             }
         case .import(let document, let replace, let prefixes):
             return .write(reason: .import) { transaction in
-                try transaction.importValues(document.values, replacingExisting: replace, under: prefixes)
-                return ["imported": .integer(Int64(document.values.count))]
+                let skipped = try transaction.importValues(
+                    document.values, replacingExisting: replace, under: prefixes)
+                let written = document.values.count - skipped.filter { document.values[$0] != nil }.count
+                return [
+                    "imported": .integer(Int64(written)),
+                    "skippedLocked": .array(skipped.map { .string($0) }),
+                ]
             }
         case .describe(let key):
             return .answer(.success(PolicyReport.describe(KeyIdentity.normalize(key), in: settings)))
@@ -91,7 +103,13 @@ struct RequestHandler {
             return .answer(.success(PolicyReport.schema(of: settings)))
         case .reset(let keyOrPrefix):
             return .write(reason: .reset) { transaction in
-                ["removed": .integer(Int64(try transaction.reset(keyOrPrefix)))]
+                let skipped =
+                    keyOrPrefix.hasSuffix(".")
+                    ? settings.keys(withPrefix: keyOrPrefix).filter { transaction.isLocked($0) } : []
+                return [
+                    "removed": .integer(Int64(try transaction.reset(keyOrPrefix))),
+                    "skippedLocked": .array(skipped.map { .string($0) }),
+                ]
             }
         case .history(let query):
             do throws(SettingsError) {
@@ -122,10 +140,11 @@ struct RequestHandler {
             do throws(SettingsError) {
                 let changes = try settings.historicValues(under: key, at: time)
                 return .write(reason: .revert) { transaction in
-                    for (changed, value) in changes.sorted(by: { $0.key < $1.key }) {
-                        try transaction.set(value, forKey: changed)
-                    }
-                    return ["reverted": .integer(Int64(changes.count))]
+                    let skipped = try transaction.restore(changes, under: key)
+                    return [
+                        "reverted": .integer(Int64(changes.count - skipped.count)),
+                        "skippedLocked": .array(skipped.map { .string($0) }),
+                    ]
                 }
             } catch {
                 return .answer(.failure(error))

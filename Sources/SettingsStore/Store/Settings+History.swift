@@ -91,20 +91,20 @@ extension Settings {
     /// Returns every key under `prefix` (a key, or a prefix ending in `.`) to the value it had at
     /// `time`, in one transaction of new writes (recorded as `revert`).
     ///
+    /// A prefix skips its locked keys (as `reset()` does); one locked key is refused.
+    ///
     /// - Returns: How many keys changed.
     /// - Throws: `invalidValue` when the history cannot answer (off, not that old, or secret keys
     ///   changed since, named), and nothing is written; what a write may throw.
     @discardableResult
     public func revert(_ prefix: String, before time: UInt64) throws(SettingsError) -> Int {
         let changes = try historicValues(under: prefix, at: time)
-        try typed {
+        let skipped = try typed {
             try transaction(reason: .revert) { transaction in
-                for (key, value) in changes.sorted(by: { $0.key < $1.key }) {
-                    try transaction.set(value, forKey: key)
-                }
+                try transaction.restore(changes, under: prefix)
             }
         }
-        return changes.count
+        return changes.count - skipped.count
     }
 
     /// The value `key` had at version `version` (nil: that version deleted it).

@@ -207,9 +207,12 @@ public final class Settings: Sendable {
     }
 
     /// Writes `values` in one transaction with reason `.import`; with `replacingExisting`, keys
-    /// not in `values` are removed in the same transaction.
+    /// not in `values` are removed in the same transaction. Locked keys are left as they are.
+    ///
+    /// - Returns: The locked keys that were skipped, sorted.
+    @discardableResult
     public func importValues(_ values: [String: SettingValue], replacingExisting: Bool = false)
-        throws(SettingsError)
+        throws(SettingsError) -> [String]
     {
         try typed {
             try transaction(reason: .import) { transaction in

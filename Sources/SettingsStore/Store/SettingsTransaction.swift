@@ -78,17 +78,59 @@ public final class SettingsTransaction {
     /// Writes `values`, in key order; with `replacingExisting`, removes the stored keys not in
     /// `values` (only those under one of `prefixes`, when it names any). Values identical to the
     /// stored ones change nothing.
+    ///
+    /// Locked keys are left as they are, neither written nor removed, so that a backup made
+    /// anywhere restores on a managed machine.
+    ///
+    /// - Returns: The locked keys that were skipped, sorted.
+    @discardableResult
     public func importValues(
         _ values: [String: SettingValue], replacingExisting: Bool, under prefixes: [String] = []
-    ) throws(SettingsError) {
+    ) throws(SettingsError) -> [String] {
+        var skipped: Set<String> = []
         if replacingExisting {
             let scope =
                 prefixes.isEmpty ? settings.keys() : prefixes.flatMap { settings.keys(withPrefix: $0) }
-            for key in scope where values[key] == nil { try removeValue(forKey: key) }
+            for key in scope where values[key] == nil {
+                guard !isLocked(key) else {
+                    skipped.insert(key)
+                    continue
+                }
+                try removeValue(forKey: key)
+            }
         }
         for (key, value) in values.sorted(by: { $0.key < $1.key }) {
+            guard !isLocked(key) else {
+                // An unchanged value is no write at all: only a value the lock keeps out is named.
+                if settings.storedValue(forKey: key) != value { skipped.insert(key) }
+                continue
+            }
             try set(value, forKey: key)
         }
+        return skipped.sorted()
+    }
+
+    /// Writes `values` back (nil: a removal), in key order; under a prefix (`keyOrPrefix` ending
+    /// in `.`) locked keys are skipped, one locked key is refused.
+    ///
+    /// - Returns: The locked keys skipped, sorted.
+    func restore(_ values: [String: SettingValue?], under keyOrPrefix: String) throws(SettingsError)
+        -> [String]
+    {
+        var skipped: [String] = []
+        for (key, value) in values.sorted(by: { $0.key < $1.key }) {
+            if keyOrPrefix.hasSuffix("."), isLocked(key) {
+                skipped.append(key)
+                continue
+            }
+            if let value { try set(value, forKey: key) } else { try removeValue(forKey: key) }
+        }
+        return skipped
+    }
+
+    /// Whether a lock keeps `key` from being written here.
+    func isLocked(_ key: String) -> Bool {
+        !policy.locks.isEmpty && policy.lock(forKey: KeyIdentity.normalize(key)) != nil
     }
 
     /// Removes `keyOrPrefix`, or every stored key under it when it ends in `.`, so reads return
@@ -97,9 +139,11 @@ public final class SettingsTransaction {
     /// - Returns: How many of the keys held a value.
     @discardableResult
     public func reset(_ keyOrPrefix: String) throws(SettingsError) -> Int {
-        let keys = keyOrPrefix.hasSuffix(".") ? settings.keys(withPrefix: keyOrPrefix) : [keyOrPrefix]
+        let isPrefix = keyOrPrefix.hasSuffix(".")
+        let keys = isPrefix ? settings.keys(withPrefix: keyOrPrefix) : [keyOrPrefix]
         var removed = 0
-        for key in keys {
+        // A prefix skips its locked keys, as `Settings.reset()` does; one locked key is refused.
+        for key in keys where !(isPrefix && isLocked(key)) {
             if settings.storedValue(forKey: key) != nil { removed += 1 }
             try removeValue(forKey: key)
         }
