@@ -129,6 +129,11 @@ final class HistoryTable {
         Int(try connection.scalar("SELECT count(*) FROM history") ?? 0)
     }
 
+    /// The time of the oldest record kept, in milliseconds since 1970.
+    func oldestTime() throws(SettingsError) -> UInt64? {
+        try connection.scalar("SELECT time_ms FROM history ORDER BY seq LIMIT 1").map { UInt64(clamping: $0) }
+    }
+
     /// Deletes the oldest records up to `folded` (see `SettingsBackend.pruneHistory`); returns
     /// how many it deleted.
     func prune(before: UInt64, excess: Int, batch: Int, throughSequence folded: Int64) throws(SettingsError)

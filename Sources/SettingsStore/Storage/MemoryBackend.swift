@@ -40,6 +40,10 @@ final class MemoryBackend: SettingsBackend {
         order.count
     }
 
+    func oldestHistoryTime() -> UInt64? {
+        order.first.flatMap { records[$0]?.record.timeMilliseconds }
+    }
+
     func pruneHistory(before: UInt64, excess: Int, batch: Int) -> Int {
         let removed =
             excess > 0

@@ -373,6 +373,10 @@ final class SQLiteBackend: SettingsBackend {
         try history.count()
     }
 
+    func oldestHistoryTime() throws(SettingsError) -> UInt64? {
+        try history.oldestTime()
+    }
+
     func pruneHistory(before: UInt64, excess: Int, batch: Int) throws(SettingsError) -> Int {
         // Records whose rows are still owed are kept: fold first, so a short history prunes to
         // its maximum too (at most one fold per pass).

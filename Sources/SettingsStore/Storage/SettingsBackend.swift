@@ -27,6 +27,9 @@ protocol SettingsBackend: AnyObject {
     /// How many history records there are.
     func historyCount() throws(SettingsError) -> Int
 
+    /// The time of the oldest history record kept (milliseconds since 1970), or nil.
+    func oldestHistoryTime() throws(SettingsError) -> UInt64?
+
     /// Deletes the oldest records: up to `batch` of them when `excess` records are over the
     /// maximum, else those among the oldest `batch` older than `before` (milliseconds since
     /// 1970); returns how many it deleted.

@@ -59,6 +59,20 @@ extension Settings {
                 "that is older than the history keeps (\(retention.keepMilliseconds / 86_400_000) days, --history-keep): it cannot tell what the store held then"
             )
         }
+        // A full history has dropped its oldest records by count: before the oldest one kept,
+        // some change may be missing.
+        let oldest = try writer.withLock { (writer) throws(SettingsError) -> UInt64? in
+            guard writer.historyCount >= retention.maximumRecords, let backend = writer.backend else {
+                return nil
+            }
+            return try backend.oldestHistoryTime()
+        }
+        if let oldest, time < oldest {
+            throw SettingsError(
+                .invalidValue,
+                "that is older than the oldest of the \(retention.maximumRecords) records the history keeps (--history-max), from \(ISO8601.format(secondsSince1970: Double(oldest) / 1000)): it cannot tell what the store held then"
+            )
+        }
     }
 
     /// Throws naming the `secret` keys among `changes`: their history holds fingerprints, so the

@@ -25,6 +25,30 @@ struct HistoryLimitsTests {
         #expect(settings.value(forKey: "k") == "now")
     }
 
+    @Test(
+        "a time before the oldest record a full history kept (--history-max) is refused; after it, answered")
+    func olderThanCountKept() throws {
+        let clock = SkewedClock()
+        var configuration = SettingsConfiguration(clock: clock.read)
+        configuration.history = HistoryRetention(maximumRecords: 3)
+        let settings = Settings(inMemoryWith: configuration)
+        var times: [UInt64] = []
+        for round in 0..<6 {
+            times.append(clock.now())
+            try settings.set(round, forKey: "k\(round % 2)")
+            clock.jump(by: 1_000)
+        }
+        while try settings.pruneHistory() > 0 {}
+        #expect(settings.historyCount == 3)
+        // The first changes are gone: what the store held then cannot be told.
+        let error = #expect(throws: SettingsError.self) { try settings.snapshot(at: times[1]) }
+        #expect(error?.message.contains("--history-max") == true, "\(error?.message ?? "")")
+        #expect(throws: SettingsError.self) { try settings.revert("k0", before: times[0]) }
+        // From the oldest kept record on, the history answers exactly.
+        #expect(try settings.snapshot(at: times[4]) == ["k0": 4, "k1": 3])
+        #expect(settings.value(forKey: "k0") == 4)
+    }
+
     @Test("a time older than the history keeps is refused")
     func olderThanKept() throws {
         let settings = try store(
