@@ -9,6 +9,14 @@ import SettingsStore
 package enum CLI {
     /// Runs the process's command line as `binary` and exits with the command's status.
     package static func main(as binary: CommandLineBinary) -> Never {
+        if binary == .daemon {
+            do throws(SettingsError) {
+                try CommandLineBinary.checkStartedBySameVersion()
+            } catch {
+                Output.error(error.message)
+                exit(1)
+            }
+        }
         exit(arguments().map { run($0, as: binary) } ?? 64)
     }
 

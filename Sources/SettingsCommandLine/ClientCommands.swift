@@ -97,6 +97,9 @@ enum ClientCommands {
             if let summary = rule["summary"] { Output.line("summary: \(text(summary))") }
             if let description = rule["description"] { Output.line("description: \(text(description))") }
             Output.line("scope: \(text(rule["scope"]))\(rule["scope"] == "local" ? " (never synced)" : "")")
+            if rule["secret"] == .bool(true) {
+                Output.line("secret: yes (the history keeps fingerprints, not values)")
+            }
             Output.line("schema: \(text(rule["file"]))")
         } else {
             Output.line("type: any (no schema declares this key)")
@@ -174,7 +177,7 @@ enum ClientCommands {
         for case .string(let key) in keys {
             guard let json = values[key] else { continue }
             let mark = locked.contains(key) ? "  (locked)" : ""
-            Output.line("\(key) = \(Output.listed(try SettingValue(json: json)))\(mark)")
+            Output.line("\(Output.listedKey(key)) = \(Output.listed(try SettingValue(json: json)))\(mark)")
         }
         return 0
     }

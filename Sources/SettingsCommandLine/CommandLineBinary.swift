@@ -24,6 +24,8 @@ package enum CommandLineBinary: Sendable {
     /// throwing, when it cannot be started.
     static func continueInDaemon(_ arguments: [String]) throws(SettingsError) -> Never {
         let path = try daemonPath()
+        // The daemon checks that it is this very version (see `checkStartedBySameVersion`).
+        setenv(versionVariable, SettingsdVersion.current, 1)
         var argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) }
         argv.append(nil)
         execv(path, argv)
@@ -32,6 +34,23 @@ package enum CommandLineBinary: Sendable {
         throw SettingsError(
             .io, "cannot start '\(path)': \(reason) (the daemon and the hub commands run in \(daemonName))",
             path: path)
+    }
+
+    /// The variable through which `settingsd` tells `settingsd-daemon` its version.
+    static let versionVariable = "SETTINGSD_STARTED_BY_VERSION"
+
+    /// Throws when `settingsd` of another version started this `settingsd-daemon` (a partial
+    /// upgrade, or binaries copied from two builds), then forgets the variable.
+    static func checkStartedBySameVersion() throws(SettingsError) {
+        guard let pointer = getenv(versionVariable) else { return }
+        let version = String(cString: pointer)
+        unsetenv(versionVariable)
+        guard version == SettingsdVersion.current else {
+            throw SettingsError(
+                .unsupportedVersion,
+                "settingsd \(version) started \(daemonName) \(SettingsdVersion.current): install both from one build"
+            )
+        }
     }
 
     /// `settingsd-daemon` in the directory of this executable.

@@ -3,8 +3,9 @@ import SettingsStore
 /// `settingsd history` and `settingsd revert`: the audit log and undo.
 enum HistoryCommands {
     static func history(_ arguments: ParsedArguments) throws -> Int32 {
+        // `acct.*` means the prefix `acct.`, as it does for watch.
         let key = try arguments.positionals(0...1).first.map { (text) throws(UsageError) in
-            try arguments.key(text)
+            try arguments.key(text.hasSuffix(".*") ? String(text.dropLast()) : text)
         }
         let query = HistoryQuery(
             keyOrPrefix: key, sinceMilliseconds: try arguments.value(Options.since),
@@ -40,13 +41,22 @@ enum HistoryCommands {
         return 0
     }
 
-    /// `2026-11-29 14:03:07  audio.volume  0.5 → 0.8  uid 1000 /usr/bin/player  local`.
+    /// `2026-11-29 14:03:07Z  audio.volume  0.5 → 0.8  uid 1000 /usr/bin/player  local`: the
+    /// time in UTC, and values over 100 characters cut short (`--json` has them whole).
     private static func humanLine(_ record: JSONValue) throws -> String {
-        let time = String(
-            ISO8601.format(secondsSince1970: Double(milliseconds(record) / 1000)).map { $0 == "T" ? " " : $0 }
-                .prefix(19))
-        let before = try record["previous"].map { Output.listed(try SettingValue(json: $0)) } ?? "unset"
-        let after = try record["value"].map { Output.listed(try SettingValue(json: $0)) } ?? "deleted"
+        let time =
+            String(
+                ISO8601.format(secondsSince1970: Double(milliseconds(record) / 1000)).map {
+                    $0 == "T" ? " " : $0
+                }
+                .prefix(19)) + "Z"
+        func shown(_ value: SettingValue) -> String {
+            let text = Output.listed(value)
+            guard text.count > 100 else { return text }
+            return text.prefix(80) + "… (\(text.utf8.count) bytes)"
+        }
+        let before = try record["previous"].map { shown(try SettingValue(json: $0)) } ?? "unset"
+        let after = try record["value"].map { shown(try SettingValue(json: $0)) } ?? "deleted"
         var line = "\(time)  \(ClientCommands.text(record["key"]))  \(before) → \(after)"
         if case .integer(let uid)? = record["uid"] {
             line += "  uid \(uid)"

@@ -43,6 +43,16 @@ enum Output {
 
     /// How `list` and `watch` show a value: on one line, a string quoted and escaped like JSON
     /// (so `"1"` is not `1`), a date in ISO 8601 (what `set --type date` reads), the rest as JSON.
+    /// A key as `list` prints it: as it is, or as a JSON string when it could be misread
+    /// (`"q.a = b"`: holding ` = `, a quote, white space at either end, or a control character).
+    static func listedKey(_ key: String) -> String {
+        let ambiguous =
+            key.contains(" = ") || key.contains("\"") || key.first?.isWhitespace == true
+            || key.last?.isWhitespace == true
+            || key.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }
+        return ambiguous ? JSONValue.string(key).serialized() : key
+    }
+
     static func listed(_ value: SettingValue) -> String {
         if case .date(let date) = value {
             return ISO8601.format(secondsSince1970: date.timeIntervalSince1970)

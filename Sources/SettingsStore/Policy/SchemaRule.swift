@@ -158,7 +158,8 @@ public struct SchemaRule: Sendable, Equatable {
             do throws(SettingsError) {
                 _ = try GVariant(value, type: gvariantType)
             } catch {
-                return "must be a GVariant '\(gvariantType)': \(error.message)"
+                // A secret's message never holds the value it refuses.
+                return "must be a GVariant '\(gvariantType)'" + (isSecret ? "" : ": \(error.message)")
             }
         }
         switch (type, value) {
@@ -175,11 +176,12 @@ public struct SchemaRule: Sendable, Equatable {
             case .double(let double): double
             default: nil
             }
+        func refused(_ shown: String) -> String { isSecret ? "" : ", not \(shown)" }
         if let number, let minimum, !(number >= minimum) {
-            return "must be at least \(Self.format(minimum)), not \(Self.format(number))"
+            return "must be at least \(Self.format(minimum))" + refused(Self.format(number))
         }
         if let number, let maximum, !(number <= maximum) {
-            return "must be at most \(Self.format(maximum)), not \(Self.format(number))"
+            return "must be at most \(Self.format(maximum))" + refused(Self.format(number))
         }
         if let choices {
             let strings: [String] =
@@ -191,7 +193,8 @@ public struct SchemaRule: Sendable, Equatable {
                 }
             if let text = strings.first(where: { !choices.contains($0) }) {
                 return
-                    "must be \(value.kind == .array ? "made of" : "one of") \(choices.map { "'\($0)'" }.joined(separator: ", ")), not '\(text.debugDescriptionTruncated)'"
+                    "must be \(value.kind == .array ? "made of" : "one of") \(choices.map { "'\($0)'" }.joined(separator: ", "))"
+                    + refused("'\(text.debugDescriptionTruncated)'")
             }
         }
         if let maximumLength {

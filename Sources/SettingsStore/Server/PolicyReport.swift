@@ -60,6 +60,7 @@ enum PolicyReport {
             "file": .string(rule.file),
         ]
         if let type = rule.gvariantType { members["gvariant"] = .string(type.description) }
+        if rule.isSecret { members["secret"] = .bool(true) }
         if let value = rule.defaultValue { members["default"] = value.json }
         if let minimum = rule.minimum { members["min"] = .double(minimum) }
         if let maximum = rule.maximum { members["max"] = .double(maximum) }
