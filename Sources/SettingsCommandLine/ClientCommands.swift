@@ -123,11 +123,16 @@ enum ClientCommands {
     }
 
     static func reset(_ arguments: ParsedArguments) throws -> Int32 {
-        let key = try arguments.key(try arguments.positionals(1...1)[0])
+        let all = arguments.isSet(Options.all)
+        let key =
+            all
+            ? "" : try arguments.key(try arguments.positionals(1...1)[0])
+        if all { _ = try arguments.positionals(0...0) }
         let fields = try arguments.requestTarget(forWriting: true).request(.reset(keyOrPrefix: key))
         reportSkippedLocked(fields)
-        if case .integer(let removed)? = fields["removed"], key.hasSuffix(".") {
-            Output.standardError("reset \(removed) key(s) under '\(key)' to their defaults\n")
+        if case .integer(let removed)? = fields["removed"], all || key.hasSuffix(".") {
+            Output.standardError(
+                "reset \(removed) key(s)\(all ? "" : " under '\(key)'") to their defaults\n")
         }
         return 0
     }

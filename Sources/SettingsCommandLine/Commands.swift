@@ -26,11 +26,15 @@ enum Commands {
             name: "delete", overview: "Remove a key, so readers get its default again.", arguments: [key],
             options: Options.connection, run: ClientCommands.delete),
         CommandSpec(
-            name: "reset", overview: "Return a key, or every key under a prefix, to its defaults (synced).",
+            name: "reset",
+            overview:
+                "Return a key, every key under a prefix, or the whole store (--all) to its defaults (synced).",
             arguments: [
-                ArgumentSpec(name: "KEY", help: "a key, or a prefix ending in '.'", completion: .keys)
+                ArgumentSpec(
+                    name: "KEY", help: "a key, or a prefix ending in '.'", isOptional: true, completion: .keys
+                )
             ],
-            options: Options.connection, run: ClientCommands.reset),
+            options: [Options.all] + Options.connection, run: ClientCommands.reset),
         CommandSpec(
             name: "describe",
             overview:

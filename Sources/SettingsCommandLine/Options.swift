@@ -73,6 +73,7 @@ enum Options {
 
     static let replace = Flag(
         "--replace", "also delete keys that are not in the document (with --format dconf: those under DIR)")
+    static let all = Flag("--all", "every key of the store (no KEY): the whole store back to its defaults")
     static let store = Flag(
         "--store",
         "schema check: list the stored values that no longer fit the schemas (exit 1 if any), through the daemon or --db"

@@ -104,7 +104,7 @@ struct RequestHandler {
         case .reset(let keyOrPrefix):
             return .write(reason: .reset) { transaction in
                 let skipped =
-                    keyOrPrefix.hasSuffix(".")
+                    keyOrPrefix.isEmpty || keyOrPrefix.hasSuffix(".")
                     ? settings.keys(withPrefix: keyOrPrefix).filter { transaction.isLocked($0) } : []
                 return [
                     "removed": .integer(Int64(try transaction.reset(keyOrPrefix))),

@@ -139,7 +139,7 @@ public final class SettingsTransaction {
     /// - Returns: How many of the keys held a value.
     @discardableResult
     public func reset(_ keyOrPrefix: String) throws(SettingsError) -> Int {
-        let isPrefix = keyOrPrefix.hasSuffix(".")
+        let isPrefix = keyOrPrefix.isEmpty || keyOrPrefix.hasSuffix(".")
         let keys = isPrefix ? settings.keys(withPrefix: keyOrPrefix) : [keyOrPrefix]
         var removed = 0
         // A prefix skips its locked keys, as `Settings.reset()` does; one locked key is refused.

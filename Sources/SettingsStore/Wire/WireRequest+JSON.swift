@@ -110,7 +110,15 @@ extension WireRequest {
             return .importPart(document: try ExportDocument(json: document))
         case "describe": return .describe(key: try fields.string("key"))
         case "schema": return .schema
-        case "reset": return .reset(keyOrPrefix: try fields.string("key"))
+        case "reset":
+            // Everything is asked for by name (`"all": true`), never by a missing or empty key.
+            if try fields.bool("all", default: false) { return .reset(keyOrPrefix: "") }
+            let key = try fields.string("key")
+            guard !key.isEmpty else {
+                throw SettingsError(
+                    .invalidKey, "reset of '' names no key; send \"all\": true to reset everything")
+            }
+            return .reset(keyOrPrefix: key)
         case "history":
             return .history(
                 HistoryQuery(
@@ -169,6 +177,8 @@ extension WireRequest {
         switch self {
         case .hello(let hello):
             hello.write(to: &members)
+        case .reset(let key) where key.isEmpty:
+            members["all"] = .bool(true)
         case .get(let key), .delete(let key), .describe(let key), .reset(let key):
             members["key"] = .string(key)
         case .getMany(let keys):

@@ -36,7 +36,8 @@ package enum WireRequest: Sendable, Equatable {
     case describe(key: String)
     /// Lists the keys the schemas declare (patterns included) with their effective values.
     case schema
-    /// Returns a key, or every key under a prefix ending in `.`, to its defaults (a delete).
+    /// Returns a key, or every key under a prefix ending in `.`, or every key (`""`, sent as
+    /// `"all": true`), to its defaults (a delete).
     case reset(keyOrPrefix: String)
     /// The history records a query selects, newest first.
     case history(HistoryQuery)

@@ -63,3 +63,22 @@ extension Reliability {
         }
     }
 }
+
+extension Reliability.PolishTests {
+    @Test(
+        "reset --all returns the whole store to its defaults, skipping locked keys; an empty key is refused")
+    func resetTheWholeStore() throws {
+        let directory = TemporaryDirectory()
+        let system = try SystemFolder(
+            directory, defaults: ["10.json": #"{"b.locked": "site"}"#], locks: ["l": "b.locked\n"])
+        let daemon = try DaemonProcess(directory, arguments: ["--system-dir", system.path])
+        for key in ["a.one", "b.two", "c"] { #expect(daemon.cli("set", key, "v").status == 0) }
+        #expect(daemon.cli("reset").status == 64)
+        #expect(daemon.cli("reset", "a.one", "--all").status == 64)
+        let reset = daemon.cli("reset", "--all")
+        #expect(reset.status == 0, "\(reset.error)")
+        #expect(reset.error.contains("reset 3 key(s) to their defaults"), "\(reset.error)")
+        #expect(daemon.cli("list").output.isEmpty)
+        #expect(daemon.cli("get", "b.locked").output == "site\n")
+    }
+}

@@ -17,7 +17,17 @@ struct WireRequestTests {
         .watch(filter: .prefixes(["ui."])), .watch(filter: .keysOrPrefixes(keys: ["a"], prefixes: ["b."])),
         .unwatch(watch: 3), .status, .export,
         .import(document: ExportDocument(values: ["a": true]), replace: true),
+        .import(document: ExportDocument(values: ["a": true]), replace: true, replacingUnder: ["a.", "/a/"]),
+        .reset(keyOrPrefix: "ui."), .reset(keyOrPrefix: ""),
     ]
+
+    @Test("reset of everything is asked for by name: an empty key is refused")
+    func resetEverythingByName() throws {
+        let empty = WireRequest.decode(try JSONValue.parse(#"{"id": 1, "op": "reset", "key": ""}"#))
+        #expect(throws: SettingsError.self) { try empty.request.get() }
+        let all = WireRequest.decode(try JSONValue.parse(#"{"id": 1, "op": "reset", "all": true}"#))
+        #expect(try all.request.get() == .reset(keyOrPrefix: ""))
+    }
 
     @Test("every request survives encoding and decoding", arguments: requests)
     func roundTrip(request: WireRequest) throws {

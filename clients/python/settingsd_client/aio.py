@@ -199,6 +199,10 @@ class AsyncClient:
         """Deletes the key, or every key under a prefix ending in `.`."""
         return await self._call(Operations.reset(key_or_prefix))
 
+    async def reset_all(self) -> int:
+        """Deletes every key but the locked ones; how many held a value."""
+        return await self._call(Operations.reset_all())
+
     async def history(
         self, key: Optional[str] = None, *, since: Any = None, until: Any = None, limit: int = 100
     ) -> List[HistoryRecord]:

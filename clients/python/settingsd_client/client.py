@@ -214,6 +214,10 @@ class Client:
         """Deletes the key, or every key under a prefix ending in `.`; how many held a value."""
         return self._call(Operations.reset(key_or_prefix))
 
+    def reset_all(self) -> int:
+        """Deletes every key but the locked ones; how many held a value."""
+        return self._call(Operations.reset_all())
+
     def history(
         self, key: Optional[str] = None, *, since: Any = None, until: Any = None, limit: int = 100
     ) -> List[HistoryRecord]:

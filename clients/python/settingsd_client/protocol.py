@@ -328,6 +328,10 @@ class Operations:
         return Call("reset", {"key": key_or_prefix}, lambda a: a.get("removed", 0))
 
     @staticmethod
+    def reset_all() -> Call:
+        return Call("reset", {"all": True}, lambda a: a.get("removed", 0))
+
+    @staticmethod
     def history(
         key: Optional[str], since: Any, until: Any, limit: int
     ) -> Call:

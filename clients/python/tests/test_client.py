@@ -189,6 +189,8 @@ def test_status_history_describe_reset_and_revert(daemon):
         assert settings.history("h.theme", limit=1)[0].reason == "revert"
         assert settings.describe("h.theme")["value"] == "light"
         assert settings.reset("h.") == 1 and settings.get("h.theme") is None
+        settings.set("h.again", 1)
+        assert settings.reset_all() >= 1 and settings.list() == []
 
 
 def test_pipeline_answers_in_order_with_errors_in_place(daemon):
