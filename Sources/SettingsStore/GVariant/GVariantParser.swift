@@ -330,43 +330,7 @@ struct GVariantParser {
     /// The characters of a quoted string token, unescaped as GLib does.
     private mutating func parseString() throws(Failure) -> String {
         let (text, range) = takeToken()
-        let quote = text[0]
-        var output: [UInt8] = []
-        var index = 1
-        let unterminated = Failure(range: range, reason: "unterminated string constant")
-        while true {
-            guard index < text.count else { throw unterminated }
-            let byte = text[index]
-            if byte == quote { break }
-            guard byte == UInt8(ascii: "\\") else {
-                output.append(byte)
-                index += 1
-                continue
-            }
-            index += 1
-            guard index < text.count else { throw unterminated }
-            let escaped = text[index]
-            if escaped == UInt8(ascii: "u") || escaped == UInt8(ascii: "U") {
-                let length = escaped == UInt8(ascii: "u") ? 4 : 8
-                let digits = text.dropFirst(index + 1).prefix(length)
-                guard digits.count == length,
-                    let value = UInt32(String(decoding: digits, as: UTF8.self), radix: 16),
-                    value != 0, let scalar = Unicode.Scalar(value)
-                else {
-                    throw Failure(range: range, reason: "invalid \(length)-character unicode escape")
-                }
-                output.append(contentsOf: String(Character(scalar)).utf8)
-                index += 1 + length
-            } else if let control = Self.controlEscape(escaped) {
-                output.append(control)
-                index += 1
-            } else if escaped == UInt8(ascii: "\n") {
-                index += 1
-            } else {
-                output.append(escaped)
-                index += 1
-            }
-        }
+        let output = try Self.unescape(text, opening: 0, range: range, isByteString: false)
         guard let string = String(validating: output, as: UTF8.self) else {
             throw Failure(range: range, reason: "not valid UTF-8")
         }
@@ -375,15 +339,26 @@ struct GVariantParser {
 
     /// The bytes of a `b'…'` token, with the NUL GLib ends a byte string with.
     private mutating func parseByteString(_ range: Range<Int>) throws(Failure) -> [UInt8] {
-        let text = takeToken().text
-        let quote = text[1]
+        var output = try Self.unescape(takeToken().text, opening: 1, range: range, isByteString: true)
+        // GLib builds the value with strlen: an escaped NUL ends the byte string.
+        if let zero = output.firstIndex(of: 0) { output.removeSubrange(zero...) }
+        return output + [0]
+    }
+
+    /// The bytes between the quote at `opening` and the one that closes it, escapes resolved:
+    /// `\a`–`\v`, a backslash before a newline dropped, any other escaped byte kept; strings
+    /// add `\uXXXX` and `\UXXXXXXXX`, byte strings octal `\NNN`.
+    private static func unescape(_ text: [UInt8], opening: Int, range: Range<Int>, isByteString: Bool)
+        throws(Failure) -> [UInt8]
+    {
+        let quote = text[opening]
         var output: [UInt8] = []
-        var index = 2
+        var index = opening + 1
         let unterminated = Failure(range: range, reason: "unterminated string constant")
         while true {
             guard index < text.count else { throw unterminated }
             let byte = text[index]
-            if byte == quote { break }
+            if byte == quote { return output }
             guard byte == UInt8(ascii: "\\") else {
                 output.append(byte)
                 index += 1
@@ -392,27 +367,31 @@ struct GVariantParser {
             index += 1
             guard index < text.count else { throw unterminated }
             let escaped = text[index]
-            if (0x30...0x37).contains(escaped) {
+            index += 1
+            if !isByteString, escaped == UInt8(ascii: "u") || escaped == UInt8(ascii: "U") {
+                let length = escaped == UInt8(ascii: "u") ? 4 : 8
+                let digits = text.dropFirst(index).prefix(length)
+                guard digits.count == length,
+                    let value = UInt32(String(decoding: digits, as: UTF8.self), radix: 16),
+                    value != 0, let scalar = Unicode.Scalar(value)
+                else {
+                    throw Failure(range: range, reason: "invalid \(length)-character unicode escape")
+                }
+                output.append(contentsOf: String(Character(scalar)).utf8)
+                index += length
+            } else if isByteString, (0x30...0x37).contains(escaped) {
                 var value = escaped - 0x30
-                index += 1
                 for _ in 0..<2 where index < text.count && (0x30...0x37).contains(text[index]) {
                     value = (value << 3) | (text[index] - 0x30)
                     index += 1
                 }
                 output.append(value)
-            } else if let control = Self.controlEscape(escaped) {
+            } else if let control = controlEscape(escaped) {
                 output.append(control)
-                index += 1
-            } else if escaped == UInt8(ascii: "\n") {
-                index += 1
-            } else {
+            } else if escaped != UInt8(ascii: "\n") {
                 output.append(escaped)
-                index += 1
             }
         }
-        // GLib builds the value with strlen: an escaped NUL ends the byte string.
-        if let zero = output.firstIndex(of: 0) { output.removeSubrange(zero...) }
-        return output + [0]
     }
 
     private static func controlEscape(_ byte: UInt8) -> UInt8? {
