@@ -1,5 +1,6 @@
 import Foundation
 import SettingsStore
+import Synchronization
 import Testing
 
 extension Reliability {
@@ -80,5 +81,37 @@ extension Reliability.PolishTests {
         #expect(reset.error.contains("reset 3 key(s) to their defaults"), "\(reset.error)")
         #expect(daemon.cli("list").output.isEmpty)
         #expect(daemon.cli("get", "b.locked").output == "site\n")
+    }
+}
+
+extension Reliability.PolishTests {
+    @Test("watch survives a daemon restart: it waits, says resync, and goes on")
+    func watchReconnects() async throws {
+        let directory = TemporaryDirectory()
+        let daemon = try DaemonProcess(directory)
+        let watcher = Process()
+        watcher.executableURL = URL(fileURLWithPath: SettingsdBinary.path)
+        watcher.arguments = ["watch", "w.", "--socket", daemon.socket]
+        let output = Pipe()
+        watcher.standardOutput = output
+        watcher.standardError = FileHandle.nullDevice
+        try watcher.run()
+        defer { watcher.terminate() }
+        let lines = Mutex<String>("")
+        output.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            lines.withLock { $0 += String(decoding: data, as: UTF8.self) }
+        }
+        let client = try daemon.client()
+        try await waitUntil { try DaemonStatus(fields: client.request(.status)).watches == 1 }
+        #expect(daemon.cli("set", "w.a", "1").status == 0)
+        try await waitUntil { lines.withLock { $0.contains("local w.a = \"1\"") } }
+        _ = daemon.terminate()
+        try daemon.start()
+        try await waitUntil(timeout: 20) { lines.withLock { $0.contains("resync\n") } }
+        #expect(watcher.isRunning)
+        #expect(daemon.cli("set", "w.a", "2").status == 0)
+        try await waitUntil { lines.withLock { $0.contains("local w.a = \"2\"") } }
+        output.fileHandleForReading.readabilityHandler = nil
     }
 }
