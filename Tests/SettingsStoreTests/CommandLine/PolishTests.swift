@@ -89,13 +89,7 @@ extension Reliability.PolishTests {
     func watchReconnects() async throws {
         let directory = TemporaryDirectory()
         let daemon = try DaemonProcess(directory)
-        let watcher = Process()
-        watcher.executableURL = URL(fileURLWithPath: SettingsdBinary.path)
-        watcher.arguments = ["watch", "w.", "--socket", daemon.socket]
-        let output = Pipe()
-        watcher.standardOutput = output
-        watcher.standardError = FileHandle.nullDevice
-        try watcher.run()
+        let (watcher, output) = try daemon.watcher("w.")
         defer { watcher.terminate() }
         let lines = Mutex<String>("")
         output.fileHandleForReading.readabilityHandler = { handle in

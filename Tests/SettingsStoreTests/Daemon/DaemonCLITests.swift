@@ -93,12 +93,7 @@ extension Reliability {
         @Test("watch prints one line per change of the watched keys")
         func watch() async throws {
             let daemon = try DaemonProcess(directory)
-            let watcher = Process()
-            watcher.executableURL = URL(fileURLWithPath: SettingsdBinary.path)
-            watcher.arguments = ["watch", "audio.", "--socket", daemon.socket]
-            let output = Pipe()
-            watcher.standardOutput = output
-            try watcher.run()
+            let (watcher, output) = try daemon.watcher("audio.")
             defer { watcher.terminate() }
             // The watch is registered once the daemon counts it.
             let client = try daemon.client()

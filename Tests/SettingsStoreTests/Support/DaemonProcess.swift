@@ -101,6 +101,18 @@ final class DaemonProcess {
         Self.run(arguments + ["--socket", socket])
     }
 
+    /// A `settingsd watch ARGUMENTS` process on this daemon, its output in a pipe (errors dropped).
+    func watcher(_ arguments: String...) throws -> (process: Process, output: Pipe) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: SettingsdBinary.path)
+        process.arguments = ["watch"] + arguments + ["--socket", socket]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        return (process, output)
+    }
+
     /// Runs the CLI against this daemon with `input` on its standard input.
     func cli(_ arguments: String..., input: String) -> CLIResult {
         Self.run(arguments + ["--socket", socket], input: input)
