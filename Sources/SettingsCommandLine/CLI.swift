@@ -9,6 +9,12 @@ import SettingsStore
 package enum CLI {
     /// Runs the process's command line as `binary` and exits with the command's status.
     package static func main(as binary: CommandLineBinary) -> Never {
+        // A parent may hand down a mask blocking nearly every signal (Foundation's `Process`
+        // started from a thread pool does): start from none blocked, as a shell does, so that
+        // SIGTERM and SIGINT stop a command such as `watch`. The daemon blocks its own again.
+        var none = sigset_t()
+        sigemptyset(&none)
+        pthread_sigmask(SIG_SETMASK, &none, nil)
         if binary == .daemon {
             do throws(SettingsError) {
                 try CommandLineBinary.checkStartedBySameVersion()

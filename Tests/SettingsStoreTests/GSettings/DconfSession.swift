@@ -49,7 +49,7 @@ final class DconfSession {
     }
 
     deinit {
-        // dconf-service does not stop on SIGTERM; its database is thrown away with the folder.
+        // Killed outright: a child of the test runner inherits a mask that blocks SIGTERM.
         for process in [service, bus] where process.isRunning {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
