@@ -9,10 +9,25 @@ extension Reliability {
         let directory = TemporaryDirectory()
 
         private func waitForAgreement(_ daemons: [DaemonProcess]) async throws {
-            try await waitUntil(timeout: 20) {
-                let statuses = try daemons.map { try $0.status() }
-                return Set(statuses.map(\.digest)).count == 1
-                    && statuses.allSatisfy { $0.peers.filter(\.isConnected).allSatisfy(\.agrees) }
+            do {
+                try await waitUntil(timeout: 20) {
+                    let statuses = try daemons.map { try $0.status() }
+                    return Set(statuses.map(\.digest)).count == 1
+                        && statuses.allSatisfy { $0.peers.filter(\.isConnected).allSatisfy(\.agrees) }
+                }
+            } catch {
+                // Say what was left disagreeing: a rare timeout here is otherwise a bare line.
+                let statuses = daemons.map { daemon in
+                    (try? daemon.status()).map { status in
+                        "\(status.replica) digest \(status.digest ?? "none"): "
+                            + status.peers.map {
+                                "\($0.replica) connected \($0.isConnected) agrees \($0.agrees)"
+                            }
+                            .joined(separator: "; ")
+                    } ?? "no status"
+                }
+                Issue.record("no agreement in 20 s: \(statuses.joined(separator: " | "))")
+                throw error
             }
         }
 
