@@ -194,7 +194,9 @@ extension GVariant {
             if let first = types.first, let element = first, types.allSatisfy({ $0 == element }) {
                 return .array(element)
             }
-            return elements.allSatisfy(hasUntypedForm) ? .array(.variant) : nil
+            // Each element once: a typed one is checked by its type, not inferred again.
+            return zip(elements, types).allSatisfy { $1 != nil || hasUntypedForm($0) }
+                ? .array(.variant) : nil
         }
     }
 

@@ -264,7 +264,6 @@ extension GVariantParser {
         var digits = Substring(token)
         let isNegative = digits.first == "-"
         if isNegative { digits = digits.dropFirst() }
-        let offset = isNegative ? 1 : 0
         if digits.first == "+" { digits = digits.dropFirst() }
         var radix = 10
         if digits.hasPrefix("0x") || digits.hasPrefix("0X"), let next = digits.dropFirst(2).first,
@@ -278,7 +277,7 @@ extension GVariantParser {
         let valid = digits.prefix { $0.isASCII && $0.hexDigitValue.map { $0 < radix } == true }
         guard !valid.isEmpty, valid.count == digits.count else {
             throw invalidCharacter(
-                node, at: token.utf8.count - digits.utf8.count + valid.utf8.count + 0 * offset)
+                node, at: token.utf8.count - digits.utf8.count + valid.utf8.count)
         }
         guard let magnitude = UInt64(valid, radix: radix) else {
             throw Failure(range: node.range, reason: "integer too big for any type")

@@ -19,11 +19,6 @@ public struct SettingsPolicy: Sendable, Equatable {
         public let key: String
         /// The `locks.d` file.
         public let file: String
-
-        /// Whether the lock covers `name`.
-        func covers(_ name: String) -> Bool {
-            key.hasSuffix(".") ? KeyIdentity.hasPrefix(name, key) : key == name
-        }
     }
 
     /// The schema rules.

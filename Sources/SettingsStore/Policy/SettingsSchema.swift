@@ -8,10 +8,10 @@ public struct SettingsSchema: Sendable, Equatable {
     public private(set) var rules: [SchemaRule] = []
     /// Where each rule is in `rules`, by its normalized key.
     private var positions: [String: Int] = [:]
-    private var exact: [String: SchemaRule] = [:]
-    private var patterns: [SchemaRule] = []
-    private var patternPositions: [String: Int] = [:]
-    /// Patterns by their text before the first `*` (which ends at a dot, or is empty).
+    /// Where each exact key's rule is in `rules`.
+    private var exact: [String: Int] = [:]
+    /// Where the patterns are in `rules`, by their text before the first `*` (which ends at a
+    /// dot, or is empty).
     private var patternsByPrefix: [String: [Int]] = [:]
 
     /// An empty schema: every key is free-form.
@@ -37,21 +37,15 @@ public struct SettingsSchema: Sendable, Equatable {
                     key: rule.key, path: rule.file)
             }
             rules[position] = rule
-        } else {
-            positions[key] = rules.count
-            rules.append(rule)
-        }
-        guard rule.isPattern else {
-            exact[key] = rule
             return
         }
-        if let index = patternPositions[key] {
-            patterns[index] = rule
+        positions[key] = rules.count
+        if rule.isPattern {
+            patternsByPrefix[String(key.prefix { $0 != "*" }), default: []].append(rules.count)
         } else {
-            patternPositions[key] = patterns.count
-            patternsByPrefix[String(key.prefix { $0 != "*" }), default: []].append(patterns.count)
-            patterns.append(rule)
+            exact[key] = rules.count
         }
+        rules.append(rule)
     }
 
     /// Whether there are no rules.
@@ -59,15 +53,15 @@ public struct SettingsSchema: Sendable, Equatable {
 
     /// The rule for `key`: its own, else the most specific (longest) pattern that covers it.
     public func rule(forKey key: String) -> SchemaRule? {
-        if let rule = exact[key] { return rule }
-        guard !patterns.isEmpty else { return nil }
+        if let position = exact[key] { return rules[position] }
+        guard !patternsByPrefix.isEmpty else { return nil }
         let name = KeyIdentity.normalize(key)
         // The longest pattern wins; between two as long, the one with more text before its `*`,
         // then the one declared first.
         var best: (index: Int, rank: (Int, Int, Int))?
         func consider(_ prefix: Substring) {
-            for index in patternsByPrefix[String(prefix)] ?? [] where patterns[index].covers(name) {
-                let rank = (patterns[index].key.utf8.count, prefix.utf8.count, -index)
+            for index in patternsByPrefix[String(prefix)] ?? [] where rules[index].covers(name) {
+                let rank = (rules[index].key.utf8.count, prefix.utf8.count, -index)
                 if let current = best, current.rank >= rank { continue }
                 best = (index, rank)
             }
@@ -78,6 +72,6 @@ public struct SettingsSchema: Sendable, Equatable {
             position = name.index(after: dot)
             consider(name[..<position])
         }
-        return best.map { patterns[$0.index] }
+        return best.map { rules[$0.index] }
     }
 }

@@ -49,7 +49,7 @@ struct RequestHandler {
                 var locked: [JSONValue] = []
                 let policy = settings.policy
                 for key in keys {
-                    let isLocked = !policy.locks.isEmpty && policy.lock(forKey: key) != nil
+                    let isLocked = policy.lock(forKey: key) != nil
                     if isLocked { locked.append(.string(key)) }
                     let value = isLocked ? settings.value(forKey: key) : settings.storedValue(forKey: key)
                     if let value { values[key] = value.json }
@@ -103,12 +103,9 @@ struct RequestHandler {
             return .answer(.success(PolicyReport.schema(of: settings)))
         case .reset(let keyOrPrefix):
             return .write(reason: .reset) { transaction in
-                let skipped =
-                    keyOrPrefix.isEmpty || keyOrPrefix.hasSuffix(".")
-                    ? settings.keys(withPrefix: keyOrPrefix).filter { transaction.isLocked($0) } : []
+                let (removed, skipped) = try transaction.resetReporting(keyOrPrefix)
                 return [
-                    "removed": .integer(Int64(try transaction.reset(keyOrPrefix))),
-                    "skippedLocked": .array(skipped.map { .string($0) }),
+                    "removed": .integer(Int64(removed)), "skippedLocked": .array(skipped.map { .string($0) }),
                 ]
             }
         case .history(let query):

@@ -12,7 +12,8 @@ extension ReplicaCache {
         }
         let locks = old.locks + new.locks
         if !locks.isEmpty {
-            for key in entries.keys where locks.contains(where: { $0.covers(key) }) {
+            // Both policies' lock indexes: one lookup per stored key, not one per key and lock.
+            for key in entries.keys where old.lock(forKey: key) != nil || new.lock(forKey: key) != nil {
                 keys.insert(key)
             }
             keys.formUnion(locks.map(\.key).filter { !$0.hasSuffix(".") })

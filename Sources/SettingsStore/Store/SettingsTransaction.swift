@@ -130,7 +130,7 @@ public final class SettingsTransaction {
 
     /// Whether a lock keeps `key` from being written here.
     func isLocked(_ key: String) -> Bool {
-        !policy.locks.isEmpty && policy.lock(forKey: KeyIdentity.normalize(key)) != nil
+        policy.lock(forKey: KeyIdentity.normalize(key)) != nil
     }
 
     /// Removes `keyOrPrefix`, or every stored key under it when it ends in `.`, so reads return
@@ -139,15 +139,25 @@ public final class SettingsTransaction {
     /// - Returns: How many of the keys held a value.
     @discardableResult
     public func reset(_ keyOrPrefix: String) throws(SettingsError) -> Int {
+        try resetReporting(keyOrPrefix).removed
+    }
+
+    /// `reset(_:)`, also naming the locked keys a prefix (or `""`, every key) left alone.
+    func resetReporting(_ keyOrPrefix: String) throws(SettingsError) -> (removed: Int, skipped: [String]) {
         let isPrefix = keyOrPrefix.isEmpty || keyOrPrefix.hasSuffix(".")
         let keys = isPrefix ? settings.keys(withPrefix: keyOrPrefix) : [keyOrPrefix]
         var removed = 0
+        var skipped: [String] = []
         // A prefix skips its locked keys, as `Settings.reset()` does; one locked key is refused.
-        for key in keys where !(isPrefix && isLocked(key)) {
+        for key in keys {
+            if isPrefix && isLocked(key) {
+                skipped.append(key)
+                continue
+            }
             if settings.storedValue(forKey: key) != nil { removed += 1 }
             try removeValue(forKey: key)
         }
-        return removed
+        return (removed, skipped)
     }
 
     /// Logs a write under the key's one identity (`KeyIdentity`), after checking the key and the
