@@ -26,13 +26,17 @@ let package = Package(
             providers: [.apt(["libpq-dev"])]
         ),
         .systemLibrary(
+            // libdconf's and GLib's declarations: the libraries are opened on first use (see shim.h).
+            name: "CDconf"
+        ),
+        .systemLibrary(
             // Linux headers the Glibc module leaves out: malloc.h (malloc_trim after a store loads,
             // see HeapRelease.swift) and sys/epoll.h (the daemon's event loop, PollLoop.swift).
             name: "CLinux"
         ),
         .target(
             name: "SettingsStore",
-            dependencies: ["CSQLite", "CLibPQ", "CLinux"],
+            dependencies: ["CSQLite", "CLibPQ", "CDconf", "CLinux"],
             swiftSettings: upcomingFeatures
         ),
         .target(

@@ -36,6 +36,7 @@ struct RunCommand {
             configuration.store.history.maximumRecords = count
         }
         configuration.peers = arguments.values(RunOptions.peer)
+        configuration.dconfDirs = arguments.values(RunOptions.dconf).map { $0.hasSuffix("/") ? $0 : $0 + "/" }
         let namespace = arguments.value(RunOptions.hubNamespace)
         let hubURL = arguments.value(RunOptions.hub) ?? SettingsPaths.hubFromEnvironment
         if hubURL == nil, namespace != nil {

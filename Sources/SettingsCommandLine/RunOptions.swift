@@ -50,6 +50,10 @@ enum RunOptions {
         "--hub-stall-timeout", "SECONDS",
         "reconnect to the hub when a statement goes unanswered this long (default 30)", in: 1...3_600,
         expecting: "a number of seconds from 1 to 3600")
+    static let dconf = Option<String>(
+        "--dconf", "DIR",
+        "mirror this dconf dir both ways, live (repeatable; /org/gnome/; needs the session's D-Bus)",
+        repeatable: true)
     static let schemas = Option<String>(
         "--schemas", "DIR",
         "read schema files (*.json) here (repeatable; default: $XDG_DATA_DIRS/settingsd/schemas)",
@@ -69,6 +73,6 @@ enum RunOptions {
 
     static let all: [any OptionDeclaration] = [
         database, socket, durability, logLevel, allowUID, maxFrame, tombstoneDays, idleTimeout, peer, hub,
-        hubNamespace, hubStallTimeout, schemas, systemDirectory, strictSchemas, historyKeep, historyMax,
+        hubNamespace, hubStallTimeout, dconf, schemas, systemDirectory, strictSchemas, historyKeep, historyMax,
     ]
 }

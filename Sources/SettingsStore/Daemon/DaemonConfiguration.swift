@@ -24,6 +24,8 @@ public struct DaemonConfiguration: Sendable {
     public var peers: [String]
     /// A PostgreSQL hub to sync with, if any.
     public var hub: HubConfiguration?
+    /// dconf dirs to mirror both ways (`/org/gnome/`), through the user's session bus.
+    public var dconfDirs: [String]
 
     /// A configuration for `databasePath` served on `socketPath`, with the defaults of
     /// `settingsd run`.
@@ -36,6 +38,7 @@ public struct DaemonConfiguration: Sendable {
         self.isStrict = false
         self.peers = []
         self.hub = nil
+        self.dconfDirs = []
     }
 
     /// Where the daemon logs.

@@ -32,6 +32,8 @@ public final class SettingsDaemon: Sendable {
     public let replicator: Replicator
     /// The server on the socket.
     package let server: SettingsServer
+    /// The dconf bridge, when `dconfDirs` names any dir.
+    public let dconf: DconfBridge?
     private let running = Mutex<Running?>(nil)
 
     /// Opens the store (reading the schema and system folders first) and prepares the server;
@@ -51,7 +53,15 @@ public final class SettingsDaemon: Sendable {
         self.configuration = configuration
         self.settings = settings
         self.replicator = Replicator(settings: settings, logger: configuration.logger)
-        self.server = try SettingsServer(replicator: replicator, configuration: configuration.server)
+        for dir in configuration.dconfDirs { try DconfPath.validateDir(dir) }
+        let dconf =
+            configuration.dconfDirs.isEmpty
+            ? nil
+            : DconfBridge(
+                settings: settings, dirs: configuration.dconfDirs,
+                statePath: configuration.databasePath + "-dconf", logger: configuration.logger)
+        self.dconf = dconf
+        self.server = try SettingsServer(replicator: replicator, configuration: configuration.server, dconf: dconf)
     }
 
     /// Stops everything still running: a released daemon never keeps serving.
@@ -59,8 +69,8 @@ public final class SettingsDaemon: Sendable {
         stop()
     }
 
-    /// Starts serving on the socket, watching the policy folders, dialling the peers and the hub,
-    /// and the housekeeping timers.
+    /// Starts serving on the socket, mirroring the dconf dirs, watching the policy folders,
+    /// dialling the peers and the hub, and the housekeeping timers.
     ///
     /// - Throws: What `SettingsServer.start()` throws, or `invalidValue` for a hub URL that
     ///   cannot be parsed; nothing is left running then.
@@ -76,6 +86,13 @@ public final class SettingsDaemon: Sendable {
             schemaDirectories: configuration.schemaDirectories,
             systemDirectory: configuration.systemDirectory, isStrict: configuration.isStrict,
             settings: settings, logger: configuration.logger)
+        do throws(SettingsError) {
+            try dconf?.start()
+        } catch {
+            hub?.stop()
+            server.stop()
+            throw error
+        }
         let links = configuration.peers.map { replicator.sync(with: $0) }
         running.withLock {
             $0 = Running(
@@ -99,6 +116,7 @@ public final class SettingsDaemon: Sendable {
             return state
         }
         guard let running = stopping else { return }
+        dconf?.stop()
         for link in running.links { link.stop() }
         running.hub?.stop()
         server.stop()

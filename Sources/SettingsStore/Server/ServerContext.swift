@@ -9,11 +9,14 @@ final class ServerContext: Sendable {
     let startedAt = SettingsConfiguration.systemClock()
     let clients = Atomic<Int>(0)
     let watches = Atomic<Int>(0)
+    /// The dconf bridge of the daemon, if it runs one, for `status`.
+    let dconf: DconfBridge?
 
-    init(replicator: Replicator, configuration: ServerConfiguration) {
+    init(replicator: Replicator, configuration: ServerConfiguration, dconf: DconfBridge?) {
         self.settings = replicator.settings
         self.replicator = replicator
         self.configuration = configuration
+        self.dconf = dconf
     }
 
     var logger: SettingsLogger { configuration.logger }

@@ -26,8 +26,10 @@ package final class SettingsServer: Sendable {
     private let acceptor: ServerAcceptor
 
     /// A server for the store `replicator` syncs, not yet listening: replicas that connect join
-    /// the replicator's sessions, and `status` shows its peers and links.
-    package init(replicator: Replicator, configuration: ServerConfiguration) throws(SettingsError) {
+    /// the replicator's sessions, and `status` shows its peers, links and dconf bridge.
+    package init(replicator: Replicator, configuration: ServerConfiguration, dconf: DconfBridge? = nil)
+        throws(SettingsError)
+    {
         let settings = replicator.settings
         let minimum = ServerConfiguration.minimumFrameBytes(for: settings.configuration.limits)
         guard configuration.maximumFrameBytes >= minimum else {
@@ -36,7 +38,7 @@ package final class SettingsServer: Sendable {
                 "a maximum frame of \(configuration.maximumFrameBytes) bytes cannot carry the largest value the store allows; it must be at least \(minimum)"
             )
         }
-        context = ServerContext(replicator: replicator, configuration: configuration)
+        context = ServerContext(replicator: replicator, configuration: configuration, dconf: dconf)
         loop = try PollLoop()
         acceptor = ServerAcceptor(context: context, loop: loop, batch: WriteBatch(settings: settings))
         loop.afterRound = { [weak acceptor] in acceptor?.batch.commit() }

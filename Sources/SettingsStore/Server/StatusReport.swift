@@ -25,6 +25,7 @@ enum StatusReport {
             fields["watches"] = .integer(Int64(server.watches.load(ordering: .relaxed)))
             fields["socket"] = .string(server.configuration.socketPath)
             fields["pid"] = .integer(Int64(getpid()))
+            if let dconf = server.dconf?.status { fields["dconf"] = json(of: dconf) }
             fields["uptimeSeconds"] = .double(
                 Double(SettingsConfiguration.systemClock() - server.startedAt) / 1000)
         }
@@ -46,6 +47,17 @@ enum StatusReport {
             "clockOffsetMs": .integer(peer.clockOffsetMilliseconds),
             "entriesAheadOfClock": .integer(Int64(peer.entriesAheadOfClock)),
         ])
+    }
+
+    private static func json(of dconf: DconfBridgeStatus) -> JSONValue {
+        var members: [String: JSONValue] = [
+            "dirs": .array(dconf.dirs.map { .string($0) }), "running": .bool(dconf.isRunning),
+            "keysFromDconf": .integer(Int64(dconf.keysFromDconf)), "keysToDconf": .integer(Int64(dconf.keysToDconf)),
+            "changeSets": .integer(Int64(dconf.changeSets)),
+            "locked": .array(dconf.lockedPaths.map { .string($0) }),
+        ]
+        if let error = dconf.lastError { members["lastError"] = .string(error) }
+        return .object(members)
     }
 
     private static func json(of hub: HubStatus) -> JSONValue {
