@@ -16,6 +16,7 @@ typedef struct _GMainContext GMainContext;
 typedef struct _GMainLoop GMainLoop;
 typedef struct _GCancellable GCancellable;
 typedef struct _GQueue GQueue;
+typedef struct _GClosure GClosure;
 #ifndef __G_ERROR_H__
 /// GLib's error: a domain, a code and a message.
 typedef struct _GError {
@@ -43,7 +44,7 @@ typedef void (*CSettingsDestroyNotify)(void *_Nullable data);
 typedef struct {
     DConfClient *_Nonnull (*_Nonnull client_new)(void);
     GVariant *_Nullable (*_Nonnull client_read_full)(
-        DConfClient *_Nonnull client, const char *_Nonnull key, int flags, const GQueue *_Nullable read_through);
+        DConfClient *_Nonnull client, const char *_Nonnull key, unsigned int flags, const GQueue *_Nullable read_through);
     char *_Nullable *_Nullable (*_Nonnull client_list)(
         DConfClient *_Nonnull client, const char *_Nonnull dir, int *_Nullable length);
     int (*_Nonnull client_is_writable)(DConfClient *_Nonnull client, const char *_Nonnull key);
@@ -70,7 +71,7 @@ typedef struct {
     void (*_Nonnull main_loop_unref)(GMainLoop *_Nonnull loop);
     unsigned long (*_Nonnull signal_connect_data)(
         void *_Nonnull instance, const char *_Nonnull signal, void (*_Nonnull handler)(void),
-        void *_Nullable data, void (*_Nullable destroy)(void *_Nullable, void *_Nullable), int flags);
+        void *_Nullable data, void (*_Nullable destroy)(void *_Nullable, GClosure *_Nullable), unsigned int flags);
     void (*_Nonnull object_unref)(void *_Nonnull object);
     char *_Nonnull (*_Nonnull variant_print)(GVariant *_Nonnull value, int annotate);
     const char *_Nonnull (*_Nonnull variant_get_type_string)(GVariant *_Nonnull value);

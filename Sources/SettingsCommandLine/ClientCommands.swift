@@ -96,7 +96,6 @@ enum ClientCommands {
             if let length = rule["maxLength"] { Output.line("maximum length: \(text(length))") }
             if let summary = rule["summary"] { Output.line("summary: \(text(summary))") }
             if let description = rule["description"] { Output.line("description: \(text(description))") }
-            Output.line("scope: \(text(rule["scope"]))\(rule["scope"] == "local" ? " (never synced)" : "")")
             if rule["secret"] == .bool(true) {
                 Output.line("secret: yes (the history keeps fingerprints, not values)")
             }
@@ -104,6 +103,9 @@ enum ClientCommands {
         } else {
             Output.line("type: any (no schema declares this key)")
         }
+        let scope = fields["scope"] ?? fields["schema"]?["scope"] ?? "synced"
+        let scopeRule = fields["scopeRule"].map { " (by \(text($0["key"])) in \(text($0["file"])))" } ?? ""
+        Output.line("scope: \(text(scope))\(scope == "local" ? " (never synced)" : "")\(scopeRule)")
         if let value = fields["systemDefault"] {
             Output.line(
                 "system default: \(Output.listed(try SettingValue(json: value))) (\(text(fields["systemDefaultFile"])))"
@@ -212,6 +214,10 @@ enum ClientCommands {
             let rule = entry["rule"]
             let value = try entry["value"].map { Output.listed(try SettingValue(json: $0)) } ?? "unset"
             let scope = rule?["scope"] == "local" ? ", local" : ""
+            if rule?["scopeOnly"] == .bool(true) {
+                Output.line("\(text(rule?["key"])) (scope \(text(rule?["scope"])))  [\(text(rule?["file"]))]")
+                continue
+            }
             let problem = entry["schemaProblem"].map { "  (does not fit the schema now: \(text($0)))" } ?? ""
             Output.line(
                 "\(text(rule?["key"])) (\(text(rule?["type"]))\(scope)) = \(value)  [\(text(entry["source"]))]\(problem)"

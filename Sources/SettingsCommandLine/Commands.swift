@@ -125,6 +125,18 @@ enum Commands {
             options: [Options.store] + Options.connection,
             run: SchemaCommands.run),
         CommandSpec(
+            name: "dconf",
+            overview:
+                "Audit the dconf dirs the daemon mirrors (run --dconf): each key's scope and how often it changed in the last day, busiest first, to choose what stays on this machine.",
+            arguments: [
+                ArgumentSpec(name: "ACTION", help: "audit", completion: .choices(["audit"])),
+                ArgumentSpec(
+                    name: "DIR", help: "the dconf dir to audit (default: the dirs the daemon mirrors)",
+                    isOptional: true),
+            ],
+            options: [Options.json] + Options.connection,
+            run: DconfCommands.audit),
+        CommandSpec(
             name: "hub",
             overview:
                 "Prepare a PostgreSQL hub (init: create or upgrade its schema) or show what a role sees of it.",

@@ -73,6 +73,7 @@ enum RunOptions {
 
     static let all: [any OptionDeclaration] = [
         database, socket, durability, logLevel, allowUID, maxFrame, tombstoneDays, idleTimeout, peer, hub,
-        hubNamespace, hubStallTimeout, dconf, schemas, systemDirectory, strictSchemas, historyKeep, historyMax,
+        hubNamespace, hubStallTimeout, dconf, schemas, systemDirectory, strictSchemas, historyKeep,
+        historyMax,
     ]
 }

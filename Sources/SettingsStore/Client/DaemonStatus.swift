@@ -65,6 +65,8 @@ package struct DaemonStatus: Sendable, Equatable {
     package let links: [Link]
     /// The hubs this replica syncs through.
     package let hubs: [Hub]
+    /// The daemon's dconf bridge, when it runs one.
+    package let dconf: DconfBridgeStatus?
 
     /// A hub link, as the replica reports it.
     package struct Hub: Sendable, Equatable {
@@ -136,5 +138,16 @@ package struct DaemonStatus: Sendable, Equatable {
                     lastError: try hub.optionalString("lastError")))
         }
         self.hubs = hubs
+        dconf = try fields.members["dconf"].map { json throws(SettingsError) in
+            let bridge = try JSONFields(json, what: "'dconf'")
+            var status = DconfBridgeStatus(dirs: try bridge.strings("dirs", limit: 10_000) ?? [])
+            status.isRunning = try bridge.bool("running", default: false)
+            status.keysFromDconf = Int(clamping: try bridge.optionalInteger("keysFromDconf") ?? 0)
+            status.keysToDconf = Int(clamping: try bridge.optionalInteger("keysToDconf") ?? 0)
+            status.changeSets = Int(clamping: try bridge.optionalInteger("changeSets") ?? 0)
+            status.lockedPaths = try bridge.strings("locked", limit: 1_000_000) ?? []
+            status.lastError = try bridge.optionalString("lastError")
+            return status
+        }
     }
 }

@@ -61,7 +61,8 @@ public final class SettingsDaemon: Sendable {
                 settings: settings, dirs: configuration.dconfDirs,
                 statePath: configuration.databasePath + "-dconf", logger: configuration.logger)
         self.dconf = dconf
-        self.server = try SettingsServer(replicator: replicator, configuration: configuration.server, dconf: dconf)
+        self.server = try SettingsServer(
+            replicator: replicator, configuration: configuration.server, dconf: dconf)
     }
 
     /// Stops everything still running: a released daemon never keeps serving.

@@ -13,7 +13,8 @@ import Synchronization
 package final class DconfConnection: Sendable {
     /// What a change notification says: the changed keys and dirs (dirs end in `/`), and the
     /// tag of the write that made them.
-    package typealias ChangeHandler = @Sendable (_ client: DconfClient, _ paths: [String], _ tag: String?) -> Void
+    package typealias ChangeHandler =
+        @Sendable (_ client: DconfClient, _ paths: [String], _ tag: String?) -> Void
 
     private let api: CSettingsDconf
     private let loop = Mutex<LoopHandle?>(nil)
@@ -88,7 +89,12 @@ package final class DconfConnection: Sendable {
 
     /// Ends the loop (after the work already handed to it); the client is released on its thread.
     package func stop() {
-        guard let handle = loop.withLock({ state in defer { state = nil }; return state }) else { return }
+        guard
+            let handle = loop.withLock({ state in
+                defer { state = nil }
+                return state
+            })
+        else { return }
         let api = api
         let quit = Unmanaged.passRetained(QuitBox(api: api, loop: handle.loop))
         api.main_context_invoke_full(

@@ -11,7 +11,9 @@ enum BridgeDecision: Equatable {
     /// Decides from canonical states (`canonical`; nil: absent). `base` is nil when the key was
     /// never bridged; then a state the store holds (a value or a deletion) wins, so a machine
     /// joining the fleet adopts what the fleet decided and only adds what the fleet never had.
-    static func decide(dconf: String?, store: String?, storeHoldsEntry: Bool, base: String??) -> BridgeDecision {
+    static func decide(dconf: String?, store: String?, storeHoldsEntry: Bool, base: String??)
+        -> BridgeDecision
+    {
         if dconf == store { return .agree }
         guard let base else { return storeHoldsEntry ? .writeToDconf : .takeFromDconf }
         // Both changed since they last agreed: the user's change on this machine is the newer.

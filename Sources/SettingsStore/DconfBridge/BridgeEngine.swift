@@ -100,7 +100,8 @@ final class BridgeEngine: @unchecked Sendable {
             let dconfState = BridgeDecision.canonical(dconfValue)
             let storeState = BridgeDecision.canonical(storeValue)
             switch BridgeDecision.decide(
-                dconf: dconfState, store: storeState, storeHoldsEntry: entry != nil, base: states.state(of: path))
+                dconf: dconfState, store: storeState, storeHoldsEntry: entry != nil,
+                base: states.state(of: path))
             {
             case .agree:
                 agreed[path] = dconfState
@@ -158,7 +159,9 @@ final class BridgeEngine: @unchecked Sendable {
         _ changes: [(key: String, path: String, value: SettingValue?, state: String?)]
     ) -> [(key: String, path: String, value: SettingValue?, state: String?)] {
         guard !changes.isEmpty else { return [] }
-        func commit(_ batch: ArraySlice<(key: String, path: String, value: SettingValue?, state: String?)>) throws {
+        func commit(_ batch: ArraySlice<(key: String, path: String, value: SettingValue?, state: String?)>)
+            throws
+        {
             try settings.transaction { transaction in
                 for change in batch {
                     if let value = change.value {

@@ -96,7 +96,12 @@ public final class DconfBridge: Sendable {
 
     /// Stops watching both sides; changes made meanwhile are compared at the next start.
     public func stop() {
-        guard let stopped = running.withLock({ state in defer { state = nil }; return state }) else { return }
+        guard
+            let stopped = running.withLock({ state in
+                defer { state = nil }
+                return state
+            })
+        else { return }
         stopped.observation?.cancel()
         stopped.connection.stop()
         statusState.withLock { $0.isRunning = false }
@@ -126,7 +131,8 @@ public final class DconfBridge: Sendable {
     /// Queues the changed keys for one comparison on the dconf thread; a burst becomes one change set.
     private func storeChanged(_ keys: [String]) {
         let paths = keys.compactMap(BridgeEngine.path(forKey:))
-        guard !paths.isEmpty, let (connection, engine) = running.withLock({ $0.map { ($0.connection, $0.engine) } })
+        guard !paths.isEmpty,
+            let (connection, engine) = running.withLock({ $0.map { ($0.connection, $0.engine) } })
         else { return }
         let schedule = dirty.withLock { state in
             state.paths.formUnion(paths)

@@ -58,6 +58,9 @@ public struct SchemaRule: Sendable, Equatable {
     /// must have that form (an `i` is a 32-bit integer, an `as` an array of strings), and go
     /// out to dconf in it.
     public var gvariantType: GVariantType?
+    /// Whether the rule only sets the scope of the keys it covers (it declares no type): the
+    /// most specific scope-only rule decides a key's scope over the rule that types it.
+    public var isScopeOnly = false
     /// The schema file that declared it.
     public var file: String
 

@@ -38,6 +38,8 @@ extension SettingsPolicy {
     {
         var policy = SettingsPolicy()
         policy.isStrict = isStrict
+        // First, so that every schema file may say otherwise.
+        for rule in MachineKeys.rules { try policy.schema.add(rule) }
         for directory in schemaDirectories {
             let listing = try FileSystem.regularFiles(in: directory, endingWith: ".json")
             policy.skip(listing.skipped)
@@ -106,9 +108,15 @@ extension SettingsSchema {
     /// - Throws: `schemaViolation` naming the file and what is wrong with it; `io` when it
     ///   cannot be read.
     public static func rules(inFile file: String) throws(SettingsError) -> [SchemaRule] {
+        try rules(in: { () throws(SettingsError) in try FileSystem.read(file, limit: 16 << 20) }, file: file)
+    }
+
+    /// The rules of a schema file's `bytes`, named `file` in errors and rules.
+    static func rules(in bytes: () throws(SettingsError) -> [UInt8], file: String) throws(SettingsError)
+        -> [SchemaRule]
+    {
         do throws(SettingsError) {
-            let fields = try JSONFields(
-                try JSONValue.parse(FileSystem.read(file, limit: 16 << 20)), what: "a schema file")
+            let fields = try JSONFields(try JSONValue.parse(try bytes()), what: "a schema file")
             guard try fields.string("format") == "settingsd-schema" else {
                 throw SettingsError(.schemaViolation, "field 'format' must be \"settingsd-schema\"")
             }
@@ -138,6 +146,31 @@ extension SettingsSchema {
 }
 
 extension SettingsPolicy {
+    /// A rule with a scope and no type: it sets the scope of the keys it covers, whatever types them.
+    private static func scopeRule(key: String, fields: JSONFields, file: String) throws(SettingsError)
+        -> SchemaRule
+    {
+        if let other = fields.members.dictionary.keys.sorted().first(where: {
+            !["scope", "summary", "description"].contains($0)
+        }) {
+            throw SettingsError(
+                .schemaViolation,
+                "'\(key)': a rule without a type sets only a scope (with a summary and description), not '\(other)'",
+                key: key)
+        }
+        guard let scope = SchemaRule.Scope(rawValue: try fields.optionalString("scope") ?? "") else {
+            throw SettingsError(.schemaViolation, "'\(key)': scope must be synced or local", key: key)
+        }
+        let name = key.hasSuffix(".*") ? key : KeyIdentity.normalize(key)
+        try KeyValidation.validate(
+            key.hasSuffix(".*") ? String(key.dropLast()) + "x" : name, maximumBytes: 1024)
+        var rule = SchemaRule(
+            key: name, type: .any, summary: try fields.optionalString("summary"),
+            description: try fields.optionalString("description"), scope: scope, file: file)
+        rule.isScopeOnly = true
+        return rule
+    }
+
     fileprivate static func rule(key: String, json: JSONValue, file: String) throws(SettingsError)
         -> SchemaRule
     {
@@ -155,6 +188,9 @@ extension SettingsPolicy {
         }
         let typeName =
             try fields.optionalString("type") ?? gvariantType.map { SchemaRule.valueType(for: $0).rawValue }
+        if typeName == nil, fields.members["scope"] != nil {
+            return try scopeRule(key: key, fields: fields, file: file)
+        }
         guard let typeName else {
             throw SettingsError(
                 .schemaViolation, "'\(key)': field 'type' or 'gvariant' is required", key: key)

@@ -84,7 +84,7 @@ public struct SettingsPolicy: Sendable, Equatable {
 
     /// Whether `key` is kept on this replica only (schema scope `local`).
     public func isLocal(_ key: String) -> Bool {
-        schema.rule(forKey: key)?.scope == .local
+        schema.scope(forKey: key) == .local
     }
 }
 

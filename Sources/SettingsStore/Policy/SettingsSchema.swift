@@ -1,18 +1,16 @@
 /// The rules of a set of schema files: exact keys, and patterns matched by their longest prefix.
-///
-/// Both are indexed: an exact key is one hash lookup, and a key is matched only against the
-/// patterns whose text before the `*` is one of its own prefixes at a dot (a daemon with GNOME's
-/// schemas, or an app with 100,000 keys, checks every write against them).
+/// Rules that type keys and rules that only set their scope are apart: a scope-only rule
+/// (`"org.gnome.*.window-size": {"scope": "local"}`) applies over whatever types the key.
 public struct SettingsSchema: Sendable, Equatable {
-    /// Every rule, exact keys and patterns.
-    public private(set) var rules: [SchemaRule] = []
-    /// Where each rule is in `rules`, by its normalized key.
-    private var positions: [String: Int] = [:]
-    /// Where each exact key's rule is in `rules`.
-    private var exact: [String: Int] = [:]
-    /// Where the patterns are in `rules`, by their text before the first `*` (which ends at a
-    /// dot, or is empty).
-    private var patternsByPrefix: [String: [Int]] = [:]
+    /// The rules that type keys.
+    private var typed = RuleIndex()
+    /// The rules that only set the scope of the keys they cover (`isScopeOnly`).
+    private var scopes = RuleIndex()
+
+    /// Every rule that types keys, exact keys and patterns.
+    public var rules: [SchemaRule] { typed.rules }
+    /// Every rule that only sets a scope (`{"scope": "local"}` with no type), exact keys and patterns.
+    public var scopeRules: [SchemaRule] { scopes.rules }
 
     /// An empty schema: every key is free-form.
     public init() {}
@@ -26,7 +24,44 @@ public struct SettingsSchema: Sendable, Equatable {
     }
 
     /// Adds a rule; a key declared again must keep its type (the later rule replaces the rest).
+    /// A scope-only rule replaces the scope-only rule of the same key or pattern.
     public mutating func add(_ rule: SchemaRule) throws(SettingsError) {
+        if rule.isScopeOnly { try scopes.add(rule) } else { try typed.add(rule) }
+    }
+
+    /// Whether there are no rules.
+    public var isEmpty: Bool { typed.rules.isEmpty && scopes.rules.isEmpty }
+
+    /// The rule that types `key`: its own, else the most specific (longest) pattern that covers it.
+    public func rule(forKey key: String) -> SchemaRule? {
+        typed.rule(forKey: key)
+    }
+
+    /// The most specific scope-only rule that covers `key`, if any.
+    public func scopeRule(forKey key: String) -> SchemaRule? {
+        scopes.rule(forKey: key)
+    }
+
+    /// The scope of `key`: the most specific scope-only rule's, else its typing rule's, else synced.
+    public func scope(forKey key: String) -> SchemaRule.Scope {
+        scopes.rule(forKey: key)?.scope ?? typed.rule(forKey: key)?.scope ?? .synced
+    }
+}
+
+/// Rules indexed for lookup: an exact key is one hash lookup, and a key is matched only against
+/// the patterns whose text before the `*` is one of its own prefixes at a dot (a daemon with
+/// GNOME's schemas, or an app with 100,000 keys, checks every write against them).
+private struct RuleIndex: Sendable, Equatable {
+    private(set) var rules: [SchemaRule] = []
+    /// Where each rule is in `rules`, by its normalized key.
+    private var positions: [String: Int] = [:]
+    /// Where each exact key's rule is in `rules`.
+    private var exact: [String: Int] = [:]
+    /// Where the patterns are in `rules`, by their text before the first `*` (which ends at a
+    /// dot, or is empty).
+    private var patternsByPrefix: [String: [Int]] = [:]
+
+    mutating func add(_ rule: SchemaRule) throws(SettingsError) {
         let key = KeyIdentity.normalize(rule.key)
         if let position = positions[key] {
             let existing = rules[position]
@@ -48,11 +83,7 @@ public struct SettingsSchema: Sendable, Equatable {
         rules.append(rule)
     }
 
-    /// Whether there are no rules.
-    public var isEmpty: Bool { rules.isEmpty }
-
-    /// The rule for `key`: its own, else the most specific (longest) pattern that covers it.
-    public func rule(forKey key: String) -> SchemaRule? {
+    func rule(forKey key: String) -> SchemaRule? {
         if let position = exact[key] { return rules[position] }
         guard !patternsByPrefix.isEmpty else { return nil }
         let name = KeyIdentity.normalize(key)

@@ -8,6 +8,8 @@ enum PolicyReport {
         ]
         if let value = settings.value(forKey: key) { fields["value"] = value.json }
         if let rule = policy.schema.rule(forKey: key) { fields["schema"] = json(of: rule) }
+        fields["scope"] = .string(policy.schema.scope(forKey: key).rawValue)
+        if let rule = policy.schema.scopeRule(forKey: key) { fields["scopeRule"] = json(of: rule) }
         if let problem = schemaProblem(key, in: settings) { fields["schemaProblem"] = .string(problem) }
         if let lock = policy.lock(forKey: key) { fields["lockedBy"] = .string(lock.file) }
         if let system = policy.systemDefaults[key] {
@@ -19,17 +21,21 @@ enum PolicyReport {
 
     /// Every rule, with the effective value of each declared key.
     static func schema(of settings: Settings) -> [String: JSONValue] {
-        let rules = settings.policy.schema.rules.sorted { $0.key < $1.key }
+        let schema = settings.policy.schema
+        let rules = (schema.rules + schema.scopeRules).sorted { $0.key < $1.key }
         return [
             "keys": .array(
                 rules.map { rule in
                     var members: [String: JSONValue] = ["rule": json(of: rule)]
-                    if !rule.isPattern, let value = settings.value(forKey: rule.key) {
+                    if !rule.isPattern, !rule.isScopeOnly, let value = settings.value(forKey: rule.key) {
                         members["value"] = value.json
                     }
                     members["source"] = .string(
-                        rule.isPattern ? "pattern" : settings.source(ofKey: rule.key).description)
-                    if !rule.isPattern, let problem = schemaProblem(rule.key, in: settings) {
+                        rule.isScopeOnly
+                            ? "scope"
+                            : rule.isPattern ? "pattern" : settings.source(ofKey: rule.key).description)
+                    if !rule.isPattern, !rule.isScopeOnly, let problem = schemaProblem(rule.key, in: settings)
+                    {
                         members["schemaProblem"] = .string(problem)
                     }
                     return .object(members)
@@ -54,6 +60,15 @@ enum PolicyReport {
 
     /// A rule in the schema file's own form, plus its key and file.
     static func json(of rule: SchemaRule) -> JSONValue {
+        guard !rule.isScopeOnly else {
+            var members: [String: JSONValue] = [
+                "key": .string(rule.key), "scope": .string(rule.scope.rawValue), "file": .string(rule.file),
+                "scopeOnly": .bool(true),
+            ]
+            if let summary = rule.summary { members["summary"] = .string(summary) }
+            if let description = rule.description { members["description"] = .string(description) }
+            return .object(members)
+        }
         var members: [String: JSONValue] = [
             "key": .string(rule.key), "type": .string(rule.type.rawValue),
             "scope": .string(rule.scope.rawValue),

@@ -52,7 +52,8 @@ enum StatusReport {
     private static func json(of dconf: DconfBridgeStatus) -> JSONValue {
         var members: [String: JSONValue] = [
             "dirs": .array(dconf.dirs.map { .string($0) }), "running": .bool(dconf.isRunning),
-            "keysFromDconf": .integer(Int64(dconf.keysFromDconf)), "keysToDconf": .integer(Int64(dconf.keysToDconf)),
+            "keysFromDconf": .integer(Int64(dconf.keysFromDconf)),
+            "keysToDconf": .integer(Int64(dconf.keysToDconf)),
             "changeSets": .integer(Int64(dconf.changeSets)),
             "locked": .array(dconf.lockedPaths.map { .string($0) }),
         ]

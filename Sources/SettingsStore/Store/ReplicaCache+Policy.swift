@@ -21,6 +21,7 @@ extension ReplicaCache {
         let before = keys.map { ($0, value(forKey: $0)) }
         let scopesChanged =
             old.schema.rules.filter { $0.scope == .local } != new.schema.rules.filter { $0.scope == .local }
+            || old.schema.scopeRules != new.schema.scopeRules
         policy = new
         if scopesChanged { recomputeFingerprints() }
         let changes = before.compactMap { key, previous -> SettingsChange.KeyChange? in

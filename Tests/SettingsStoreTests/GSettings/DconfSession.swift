@@ -17,7 +17,8 @@ final class DconfSession {
             .allSatisfy { FileManager.default.isExecutableFile(atPath: $0) }
     }
 
-    init(_ directory: TemporaryDirectory) async throws {
+    /// A session in `directory`; `profile` is the text of a dconf profile (`DCONF_PROFILE`).
+    init(_ directory: TemporaryDirectory, profile: String? = nil) async throws {
         self.directory = directory
         let address = "unix:path=\(directory.file("bus"))"
         for folder in ["home", "config", "runtime"] {
@@ -30,6 +31,10 @@ final class DconfSession {
         environment["XDG_CONFIG_HOME"] = directory.file("config")
         environment["XDG_RUNTIME_DIR"] = directory.file("runtime")
         environment["GSETTINGS_BACKEND"] = "dconf"
+        if let profile {
+            try profile.write(toFile: directory.file("profile"), atomically: true, encoding: .utf8)
+            environment["DCONF_PROFILE"] = directory.file("profile")
+        }
         self.environment = environment
         bus = Process()
         bus.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")

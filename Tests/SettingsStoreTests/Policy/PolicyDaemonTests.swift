@@ -177,7 +177,8 @@ extension Reliability {
                 (swiftc == "/usr/bin/env" ? ["swiftc"] : [])
                 + [
                     "-typecheck", source, "-I", "\(build)/Modules", "-I", "\(sources)/CSQLite", "-I",
-                    "\(sources)/CLibPQ", "-I", "\(sources)/CLinux", "-I", "/usr/include/postgresql",
+                    "\(sources)/CLibPQ", "-I", "\(sources)/CDconf", "-I", "\(sources)/CLinux", "-I",
+                    "/usr/include/postgresql",
                 ]
             let result = DaemonProcess.run(arguments, through: swiftc)
             #expect(result.status == 0, "\(result.error)")

@@ -28,16 +28,18 @@ final class DaemonProcess {
     let socket: String
     private(set) var process: Process
     private let extraArguments: [String]
+    private let environment: [String: String]?
 
     init(
         _ directory: TemporaryDirectory, database: String? = nil, socket: String? = nil,
-        arguments: [String] = []
+        arguments: [String] = [], environment: [String: String]? = nil
     ) throws {
         self.directory = directory
         self.database = database ?? directory.database
         // Socket paths are limited to 107 bytes: keep them short, under /tmp.
         self.socket = socket ?? "/tmp/sdt-\(UUID().uuidString.prefix(12)).sock"
         self.extraArguments = arguments
+        self.environment = environment
         self.process = Process()
         try start()
     }
@@ -71,6 +73,7 @@ final class DaemonProcess {
         process.arguments =
             ["run", "--db", database, "--socket", socket, "--log-level", "warning"] + isolation
             + extraArguments
+        if let environment { process.environment = environment }
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice

@@ -1,0 +1,160 @@
+import Foundation
+import PostgresFixture
+import Testing
+
+@testable import SettingsStore
+
+/// GNOME settings following a user across machines: each machine a private dconf session and a
+/// daemon bridging it, all on one namespace of a real PostgreSQL hub.
+@Suite(
+    "dconf bridge through the hub: two machines, a third joining",
+    .enabled(if: DconfSession.isAvailable, "needs dbus, dconf-service, dconf-cli and libglib2.0-bin"),
+    .enabled(if: PostgresCluster.testsEnabled, "PostgreSQL is not installed (apt-get install postgresql)"),
+    .enabled(
+        if: FileManager.default.fileExists(
+            atPath: "/usr/share/glib-2.0/schemas/org.gnome.desktop.interface.gschema.xml"),
+        "needs gsettings-desktop-schemas")
+)
+struct DconfHubTests {
+    /// A namespace of its own on the shared cluster.
+    private static func namespace() throws -> String {
+        let cluster = try PostgresCluster.shared()
+        _ = try HubAdministration.initialize(url: cluster.conninfo())
+        let role = try cluster.makeRole("gnome")
+        return cluster.conninfo(user: role.name, password: role.password)
+    }
+
+    @Test(
+        "gsettings on A reaches gsettings on B with its type; a reset travels; a window size stays; a locked key is left alone"
+    )
+    func twoMachines() async throws {
+        let hub = try Self.namespace()
+        let site = TemporaryDirectory()
+        try FileManager.default.createDirectory(
+            atPath: site.file("site.d/locks"), withIntermediateDirectories: true)
+        try "[org/gnome/desktop/interface]\nclock-format='24h'\n".write(
+            toFile: site.file("site.d/00-site"), atomically: true, encoding: .utf8)
+        try "/org/gnome/desktop/interface/clock-format\n".write(
+            toFile: site.file("site.d/locks/00-locks"), atomically: true, encoding: .utf8)
+        #expect(
+            DaemonProcess.run(
+                ["compile", site.file("site.db"), site.file("site.d")], through: "/usr/bin/dconf"
+            )
+            .status == 0)
+        let a = try await DconfMachine("a", hub: hub)
+        let b = try await DconfMachine(
+            "b", hub: hub, profile: "user-db:user\nfile-db:\(site.file("site.db"))\n")
+        // Both connected and caught up, so the clock measures one change's trip.
+        #expect(a.cli("sync", "--wait", "--timeout", "20").status == 0)
+        #expect(b.cli("sync", "--wait", "--timeout", "20").status == 0)
+        let started = Date()
+        #expect(
+            a.session.gsettings("set", "org.gnome.desktop.interface", "gtk-theme", "Adwaita-dark").status == 0
+        )
+        try await waitUntil {
+            b.gsettings(get: "org.gnome.desktop.interface", "gtk-theme") == "'Adwaita-dark'"
+        }
+        #expect(
+            Date().timeIntervalSince(started) < 2, "the theme took \(Date().timeIntervalSince(started)) s")
+
+        #expect(
+            a.session.gsettings("set", "org.gnome.desktop.wm.keybindings", "close", "['<Super>q', '<Alt>F4']")
+                .status == 0)
+        #expect(
+            a.session.gsettings("set", "org.gnome.desktop.peripherals.keyboard", "delay", "uint32 300").status
+                == 0)
+        #expect(a.session.dconf("write", "/org/gnome/example/window-size", "(1280, 720)").status == 0)
+        #expect(a.session.gsettings("set", "org.gnome.desktop.interface", "clock-format", "12h").status == 0)
+        #expect(a.session.gsettings("set", "org.gnome.desktop.interface", "cursor-size", "48").status == 0)
+        try await waitUntil { b.gsettings(get: "org.gnome.desktop.interface", "cursor-size") == "48" }
+        #expect(a.cli("sync", "--wait", "--timeout", "10").status == 0)
+        #expect(b.cli("sync", "--wait", "--timeout", "10").status == 0)
+        try await waitUntil {
+            b.session.dconf("read", "/org/gnome/desktop/wm/keybindings/close").output
+                == "['<Super>q', '<Alt>F4']\n"
+                && b.session.dconf("read", "/org/gnome/desktop/peripherals/keyboard/delay").output
+                    == "uint32 300\n"
+        }
+        // Machine-specific: kept on A, never sent.
+        #expect(a.get("org.gnome.example.window-size") != nil)
+        #expect(b.session.dconf("read", "/org/gnome/example/window-size").output.isEmpty)
+        #expect(b.get("org.gnome.example.window-size") == nil)
+        // Locked by B's site: B's store has A's value, B's dconf keeps the site's.
+        #expect(b.get("org.gnome.desktop.interface.clock-format") == "12h")
+        #expect(b.gsettings(get: "org.gnome.desktop.interface", "clock-format") == "'24h'")
+        #expect(try b.bridge().lockedPaths == ["/org/gnome/desktop/interface/clock-format"])
+
+        #expect(b.session.gsettings("reset", "org.gnome.desktop.interface", "gtk-theme").status == 0)
+        try await waitUntil {
+            a.session.dconf("read", "/org/gnome/desktop/interface/gtk-theme").output.isEmpty
+        }
+        #expect(a.gsettings(get: "org.gnome.desktop.interface", "gtk-theme") == "'Adwaita'")
+
+        // Nothing echoed: A took its own changes from dconf and wrote only B's reset back.
+        #expect(try a.bridge().keysToDconf == 1)
+        #expect(try b.bridge().keysFromDconf == 1)
+    }
+
+    @Test(
+        "both machines changed while apart converge by version; a fresh machine receives all and pushes nothing"
+    )
+    func apartThenJoin() async throws {
+        let hub = try Self.namespace()
+        let a = try await DconfMachine("a", hub: hub)
+        let b = try await DconfMachine("b", hub: hub)
+        #expect(a.session.gsettings("set", "org.gnome.desktop.interface", "gtk-theme", "One").status == 0)
+        #expect(
+            a.session.gsettings("set", "org.gnome.desktop.interface", "font-name", "Cantarell 14").status == 0
+        )
+        try await waitUntil {
+            b.gsettings(get: "org.gnome.desktop.interface", "font-name") == "'Cantarell 14'"
+        }
+
+        a.stop()
+        b.stop()
+        #expect(a.session.gsettings("set", "org.gnome.desktop.interface", "gtk-theme", "From-A").status == 0)
+        #expect(a.session.gsettings("set", "org.gnome.desktop.interface", "cursor-size", "40").status == 0)
+        #expect(b.session.gsettings("set", "org.gnome.desktop.interface", "gtk-theme", "From-B").status == 0)
+        #expect(b.session.gsettings("reset", "org.gnome.desktop.interface", "font-name").status == 0)
+        try a.start()
+        try b.start()
+        try await waitUntil {
+            a.gsettings(get: "org.gnome.desktop.interface", "gtk-theme")
+                == b.gsettings(get: "org.gnome.desktop.interface", "gtk-theme")
+                && b.gsettings(get: "org.gnome.desktop.interface", "cursor-size") == "40"
+                && a.session.dconf("read", "/org/gnome/desktop/interface/font-name").output.isEmpty
+        }
+        // B started last, so its change is the newer.
+        #expect(a.gsettings(get: "org.gnome.desktop.interface", "gtk-theme") == "'From-B'")
+
+        let c = try await DconfMachine("c", hub: hub)
+        try await waitUntil {
+            c.gsettings(get: "org.gnome.desktop.interface", "gtk-theme") == "'From-B'"
+                && c.gsettings(get: "org.gnome.desktop.interface", "cursor-size") == "40"
+        }
+        #expect(c.cli("sync", "--wait", "--timeout", "10").status == 0)
+        #expect(try c.bridge().keysFromDconf == 0, "the fresh machine pushed what it did not change")
+        let history = a.cli("history", "org.gnome.desktop.interface.", "--json")
+        let replicaC = try #require(try c.daemon?.status().replica.description)
+        #expect(history.status == 0 && history.output.contains("\"replica\""), "\(history.output)")
+        #expect(!history.output.contains(replicaC))
+    }
+
+    @Test("a thousand changes on A are a thousand dconf writes on B, and none comes back to A")
+    func thousandChangesNoEcho() async throws {
+        let hub = try Self.namespace()
+        let a = try await DconfMachine("a", hub: hub)
+        let b = try await DconfMachine("b", hub: hub)
+        var keyfile = "[/]\n"
+        for index in 0..<1_000 { keyfile += "key\(index)=\(index)\n" }
+        #expect(a.session.dconf("load", "/org/gnome/settingsd-test/burst/", input: keyfile).status == 0)
+        try await waitUntil(timeout: 20) { try b.bridge().keysToDconf == 1_000 }
+        #expect(a.cli("sync", "--wait", "--timeout", "10").status == 0)
+        let dump = b.session.dconf("dump", "/org/gnome/settingsd-test/burst/").output
+        #expect(dump.split(separator: "\n").filter { $0.hasPrefix("key") }.count == 1_000)
+        #expect(dump.contains("key999=999"))
+        #expect(try a.bridge().keysFromDconf == 1_000)
+        #expect(try a.bridge().keysToDconf == 0, "B's writes came back to A")
+        #expect(try b.bridge().keysFromDconf == 0, "B took its own writes back from dconf")
+    }
+}
