@@ -42,12 +42,16 @@ final class BenchDaemon {
     let process = Process()
     let socket: String
 
-    init(binary: String, scratch: Scratch, name: String = "daemon", arguments: [String] = []) throws {
+    init(
+        binary: String, scratch: Scratch, name: String = "daemon", arguments: [String] = [],
+        environment: [String: String]? = nil
+    ) throws {
         socket = "/tmp/sdb-\(UUID().uuidString.prefix(8)).sock"
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments =
             ["run", "--db", scratch.file("\(name).sqlite"), "--socket", socket, "--log-level", "error"]
             + arguments
+        if let environment { process.environment = environment }
         let output = Pipe()
         process.standardOutput = output
         try process.run()

@@ -138,7 +138,8 @@ struct GSettingsBenchmark {
 final class PrivateDconf {
     private let bus = Process()
     private let service = Process()
-    private let environment: [String: String]
+    /// The session's environment: its bus, HOME and XDG folders.
+    let environment: [String: String]
 
     init(scratch: Scratch) throws {
         let address = "unix:path=\(scratch.file("bus"))"

@@ -270,11 +270,19 @@ func residentMemoryMiB() -> Double {
 
 /// A fresh temporary folder for one benchmark, removed by `cleanUp()`.
 struct Scratch {
-    let path = NSTemporaryDirectory() + "settings-bench-\(UUID().uuidString.prefix(8))"
+    let path: String
 
     init() {
+        self.init(path: NSTemporaryDirectory() + "settings-bench-\(UUID().uuidString.prefix(8))")
+    }
+
+    private init(path: String) {
+        self.path = path
         try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     }
+
+    /// A folder inside this one (removed with it).
+    func folder(_ name: String) -> Scratch { Scratch(path: file(name)) }
 
     func file(_ name: String) -> String { path + "/" + name }
 

@@ -26,6 +26,9 @@ let usage = """
       hub       daemons through a PostgreSQL hub: push beside raw libpq upserts, initial sync,
                 catch-up, fan-out latency to 10 daemons, 10 concurrent writers (starts a private
                 cluster, or uses $SETTINGSD_HUB as an administrator)
+      dconf     the live dconf bridge: gsettings set on one machine to dconf's change signal on
+                another through the hub (beside one machine's own), the idle bridge's wake-ups
+                and CPU over 60 s, the first comparison of a 2,000-key user database at start
     """
 
 switch arguments.first {
@@ -39,6 +42,8 @@ case "sync":
     SyncBenchmark(quick: arguments.contains("--quick"), binary: siblingSettingsd()).run()
 case "hub":
     HubBenchmark(quick: arguments.contains("--quick"), binary: siblingSettingsd()).run()
+case "dconf":
+    DconfBenchmark(quick: arguments.contains("--quick"), binary: siblingSettingsd()).run()
 case "open-probe" where arguments.count == 2:
     // Internal: the store suite opens its large store in a fresh process through this.
     StoreBenchmark.openProbe(path: arguments[1])

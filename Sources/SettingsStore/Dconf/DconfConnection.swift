@@ -29,6 +29,7 @@ package final class DconfConnection: Sendable {
         let ready = Mutex<LoopHandle?>(nil)
         let started = DispatchSemaphore(value: 0)
         try DetachedThread.start("dconf") {
+            csettings_dconf_name_thread()
             let context = api.main_context_new()
             api.main_context_push_thread_default(context)
             let client = DconfClient(api: api)

@@ -126,10 +126,35 @@ public struct SchemaRule: Sendable, Equatable {
 
     /// Whether the pattern covers `name`.
     func covers(_ name: String) -> Bool {
+        covers(name, bytes: Array(KeyIdentity.normalize(name).utf8))
+    }
+
+    /// Whether the pattern covers `name`, whose normalized form's bytes are `bytes`.
+    func covers(_ name: String, bytes: [UInt8]) -> Bool {
         if let prefix { return KeyIdentity.hasPrefix(name, prefix) }
+        if let covered = coversWithOneStar(bytes) { return covered }
         let pattern = key.split(separator: ".", omittingEmptySubsequences: false)
         let names = KeyIdentity.normalize(name).split(separator: ".", omittingEmptySubsequences: false)
         return Self.matches(pattern[...], names[...])
+    }
+
+    /// For a pattern with one `*` (`org.gnome.*.window-size`), whether `name` (normalized) is its
+    /// text before the star, one or more whole names, then its text after: compared as bytes, as
+    /// every write to a GNOME key asks. Nil for other patterns.
+    private func coversWithOneStar(_ name: [UInt8]) -> Bool? {
+        let pattern = key.utf8
+        guard let star = pattern.firstIndex(of: UInt8(ascii: "*")),
+            !pattern[pattern.index(after: star)...].contains(UInt8(ascii: "*"))
+        else { return nil }
+        let head = pattern[..<star]
+        let tail = pattern[pattern.index(after: star)...]
+        guard name.count > head.count + tail.count, name.starts(with: head),
+            name[(name.count - tail.count)...].elementsEqual(tail)
+        else { return false }
+        let middle = name[head.count..<(name.count - tail.count)]
+        let dot = UInt8(ascii: ".")
+        if middle.first == dot || middle.last == dot { return false }
+        return !zip(middle, middle.dropFirst()).contains { $0 == dot && $1 == dot }
     }
 
     private static func matches(_ pattern: ArraySlice<Substring>, _ names: ArraySlice<Substring>) -> Bool {

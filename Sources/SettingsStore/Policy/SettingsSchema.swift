@@ -90,8 +90,10 @@ private struct RuleIndex: Sendable, Equatable {
         // The longest pattern wins; between two as long, the one with more text before its `*`,
         // then the one declared first.
         var best: (index: Int, rank: (Int, Int, Int))?
+        let bytes = Array(name.utf8)
         func consider(_ prefix: Substring) {
-            for index in patternsByPrefix[String(prefix)] ?? [] where rules[index].covers(name) {
+            for index in patternsByPrefix[String(prefix)] ?? [] where rules[index].covers(name, bytes: bytes)
+            {
                 let rank = (rules[index].key.utf8.count, prefix.utf8.count, -index)
                 if let current = best, current.rank >= rank { continue }
                 best = (index, rank)

@@ -91,4 +91,29 @@ struct ScopeRuleTests {
         #expect(a.value(forKey: "org.gnome.app.window-size") == [1280, 720])
         link.disconnect()
     }
+
+    @Test("a one-star pattern covers exactly the names a whole-name match covers", arguments: [1, 2, 3])
+    func oneStarPatternsMatchTheReference(seed: UInt64) {
+        var random = SeededGenerator(seed: seed)
+        let parts = ["org", "gnome", "app", "window-size", "", "a", "size"]
+        for pattern in ["org.gnome.*.window-size", "*.size", "org.*.app.size", "a.*.a"] {
+            let rule = SchemaRule(key: pattern, type: .any, file: "test")
+            let patternNames = pattern.split(separator: ".", omittingEmptySubsequences: false)
+            let star = patternNames.firstIndex(of: "*") ?? 0
+            for _ in 0..<2_000 {
+                let names = (0..<Int.random(in: 1...6, using: &random)).map { _ in
+                    parts.randomElement(using: &random) ?? ""
+                }
+                let name = names.joined(separator: ".")
+                // The reference: the names before and after the star match, one or more non-empty names between.
+                let before = patternNames[..<star].map(String.init)
+                let after = patternNames[(star + 1)...].map(String.init)
+                let expected =
+                    names.count > before.count + after.count && Array(names.prefix(before.count)) == before
+                    && Array(names.suffix(after.count)) == after
+                    && !names[before.count..<(names.count - after.count)].contains("")
+                #expect(rule.covers(name) == expected, "\(pattern) against '\(name)'")
+            }
+        }
+    }
 }
