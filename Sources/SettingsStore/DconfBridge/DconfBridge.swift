@@ -107,15 +107,6 @@ public final class DconfBridge: Sendable {
         statusState.withLock { $0.isRunning = false }
     }
 
-    /// Waits until every store change announced so far has been compared and written to dconf,
-    /// and every dconf change notified so far has been taken.
-    public func flush() {
-        guard let connection = running.withLock({ $0?.connection }) else { return }
-        let done = DispatchSemaphore(value: 0)
-        connection.perform { _ in done.signal() }
-        done.wait()
-    }
-
     /// dconf reaches `dconf-service` through the session bus: without one, every write would fail.
     private static func checkSessionBus() throws(SettingsError) {
         if let address = getenv("DBUS_SESSION_BUS_ADDRESS"), address.pointee != 0 { return }

@@ -157,4 +157,44 @@ struct DconfHubTests {
         #expect(try a.bridge().keysToDconf == 0, "B's writes came back to A")
         #expect(try b.bridge().keysFromDconf == 0, "B took its own writes back from dconf")
     }
+
+    @Test("both machines changed while the hub was out of reach: they converge by version, a reset included")
+    func hubOutage() async throws {
+        let cluster = try PostgresCluster.shared()
+        _ = try HubAdministration.initialize(url: cluster.conninfo())
+        let role = try cluster.makeRole("gnome")
+        let hub = cluster.conninfo(user: role.name, password: role.password)
+        let a = try await DconfMachine("a", hub: hub)
+        let b = try await DconfMachine("b", hub: hub)
+        #expect(
+            a.session.gsettings("set", "org.gnome.desktop.interface", "font-name", "Cantarell 14").status == 0
+        )
+        try await waitUntil {
+            b.gsettings(get: "org.gnome.desktop.interface", "font-name") == "'Cantarell 14'"
+        }
+
+        // The hub refuses both machines: their role may no longer log in, its sessions are ended.
+        try cluster.psql(
+            "ALTER ROLE \(role.name) NOLOGIN; SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = '\(role.name)';"
+        )
+        try await waitUntil(timeout: 20) {
+            try [a, b].allSatisfy { machine in try machine.daemon?.status().hubs.first?.isConnected == false }
+        }
+        #expect(a.session.gsettings("set", "org.gnome.desktop.interface", "gtk-theme", "From-A").status == 0)
+        #expect(a.session.gsettings("set", "org.gnome.desktop.interface", "cursor-size", "40").status == 0)
+        try await waitUntil { a.get("org.gnome.desktop.interface.cursor-size") == "40" }
+        #expect(b.session.gsettings("set", "org.gnome.desktop.interface", "gtk-theme", "From-B").status == 0)
+        #expect(b.session.gsettings("reset", "org.gnome.desktop.interface", "font-name").status == 0)
+        try await waitUntil { b.get("org.gnome.desktop.interface.gtk-theme") == "From-B" }
+
+        try cluster.psql("ALTER ROLE \(role.name) LOGIN")
+        try await waitUntil(timeout: 30) {
+            a.gsettings(get: "org.gnome.desktop.interface", "gtk-theme") == "'From-B'"
+                && b.gsettings(get: "org.gnome.desktop.interface", "gtk-theme") == "'From-B'"
+                && b.gsettings(get: "org.gnome.desktop.interface", "cursor-size") == "40"
+                && a.session.dconf("read", "/org/gnome/desktop/interface/font-name").output.isEmpty
+        }
+        #expect(a.cli("sync", "--wait", "--timeout", "20").status == 0)
+        #expect(b.cli("sync", "--wait", "--timeout", "20").status == 0)
+    }
 }
