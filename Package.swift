@@ -11,6 +11,7 @@ let package = Package(
     name: "settingsd",
     products: [
         .library(name: "SettingsStore", targets: ["SettingsStore"]),
+        .library(name: "SettingsFoundation", targets: ["SettingsFoundation"]),
         .executable(name: "settingsd", targets: ["settingsd"]),
         .executable(name: "settingsd-daemon", targets: ["settingsd-daemon"]),
     ],
@@ -37,6 +38,13 @@ let package = Package(
         .target(
             name: "SettingsStore",
             dependencies: ["CSQLite", "CLibPQ", "CDconf", "CLinux"],
+            swiftSettings: upcomingFeatures
+        ),
+        .target(
+            // UserDefaults, NSUbiquitousKeyValueStore and @AppStorage on settingsd, for code from
+            // Apple platforms: the one library that needs all of Foundation.
+            name: "SettingsFoundation",
+            dependencies: ["SettingsStore"],
             swiftSettings: upcomingFeatures
         ),
         .target(
@@ -78,12 +86,20 @@ let package = Package(
             path: "Examples/PlayerSettings",
             swiftSettings: upcomingFeatures
         ),
+        .executableTarget(
+            // Code written for Apple platforms (UserDefaults, NSUbiquitousKeyValueStore,
+            // @AppStorage) on settingsd; the SettingsFoundation tests run it.
+            name: "apple-style-example",
+            dependencies: ["SettingsFoundation", "SettingsStore"],
+            path: "Examples/AppleStyle",
+            swiftSettings: upcomingFeatures
+        ),
         .testTarget(
             name: "SettingsStoreTests",
             // The daemon tests start the settingsd and settingsd-daemon binaries, which `swift test`
             // builds with every other product. Listing settingsd here would link its static
             // executable flags into the test bundle.
-            dependencies: ["SettingsStore", "PostgresFixture"],
+            dependencies: ["SettingsStore", "SettingsFoundation", "PostgresFixture"],
             // Every help text, verbatim, as `settingsd help` must print it (read by CommandLineTests).
             // GLib's parser, printer and range check in Python: the GSettings tests' oracle.
             exclude: ["CommandLine/Help", "GSettings/Oracle"],
