@@ -1,18 +1,24 @@
 public import Foundation
 public import SettingsStore
 
+// swift-format-ignore: AlwaysUseLowerCamelCase
 /// The key in a `didChangeExternallyNotification`'s `userInfo` whose value (an `Int`) says why
 /// the keys changed: `NSUbiquitousKeyValueStoreServerChange` and the others.
 public let NSUbiquitousKeyValueStoreChangeReasonKey = "NSUbiquitousKeyValueStoreChangeReasonKey"
+// swift-format-ignore: AlwaysUseLowerCamelCase
 /// The key in a `didChangeExternallyNotification`'s `userInfo` whose value (`[String]`) names the
 /// keys that changed.
 public let NSUbiquitousKeyValueStoreChangedKeysKey = "NSUbiquitousKeyValueStoreChangedKeysKey"
+// swift-format-ignore: AlwaysUseLowerCamelCase
 /// Another device (a replica, the hub) changed the keys.
 public let NSUbiquitousKeyValueStoreServerChange = 0
+// swift-format-ignore: AlwaysUseLowerCamelCase
 /// The first sync with a peer or the hub brought the keys.
 public let NSUbiquitousKeyValueStoreInitialSyncChange = 1
+// swift-format-ignore: AlwaysUseLowerCamelCase
 /// A change from elsewhere was refused: it would break the store's limits (1 MB, 1,024 keys).
 public let NSUbiquitousKeyValueStoreQuotaViolationChange = 2
+// swift-format-ignore: AlwaysUseLowerCamelCase
 /// The account changed. Declared for Apple's code; settingsd does not post it yet (a hub
 /// namespace switch is not yet seen as an account change).
 public let NSUbiquitousKeyValueStoreAccountChange = 3
