@@ -32,14 +32,17 @@ struct OutboundBuffer {
     /// answer is written straight into the buffer without building a `JSONValue` first.
     ///
     /// - Throws: `overloaded`, as `append(_:)`.
+    ///
+    /// The limit bounds what the peer has not read *before* the frame, not the frame itself: an
+    /// answer or event of any size goes to a peer that keeps reading (an export of a large store,
+    /// a watcher of a large import), while a peer that stops reading is dropped once its backlog
+    /// passes the limit, holding at most the limit and one frame.
     mutating func appendFrame(_ write: (inout [UInt8]) -> Void) throws(SettingsError) {
-        let before = bytes.count
-        write(&bytes)
-        bytes.append(UInt8(ascii: "\n"))
         guard bytes.count - offset <= limit else {
-            bytes.removeSubrange(before...)
             throw SettingsError(.overloaded, "outbound buffer over \(limit) bytes: the peer is not reading")
         }
+        write(&bytes)
+        bytes.append(UInt8(ascii: "\n"))
     }
 
     /// How a flush ended.

@@ -233,6 +233,36 @@ extension Reliability {
             #expect(frames.last?["error"]?["code"] == "overloaded")
         }
 
+        @Test(
+            "answers and events over the outbound limit (16 MiB) reach clients that read: export, list, watch"
+        )
+        func answersOfAnySize() async throws {
+            let daemon = try DaemonProcess(directory)
+            var values: [String: SettingValue] = [:]
+            for index in 0..<20 {
+                values["big.k\(index)"] = .string(String(repeating: "x", count: 900_000) + "\(index)")
+            }
+            let file = directory.file("big.json")
+            try ExportDocument(values: values).json.serialized().write(
+                toFile: file, atomically: true, encoding: .utf8)
+            let watcher = try daemon.client()
+            try watcher.request(.watch(filter: .prefixes(["big."])))
+            #expect(daemon.cli("import", file).status == 0)
+            let change = try watcher.nextEvent().change
+            #expect(change.changes.count == 20, "the watcher got the 18 MB event")
+            let exported = directory.file("out.json")
+            let export = daemon.cli("export", exported)
+            #expect(export.status == 0, "\(export.error)")
+            #expect(
+                try ExportDocument(
+                    json: JSONValue.parse(Array(Data(contentsOf: URL(fileURLWithPath: exported))))
+                ).values == values)
+            let listed = daemon.cli("list", "big.", "--json")
+            #expect(listed.status == 0, "\(listed.error)")
+            #expect(listed.output.utf8.count > 18_000_000)
+            #expect(try DaemonStatus(fields: watcher.request(.status)).watches == 1, "the watcher is kept")
+        }
+
         @Test("a non-integer id or a repeated field is a protocol error and runs nothing")
         func strictFrames() throws {
             let daemon = try DaemonProcess(directory)
