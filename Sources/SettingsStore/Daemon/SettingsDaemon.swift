@@ -87,14 +87,18 @@ public final class SettingsDaemon: Sendable {
             schemaDirectories: configuration.schemaDirectories,
             systemDirectory: configuration.systemDirectory, isStrict: configuration.isStrict,
             settings: settings, logger: configuration.logger)
+        let links = configuration.peers.map { replicator.sync(with: $0) }
         do throws(SettingsError) {
-            try dconf?.start()
+            if let dconf {
+                waitForFirstSync(timeout: Self.firstSyncWait)
+                try dconf.start()
+            }
         } catch {
+            for link in links { link.stop() }
             hub?.stop()
             server.stop()
             throw error
         }
-        let links = configuration.peers.map { replicator.sync(with: $0) }
         running.withLock {
             $0 = Running(
                 links: links, hub: hub,
@@ -153,6 +157,27 @@ public final class SettingsDaemon: Sendable {
         withExtendedLifetime(signals) { () -> Never in
             while true { pause() }
         }
+    }
+
+    /// How long the dconf bridge's first comparison waits for the first exchange with the hub
+    /// and the peers.
+    static let firstSyncWait = 3.0
+
+    /// Waits until the hub links have been through a round both ways and the peer links have
+    /// caught up, or `timeout` seconds: a machine joining the fleet then holds the fleet's values
+    /// before the dconf bridge compares, so its own dconf values do not pass for newer ones.
+    private func waitForFirstSync(timeout: Double) {
+        guard configuration.hub != nil || !configuration.peers.isEmpty else { return }
+        let deadline = SettingsConfiguration.systemClock() + UInt64(timeout * 1000)
+        while SettingsConfiguration.systemClock() < deadline {
+            let hubs = replicator.hubs.allSatisfy(\.isConnected)
+            let links = replicator.links.allSatisfy { $0.state == .syncing }
+            let peers = replicator.peers.allSatisfy { $0.pendingIncoming == 0 }
+            if hubs, links, peers { return }
+            usleep(10_000)
+        }
+        configuration.logger.log(
+            .warning, "the dconf bridge compares before the first sync finished (hub or peers unreachable)")
     }
 
     private static func open(_ database: String, configuration: SettingsConfiguration) throws(SettingsError)

@@ -197,4 +197,23 @@ struct DconfHubTests {
         #expect(a.cli("sync", "--wait", "--timeout", "20").status == 0)
         #expect(b.cli("sync", "--wait", "--timeout", "20").status == 0)
     }
+
+    @Test(
+        "a machine that used GNOME before joining adopts the fleet's values and adds only what the fleet lacks"
+    )
+    func joiningMachineAdoptsTheFleet() async throws {
+        let hub = try Self.namespace()
+        let a = try await DconfMachine("a", hub: hub)
+        #expect(a.session.gsettings("set", "org.gnome.desktop.interface", "gtk-theme", "Fleet").status == 0)
+        try await waitUntil { a.get("org.gnome.desktop.interface.gtk-theme") == "Fleet" }
+        #expect(a.cli("sync", "--wait", "--timeout", "20").status == 0)
+        let c = try await DconfMachine("c", hub: hub, starting: false)
+        #expect(
+            c.session.gsettings("set", "org.gnome.desktop.interface", "gtk-theme", "Old-local").status == 0)
+        #expect(c.session.gsettings("set", "org.gnome.desktop.interface", "cursor-size", "64").status == 0)
+        try c.start()
+        #expect(c.gsettings(get: "org.gnome.desktop.interface", "gtk-theme") == "'Fleet'")
+        try await waitUntil { a.gsettings(get: "org.gnome.desktop.interface", "cursor-size") == "64" }
+        #expect(a.gsettings(get: "org.gnome.desktop.interface", "gtk-theme") == "'Fleet'")
+    }
 }
