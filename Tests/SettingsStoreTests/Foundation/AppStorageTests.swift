@@ -1,4 +1,5 @@
 import Foundation
+import Observation
 import SettingsFoundation
 import Testing
 
@@ -14,6 +15,15 @@ final class AccountModel: SettingsOwner {
     init(defaults: SettingsDefaults) {
         _username = AppStorage(wrappedValue: "Anonymous", "username", store: defaults)
         _launchCount = AppStorage(wrappedValue: 0, "launchCount", store: defaults)
+    }
+}
+
+/// The same in an `@Observable` model, as SwiftUI's documentation writes it.
+@Observable final class ObservableAccount {
+    @ObservationIgnored @AppStorage var username: String
+
+    init(defaults: SettingsDefaults) {
+        _username = AppStorage(wrappedValue: "Anonymous", "username", store: defaults)
     }
 }
 
@@ -35,5 +45,21 @@ struct AppStorageTests {
         #expect(defaults.integer(forKey: "launchCount") == 1)
         #expect(store.value(forKey: "suite.account.launchCount") == 1)
         #expect(model.$username.wrappedValue == "ada")
+    }
+
+    @Test("in an @Observable model, Observation hears of another writer's change of the key it read")
+    func observableModel() throws {
+        let store = Settings(inMemoryWith: .init())
+        let defaults = try #require(SettingsDefaults(settings: store, suiteName: "observed"))
+        let model = ObservableAccount(defaults: defaults)
+        let fired = NotificationCount()
+        withObservationTracking {
+            _ = model.username
+        } onChange: {
+            fired.increment()
+        }
+        defaults.set("grace", forKey: "username")
+        #expect(fired.value == 1)
+        #expect(model.username == "grace")
     }
 }
