@@ -161,7 +161,7 @@ public final class SettingsDaemon: Sendable {
 
     /// How long the dconf bridge's first comparison waits for the first exchange with the hub
     /// and the peers.
-    static let firstSyncWait = 3.0
+    static let firstSyncWait = 10.0
 
     /// Waits until the hub links have been through a round both ways and the peer links have
     /// caught up, or `timeout` seconds: a machine joining the fleet then holds the fleet's values

@@ -39,6 +39,7 @@ final class BridgeEngine: @unchecked Sendable {
     /// Compares every key under the dirs: dconf's user values, the store's keys and those
     /// bridged before.
     func compareAll(client: DconfClient) {
+        let policy = settings.policy
         var paths = Set<String>()
         for dir in dirs {
             paths.formUnion(client.userKeys(under: dir))
@@ -46,6 +47,10 @@ final class BridgeEngine: @unchecked Sendable {
             let prefixes = [(try? DconfPath.keyPrefix(forDir: dir)) ?? dir, dir]
             for prefix in Set(prefixes) {
                 paths.formUnion(settings.keys(withPrefix: prefix).compactMap(Self.path(forKey:)))
+                // Keys an administrator locked hold dconf at their locked value, stored or not.
+                paths.formUnion(
+                    policy.locks.map(\.key).filter { $0.hasPrefix(prefix) && !$0.hasSuffix(".") }
+                        .compactMap(Self.path(forKey:)))
             }
         }
         compare(paths.sorted(), client: client)
@@ -77,7 +82,8 @@ final class BridgeEngine: @unchecked Sendable {
 
     /// Compares `paths` three ways and carries what changed to the other side.
     func compare(_ paths: [String], client: DconfClient) {
-        let schema = settings.policy.schema
+        let policy = settings.policy
+        let schema = policy.schema
         var fromDconf: [(key: String, path: String, value: SettingValue?, state: String?)] = []
         var toDconf: [(path: String, value: GVariant?, state: String?)] = []
         var agreed: [String: String?] = [:]
@@ -85,19 +91,41 @@ final class BridgeEngine: @unchecked Sendable {
         for path in paths where isBridged(path) {
             guard let key = try? DconfPath.key(forPath: path) else { continue }
             let type = schema.rule(forKey: key)?.gvariantType
+            func variant(_ value: SettingValue) throws(SettingsError) -> GVariant {
+                if let type { try GVariant(value, type: type) } else { try GVariant(untyped: value) }
+            }
             let entry = settings.entry(forKey: key)
             let dconfValue: GVariant?
             let storeValue: GVariant?
+            let enforced: GVariant??
             do throws(SettingsError) {
                 dconfValue = try client.userValue(at: path)
-                storeValue = try entry?.value.map { value throws(SettingsError) in
-                    if let type { try GVariant(value, type: type) } else { try GVariant(untyped: value) }
+                storeValue = try entry?.value.map { value throws(SettingsError) in try variant(value) }
+                // An administrator's lock (locks.d) holds dconf at the system default, else at the
+                // schema's own default (no user value), whatever the user writes there.
+                if policy.lock(forKey: key) == nil {
+                    enforced = nil
+                } else if let system = policy.systemDefaults[key] {
+                    enforced = .some(try variant(system.value))
+                } else {
+                    enforced = .some(nil)
                 }
             } catch {
                 report("\(path): \(error.message)")
                 continue
             }
             let dconfState = BridgeDecision.canonical(dconfValue)
+            if let enforced {
+                let enforcedState = BridgeDecision.canonical(enforced)
+                if dconfState == enforcedState {
+                    agreed[path] = enforcedState
+                } else if client.isWritable(path) {
+                    toDconf.append((path, enforced, enforcedState))
+                } else {
+                    locked.insert(path)
+                }
+                continue
+            }
             let storeState = BridgeDecision.canonical(storeValue)
             switch BridgeDecision.decide(
                 dconf: dconfState, store: storeState, storeHoldsEntry: entry != nil,

@@ -141,12 +141,9 @@ final class HubConnector: Sendable {
 
     /// How long a hub statement waits for a lock another session holds.
     static let lockTimeoutMilliseconds = 5_000
-    /// The least time between rounds that notifications alone cause, once `notificationBurst`
-    /// rounds have been spent: a flood of NOTIFY costs at most one round per interval, while
-    /// changes that come no faster than that (a person, an app) are pulled at once.
+    /// The least time between rounds that notifications alone cause: a flood of NOTIFY costs at
+    /// most one round per interval.
     static let notificationInterval = 0.05
-    /// Rounds notifications may start at once before they are spaced `notificationInterval` apart.
-    static let notificationBurst = 5.0
 
     /// One connection's life: check the schema, meet the namespace, then sync until stopped.
     private func session(on connection: PostgresConnection, connected: () -> Void) throws(SettingsError) {
@@ -167,8 +164,8 @@ final class HubConnector: Sendable {
         let initialTarget = cursor == nil ? try hub.lastSequence() : nil
         var isFirstRound = true
         var checks = CheckSchedule()
-        var budget = NotificationBudget()
         while !isStopped {
+            let roundStarted = SettingsConfiguration.systemClock()
             guard settings.replicaID == localID else {
                 throw SettingsError(.connectionLost, "this replica took a new id; reconnecting")
             }
@@ -229,19 +226,19 @@ final class HubConnector: Sendable {
                 || wake.wait(
                     for: connection.socket, seconds: min(Self.safetyNetInterval, checkIn ?? .infinity))
             {
-                try coalesceNotifications(on: connection, budget: &budget)
+                try coalesceNotifications(on: connection, roundStarted: roundStarted)
             }
         }
     }
 
-    /// After a notification: spends one round of the budget, waiting for one when it is spent (a
-    /// local change still wakes it at once), then takes every notification waiting, so a burst of
-    /// them, or a flood, costs one round.
-    private func coalesceNotifications(on connection: PostgresConnection, budget: inout NotificationBudget)
+    /// After a notification: waits until `notificationInterval` has passed since the round began
+    /// (a local change still wakes it at once), then takes every notification waiting, so a burst
+    /// of them, or a flood, costs one round.
+    private func coalesceNotifications(on connection: PostgresConnection, roundStarted: UInt64)
         throws(SettingsError)
     {
-        let wait = budget.spend(now: SettingsConfiguration.systemClock())
-        if wait > 0 { wake.wait(seconds: wait) }
+        let elapsed = Double(SettingsConfiguration.systemClock() &- roundStarted) / 1000
+        if elapsed < Self.notificationInterval { wake.wait(seconds: Self.notificationInterval - elapsed) }
         _ = try connection.notifications()
     }
 

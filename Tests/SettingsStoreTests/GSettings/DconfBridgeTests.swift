@@ -250,4 +250,39 @@ struct DconfBridgeTests {
         #expect(refused.error.contains("the daemon mirrors no dconf dir"), "\(refused.error)")
         #expect(plain.cli("dconf", "inspect").status == 64)
     }
+
+    @Test(
+        "a key the administrator locks in locks.d is held in dconf at its system default, whatever the user writes"
+    )
+    func administratorLocksHoldDconf() async throws {
+        let system = TemporaryDirectory()
+        for folder in ["defaults.d", "locks.d"] {
+            try FileManager.default.createDirectory(
+                atPath: system.file(folder), withIntermediateDirectories: true)
+        }
+        try #"{"org.gnome.desktop.interface.gtk-theme": "Managed"}"#.write(
+            toFile: system.file("defaults.d/gnome.json"), atomically: true, encoding: .utf8)
+        try "org.gnome.desktop.interface.gtk-theme\norg.gnome.desktop.interface.cursor-size\n".write(
+            toFile: system.file("locks.d/gnome"), atomically: true, encoding: .utf8)
+        let machine = try await DconfMachine(
+            "managed", arguments: ["--system-dir", system.path], starting: false)
+        #expect(
+            machine.session.gsettings("set", "org.gnome.desktop.interface", "cursor-size", "64").status == 0)
+        try machine.start()
+        #expect(machine.gsettings(get: "org.gnome.desktop.interface", "gtk-theme") == "'Managed'")
+        #expect(machine.session.dconf("read", "/org/gnome/desktop/interface/cursor-size").output.isEmpty)
+        #expect(
+            machine.session.gsettings("set", "org.gnome.desktop.interface", "gtk-theme", "Escape").status == 0
+        )
+        try await waitUntil {
+            machine.gsettings(get: "org.gnome.desktop.interface", "gtk-theme") == "'Managed'"
+        }
+        let history = machine.cli("history", "org.gnome.desktop.interface.gtk-theme", "--json")
+        #expect(
+            history.status == 0 && history.output.isEmpty, "the user's attempt was stored: \(history.output)")
+        // An unlocked key next to them is the user's as ever.
+        #expect(
+            machine.session.gsettings("set", "org.gnome.desktop.interface", "icon-theme", "Mine").status == 0)
+        try await waitUntil { machine.get("org.gnome.desktop.interface.icon-theme") == "Mine" }
+    }
 }

@@ -10,13 +10,16 @@ final class DconfMachine {
     private(set) var daemon: DaemonProcess?
 
     /// A machine in a folder of its own, its daemon started; `profile` is a dconf profile's text.
-    init(_ name: String, hub: String? = nil, profile: String? = nil, starting: Bool = true) async throws {
+    init(
+        _ name: String, hub: String? = nil, profile: String? = nil, arguments extra: [String] = [],
+        starting: Bool = true
+    ) async throws {
         let folder = TemporaryDirectory("\(name)-\(UUID().uuidString.prefix(6))")
         session = try await DconfSession(folder, profile: profile)
         database = folder.file("settings.db")
         arguments =
             ["--dconf", "/org/gnome/", "--schemas", "/usr/share/glib-2.0/schemas"]
-            + (hub.map { ["--hub", $0] } ?? [])
+            + (hub.map { ["--hub", $0] } ?? []) + extra
         if starting { try start() }
     }
 
