@@ -37,8 +37,7 @@ public let NSUbiquitousKeyValueStoreAccountChange = 3
 ///     forName: NSUbiquitousKeyValueStore.didChangeExternallyNotification, object: store, queue: .main
 /// ) { note in print(note.userInfo?[NSUbiquitousKeyValueStoreChangedKeysKey] ?? []) }
 /// ```
-// Unchecked Sendable: its state is the store's, which is thread-safe, and `queue`, set once.
-open class NSUbiquitousKeyValueStore: NSObject, @unchecked Sendable {
+open class NSUbiquitousKeyValueStore: NSObject, @unchecked Sendable {  // state: a thread-safe store
     /// Posted when keys change because of another device, an initial sync, a refusal by the
     /// limits or an account change; never for this store's own writes.
     public static let didChangeExternallyNotification = Notification.Name(

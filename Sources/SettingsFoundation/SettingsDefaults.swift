@@ -190,9 +190,7 @@ open class SettingsDefaults: UserDefaults {
 }
 
 /// The defaults a store observer posts for, held weakly.
-// Unchecked Sendable: the reference is only read, to post a notification, which UserDefaults
-// and NotificationCenter allow from any thread.
-private struct WeakDefaults: @unchecked Sendable {
+private struct WeakDefaults: @unchecked Sendable {  // only read, to post from any thread
     weak var defaults: SettingsDefaults?
     init(_ defaults: SettingsDefaults) { self.defaults = defaults }
 }

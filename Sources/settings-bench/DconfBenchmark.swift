@@ -138,7 +138,7 @@ struct DconfBenchmark {
                 })
         }
         let dump = median(
-            ChildProcessInSession.wallTimes(session, ["/usr/bin/dconf", "dump", "/org/gnome/"], count: 5))
+            (0..<5).map { _ in measureSeconds { session.run(["/usr/bin/dconf", "dump", "/org/gnome/"]) } })
         report.time(
             "start with a \(count)-key dconf database: the bridge's first comparison",
             ours: median(ours) - median(plain),
@@ -229,11 +229,4 @@ private struct ThreadCounters {
     }
 
     func wakeups(of thread: String) -> Int { switches[thread] ?? 0 }
-}
-
-/// Whole-command wall times of a command in a dconf session.
-private enum ChildProcessInSession {
-    static func wallTimes(_ session: PrivateDconf, _ arguments: [String], count: Int) -> [Double] {
-        (0..<count).map { _ in measureSeconds { session.run(arguments) } }
-    }
 }

@@ -18,13 +18,11 @@ package final class DconfClient {
         api.object_unref(UnsafeMutableRawPointer(client))
     }
 
-    private var pointer: OpaquePointer { client }
-
     /// The user's own value at the key `path`, or nil when it has none.
     ///
     /// - Throws: `invalidValue` when settingsd cannot read the value GLib printed (never seen).
     package func userValue(at path: String) throws(SettingsError) -> GVariant? {
-        guard let value = api.client_read_full(pointer, path, CSETTINGS_DCONF_READ_USER_VALUE, nil) else {
+        guard let value = api.client_read_full(client, path, CSETTINGS_DCONF_READ_USER_VALUE, nil) else {
             return nil
         }
         defer { api.variant_unref(value) }
@@ -42,7 +40,7 @@ package final class DconfClient {
     /// The names in the dir `dir` (keys, and dirs ending in `/`), of every database.
     package func list(_ dir: String) -> [String] {
         var count: Int32 = 0
-        guard let names = api.client_list(pointer, dir, &count) else { return [] }
+        guard let names = api.client_list(client, dir, &count) else { return [] }
         defer { api.strfreev(names) }
         return (0..<Int(count)).compactMap { names[$0].map { String(cString: $0) } }
     }
@@ -55,7 +53,7 @@ package final class DconfClient {
             for name in list(next) {
                 if name.hasSuffix("/") {
                     pending.append(next + name)
-                } else if api.client_read_full(pointer, next + name, CSETTINGS_DCONF_READ_USER_VALUE, nil)
+                } else if api.client_read_full(client, next + name, CSETTINGS_DCONF_READ_USER_VALUE, nil)
                     .map({ api.variant_unref($0) }) != nil
                 {
                     keys.append(next + name)
@@ -67,7 +65,7 @@ package final class DconfClient {
 
     /// Whether the user may write the key `path` (false when the site's profile locks it).
     package func isWritable(_ path: String) -> Bool {
-        api.client_is_writable(pointer, path) != 0
+        api.client_is_writable(client, path) != 0
     }
 
     /// Writes `changes` (nil resets a key) as one change set.
@@ -98,7 +96,7 @@ package final class DconfClient {
         }
         var tag: UnsafeMutablePointer<CChar>?
         var error: UnsafeMutablePointer<GError>?
-        guard api.client_change_sync(pointer, changeset, &tag, nil, &error) != 0 else {
+        guard api.client_change_sync(client, changeset, &tag, nil, &error) != 0 else {
             let reason = error.flatMap { $0.pointee.message.map { String(cString: $0) } } ?? "unknown"
             if let error { api.error_free(error) }
             throw SettingsError(.io, "dconf refused a change of \(changes.count) key(s): \(reason)")
@@ -109,6 +107,6 @@ package final class DconfClient {
 
     /// Starts change notifications for the keys under `dir`.
     package func watch(_ dir: String) {
-        api.client_watch_sync(pointer, dir)
+        api.client_watch_sync(client, dir)
     }
 }

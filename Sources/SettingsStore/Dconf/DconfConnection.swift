@@ -73,19 +73,7 @@ package final class DconfConnection: Sendable {
     /// before; does nothing once stopped.
     package func perform(_ body: @escaping @Sendable (DconfClient) -> Void) {
         guard let handle = loop.withLock({ $0 }) else { return }
-        let work = Unmanaged.passRetained(WorkBox(client: handle.client, body: body))
-        api.main_context_invoke_full(
-            handle.context, CSETTINGS_G_PRIORITY_DEFAULT,
-            { data in
-                guard let data else { return 0 }
-                let work = Unmanaged<WorkBox>.fromOpaque(data).takeUnretainedValue()
-                work.body(work.client)
-                return 0
-            }, work.toOpaque(),
-            { data in
-                guard let data else { return }
-                Unmanaged<WorkBox>.fromOpaque(data).release()
-            })
+        invoke(on: handle) { body(handle.client) }
     }
 
     /// Ends the loop (after the work already handed to it); the client is released on its thread.
@@ -97,18 +85,21 @@ package final class DconfConnection: Sendable {
             })
         else { return }
         let api = api
-        let quit = Unmanaged.passRetained(QuitBox(api: api, loop: handle.loop))
+        invoke(on: handle) { api.main_loop_quit(handle.loop) }
+    }
+
+    /// Hands `body` to the loop's context, to run once on its thread.
+    private func invoke(on handle: LoopHandle, _ body: @escaping @Sendable () -> Void) {
         api.main_context_invoke_full(
             handle.context, CSETTINGS_G_PRIORITY_DEFAULT,
             { data in
                 guard let data else { return 0 }
-                let quit = Unmanaged<QuitBox>.fromOpaque(data).takeUnretainedValue()
-                quit.api.main_loop_quit(quit.loop)
+                Unmanaged<WorkBox>.fromOpaque(data).takeUnretainedValue().body()
                 return 0
-            }, quit.toOpaque(),
+            }, Unmanaged.passRetained(WorkBox(body)).toOpaque(),
             { data in
                 guard let data else { return }
-                Unmanaged<QuitBox>.fromOpaque(data).release()
+                Unmanaged<WorkBox>.fromOpaque(data).release()
             })
     }
 }
@@ -116,14 +107,13 @@ package final class DconfConnection: Sendable {
 /// The loop's context, the loop and its client.
 // The client is only used on the loop's thread (through `perform`); the context and loop are
 // GLib objects that GLib documents as safe to invoke and quit from any thread.
-private struct LoopHandle: @unchecked Sendable {
+private struct LoopHandle: @unchecked Sendable {  // see above: GLib's thread-safe calls only
     let context: OpaquePointer
     let loop: OpaquePointer
     let client: DconfClient
 }
 
-// Each box is created on one thread and used on the loop's thread only, once.
-private final class ChangeBox: @unchecked Sendable {
+private final class ChangeBox: @unchecked Sendable {  // made before the loop, then used on its thread only
     let client: DconfClient
     let handler: DconfConnection.ChangeHandler
     init(client: DconfClient, handler: @escaping DconfConnection.ChangeHandler) {
@@ -132,20 +122,8 @@ private final class ChangeBox: @unchecked Sendable {
     }
 }
 
-private final class WorkBox: @unchecked Sendable {  // see ChangeBox
-    let client: DconfClient
-    let body: @Sendable (DconfClient) -> Void
-    init(client: DconfClient, body: @escaping @Sendable (DconfClient) -> Void) {
-        self.client = client
-        self.body = body
-    }
-}
-
-private final class QuitBox: @unchecked Sendable {  // see ChangeBox
-    let api: CSettingsDconf
-    let loop: OpaquePointer
-    init(api: CSettingsDconf, loop: OpaquePointer) {
-        self.api = api
-        self.loop = loop
-    }
+/// A closure handed through GLib's `gpointer`.
+private final class WorkBox: Sendable {
+    let body: @Sendable () -> Void
+    init(_ body: @escaping @Sendable () -> Void) { self.body = body }
 }

@@ -1,7 +1,6 @@
 /// The bridge's comparisons, on the dconf connection's thread: what changed on which side,
 /// and one store transaction and one dconf change set for each batch of keys.
-// Used only on the dconf connection's thread (created before it starts, then only called there).
-final class BridgeEngine: @unchecked Sendable {
+final class BridgeEngine: @unchecked Sendable {  // made before the dconf thread, then used on it only
     typealias StatusUpdate = @Sendable ((inout DconfBridgeStatus) -> Void) -> Void
 
     private let settings: Settings

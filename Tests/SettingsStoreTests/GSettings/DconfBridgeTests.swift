@@ -7,10 +7,7 @@ import Testing
 @Suite(
     "dconf bridge: GNOME settings mirrored both ways, live",
     .enabled(if: DconfSession.isAvailable, "needs dbus, dconf-service, dconf-cli and libglib2.0-bin"),
-    .enabled(
-        if: FileManager.default.fileExists(
-            atPath: "/usr/share/glib-2.0/schemas/org.gnome.desktop.interface.gschema.xml"),
-        "needs gsettings-desktop-schemas")
+    .enabled(if: DconfSession.hasDesktopSchemas, "needs gsettings-desktop-schemas")
 )
 struct DconfBridgeTests {
     @Test(

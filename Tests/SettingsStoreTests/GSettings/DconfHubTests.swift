@@ -10,10 +10,7 @@ import Testing
     "dconf bridge through the hub: two machines, a third joining",
     .enabled(if: DconfSession.isAvailable, "needs dbus, dconf-service, dconf-cli and libglib2.0-bin"),
     .enabled(if: PostgresCluster.testsEnabled, "PostgreSQL is not installed (apt-get install postgresql)"),
-    .enabled(
-        if: FileManager.default.fileExists(
-            atPath: "/usr/share/glib-2.0/schemas/org.gnome.desktop.interface.gschema.xml"),
-        "needs gsettings-desktop-schemas")
+    .enabled(if: DconfSession.hasDesktopSchemas, "needs gsettings-desktop-schemas")
 )
 struct DconfHubTests {
     /// A namespace of its own on the shared cluster.

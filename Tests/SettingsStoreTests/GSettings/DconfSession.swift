@@ -12,6 +12,12 @@ final class DconfSession {
     private let bus: Process
     private let service: Process
 
+    /// Whether GNOME's desktop schemas are installed (`gsettings-desktop-schemas`).
+    static var hasDesktopSchemas: Bool {
+        FileManager.default.fileExists(
+            atPath: "/usr/share/glib-2.0/schemas/org.gnome.desktop.interface.gschema.xml")
+    }
+
     static var isAvailable: Bool {
         ["/usr/bin/dbus-daemon", "/usr/libexec/dconf-service", "/usr/bin/dconf", "/usr/bin/gsettings"]
             .allSatisfy { FileManager.default.isExecutableFile(atPath: $0) }
