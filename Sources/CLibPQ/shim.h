@@ -35,6 +35,7 @@ typedef struct {
     __typeof__(PQgetResult) *_Nonnull getResult;
     __typeof__(PQflush) *_Nonnull flush;
     __typeof__(PQsetnonblocking) *_Nonnull setnonblocking;
+    __typeof__(PQbackendPID) *_Nonnull backendPID;
 } CSettingsLibPQ;
 
 /// Opens libpq (`libpq.so.5`) and fills `api`; returns NULL, or why it cannot.
@@ -74,6 +75,7 @@ static inline const char *_Nullable csettings_libpq_load(CSettingsLibPQ *_Nonnul
     CSETTINGS_LOAD(getResult, PQgetResult)
     CSETTINGS_LOAD(flush, PQflush)
     CSETTINGS_LOAD(setnonblocking, PQsetnonblocking)
+    CSETTINGS_LOAD(backendPID, PQbackendPID)
 #undef CSETTINGS_LOAD
     return NULL;
 }

@@ -150,8 +150,17 @@ public final class PostgresCluster: Sendable {
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
+        // The child starts with no signal blocked, whatever this thread blocks (a server that
+        // inherited a blocked SIGTERM would never hear its stop).
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var none = sigset_t()
+        sigemptyset(&none)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
         var pid = pid_t()
-        let spawned = posix_spawn(&pid, executable, &actions, nil, argv, environ)
+        let spawned = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
         guard spawned == 0 else { throw SettingsError(.io, "cannot run \(executable) (error \(spawned))") }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0, errno == EINTR {}

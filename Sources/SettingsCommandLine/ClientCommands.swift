@@ -436,6 +436,9 @@ enum ClientCommands {
                     + (hub["connected"] == .bool(true) ? "connected" : "not connected")
                     + ", \(text(hub["pendingUp"])) change(s) to push, \(text(hub["pendingDown"])) to pull"
                     + ", \(text(hub["agreement"] ?? "unknown"))"
+                if hub["mode"] == .string("poll") {
+                    line += ", polling (through a pooler) every \(text(hub["pollSeconds"] ?? "?")) s"
+                }
                 if case .integer(let repaired)? = hub["repairedKeys"], repaired > 0 {
                     line += ", \(repaired) key(s) repaired"
                 }

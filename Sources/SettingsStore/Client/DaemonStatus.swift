@@ -84,6 +84,8 @@ package struct DaemonStatus: Sendable, Equatable {
         package let agreement: String
         /// Why the last attempt failed, if it did.
         package let lastError: String?
+        /// `listen` or `poll` (through a pooler in transaction pooling).
+        package var mode = "listen"
     }
 
     /// Reads a `status` result.
@@ -135,7 +137,8 @@ package struct DaemonStatus: Sendable, Equatable {
                     pendingUp: try hub.optionalInteger("pendingUp") ?? 0,
                     pendingDown: try hub.optionalInteger("pendingDown") ?? 0,
                     agreement: try hub.optionalString("agreement") ?? "unknown",
-                    lastError: try hub.optionalString("lastError")))
+                    lastError: try hub.optionalString("lastError"),
+                    mode: try hub.optionalString("mode") ?? "listen"))
         }
         self.hubs = hubs
         dconf = try fields.members["dconf"].map { json throws(SettingsError) in

@@ -1,6 +1,7 @@
 /// When a hub link compares digests: once the link has been quiet for `quietMilliseconds` after
-/// a change on either side (a burst of changes costs one comparison, not one each), at least
-/// every `HubConnector.safetyNetInterval` (a hand edit changes no counter), at once when forced
+/// a change on either side (a burst of changes costs one comparison, not one each; a link that
+/// polls through a pooler skips these, so a change on a fleet of thousands does not cost a
+/// comparison on every machine), at least every `safetyNet` (a hand edit changes no counter), at once when forced
 /// (`sync --wait`, a rewind), never sooner than ten times the last routine comparison took after
 /// it, and backing off while a divergence persists (a row this replica refuses stays different).
 struct CheckSchedule {
@@ -12,11 +13,22 @@ struct CheckSchedule {
     var verifyRequestsSeen = 0
     /// How long nothing must change before a routine comparison.
     static let quietMilliseconds: UInt64 = 300
+    /// The longest between comparisons, in milliseconds.
+    let safetyNet: UInt64
+    /// Whether a change on either side makes a comparison due.
+    let comparesAfterChanges: Bool
     private var last: (sequence: Int64, counter: Int64, at: UInt64)?
     private var observed: (sequence: Int64, counter: Int64)?
     private var changedAt: UInt64 = 0
     private var notBefore: UInt64 = 0
     private var backoff: UInt64 = 0
+
+    /// A schedule that compares at least every `safetyNet` seconds, and after changes when
+    /// `comparesAfterChanges`.
+    init(safetyNet: Double, comparesAfterChanges: Bool) {
+        self.safetyNet = UInt64(safetyNet * 1000)
+        self.comparesAfterChanges = comparesAfterChanges
+    }
 
     /// Whether to compare now, with the store at `sequence` and the hub's counter at `counter`.
     mutating func isDue(sequence: Int64, counter: Int64, now: UInt64 = SettingsConfiguration.systemClock())
@@ -41,8 +53,8 @@ struct CheckSchedule {
 
     private func isPending(sequence: Int64, counter: Int64, now: UInt64) -> Bool {
         guard let last, !isForced else { return true }
-        return last.sequence != sequence || last.counter != counter
-            || now &- last.at >= UInt64(HubConnector.safetyNetInterval * 1000)
+        return (comparesAfterChanges && (last.sequence != sequence || last.counter != counter))
+            || now &- last.at >= safetyNet
     }
 
     /// Records a comparison that took `took` milliseconds.

@@ -28,13 +28,23 @@ final class HubConnector: Sendable {
         /// started since; `checking` until one starts after the last ask.
         var verifyRequests = 0
         var verifyRequestsServed = 0
+        /// Statements sent on connections closed since the link started.
+        var closedStatements = 0
     }
 
-    /// How long the link waits for a notification before catching up anyway, in seconds.
+    /// How long the link waits for a notification before catching up anyway, in seconds, and
+    /// the longest between comparisons of digests.
     static let safetyNetInterval = 30.0
+    /// The longest between comparisons of digests for a link that polls through a pooler: a
+    /// fleet of 10,000 machines then costs some 33 comparisons a second.
+    static let pooledSafetyNetInterval = 300.0
 
     /// Where the link syncs.
     let configuration: HubConfiguration
+    /// `configuration.url` without settingsd's own options, for libpq.
+    private let conninfo: String
+    private let pooling: HubPooling
+    private let pollInterval: ClosedRange<Double>
     let settings: Settings
     let logger: SettingsLogger?
     private let state: Mutex<State>
@@ -42,14 +52,18 @@ final class HubConnector: Sendable {
     private let finished = DispatchSemaphore(value: 0)
 
     init(settings: Settings, configuration: HubConfiguration, logger: SettingsLogger?) throws(SettingsError) {
-        if let problem = PostgresConnectionString.check(configuration.url) {
+        let url = HubURL(configuration.url)
+        if let problem = PostgresConnectionString.check(url.conninfo) {
             throw SettingsError(.invalidValue, "the hub URL cannot be parsed: \(problem)")
         }
+        conninfo = url.conninfo
+        pooling = try url.pooling(default: configuration.pooling)
+        pollInterval = try url.pollInterval(default: configuration.pollInterval)
         self.settings = settings
         self.configuration = configuration
         self.logger = logger
         self.wake = try WakePipe()
-        let address = PostgresConnectionString.redacted(configuration.url)
+        let address = PostgresConnectionString.redacted(url.conninfo)
         state = Mutex(State(status: HubStatus(address: address, namespace: configuration.namespace)))
     }
 
@@ -107,15 +121,16 @@ final class HubConnector: Sendable {
 
     private func run() {
         defer { finished.signal() }
-        if let warning = PostgresConnectionString.transportWarning(configuration.url) {
+        if let warning = PostgresConnectionString.transportWarning(conninfo) {
             logger?.log(.warning, warning)
         }
         var backoff = Backoff()
         while !isStopped {
             do throws(SettingsError) {
-                let connection = try PostgresConnection(conninfo: configuration.url, defaults: Self.defaults)
+                let (connection, polls) = try connect()
                 connection.stallTimeout = configuration.stallTimeout
-                try session(on: connection) { backoff.reset() }
+                defer { state.withLock { $0.closedStatements += connection.statementCount } }
+                try session(on: connection, polls: polls) { backoff.reset() }
             } catch {
                 failed(error)
                 if error.code == .replicaForked { backoff.retryAtOnce() }
@@ -139,16 +154,42 @@ final class HubConnector: Sendable {
             "-c lock_timeout=\(lockTimeoutMilliseconds) -c statement_timeout=60000 -c idle_in_transaction_session_timeout=60000",
     ]
 
+    /// Connects, and finds out whether to poll: the configuration says so, or a pooler stands in
+    /// between (with `auto`).
+    private func connect() throws(SettingsError) -> (connection: PostgresConnection, polls: Bool) {
+        var defaults = Self.defaults
+        // Session settings would stay on whichever server connection took them.
+        if pooling == .transaction { defaults["options"] = nil }
+        do {
+            let connection = try PostgresConnection(conninfo: conninfo, defaults: defaults)
+            switch pooling {
+            case .transaction: return (connection, true)
+            case .session: return (connection, false)
+            case .auto: return (connection, try connection.isPooled())
+            }
+        } catch  where defaults["options"] != nil && error.message.contains("unsupported startup parameter") {
+            // PgBouncer refuses `options` unless told to ignore it: a pooler. The stall timeout
+            // still bounds every statement; the pooler's own `query_timeout` may too.
+            defaults["options"] = nil
+            let connection = try PostgresConnection(conninfo: conninfo, defaults: defaults)
+            return (connection, pooling != .session)
+        }
+    }
+
     /// How long a hub statement waits for a lock another session holds.
     static let lockTimeoutMilliseconds = 5_000
     /// The least time between rounds that notifications alone cause: a flood of NOTIFY costs at
     /// most one round per interval.
     static let notificationInterval = 0.05
 
-    /// One connection's life: check the schema, meet the namespace, then sync until stopped.
-    private func session(on connection: PostgresConnection, connected: () -> Void) throws(SettingsError) {
+    /// One connection's life: check the schema, meet the namespace, then sync until stopped,
+    /// waiting for notifications between rounds or, when `polls`, polling the counter.
+    private func session(on connection: PostgresConnection, polls: Bool, connected: () -> Void)
+        throws(SettingsError)
+    {
         try HubSchema.check(connection)
-        let hub = try HubNamespace(connection: connection, namespace: configuration.namespace)
+        let hub = try HubNamespace(
+            connection: connection, namespace: configuration.namespace, listens: !polls)
         let localID = settings.replicaID
         var pushed = try hub.pushedSequence(of: localID)
         guard pushed <= settings.sequence else {
@@ -163,7 +204,10 @@ final class HubConnector: Sendable {
         var cursor = settings.receivedSequence(from: hub.peerID)
         let initialTarget = cursor == nil ? try hub.lastSequence() : nil
         var isFirstRound = true
-        var checks = CheckSchedule()
+        var checks = CheckSchedule(
+            safetyNet: polls ? Self.pooledSafetyNetInterval : Self.safetyNetInterval,
+            comparesAfterChanges: !polls)
+        var poll = PollSchedule(bounds: pollInterval)
         while !isStopped {
             let roundStarted = SettingsConfiguration.systemClock()
             guard settings.replicaID == localID else {
@@ -205,7 +249,10 @@ final class HubConnector: Sendable {
                 status.lastContactMilliseconds = settings.configuration.clock()
                 status.pushedThrough = pushed
                 status.pendingDown = max(0, behind)
+                status.mode = polls ? "poll" : "listen"
+                status.pollSeconds = polls ? poll.interval : 0
             }
+            count(connection)
             if isFirstRound {
                 // Connected and through one round both ways: only now is a failure over.
                 isFirstRound = false
@@ -221,6 +268,11 @@ final class HubConnector: Sendable {
             }
             // Notifications that arrived during the statements above wait in libpq, not on the
             // socket: look there first, or the next change would wait for the safety net.
+            if polls {
+                if before != (cursor, pushed) { poll.active() }
+                try waitForChange(on: hub, from: counter, poll: &poll, checks: &checks)
+                continue
+            }
             let checkIn = checks.secondsUntilDue(sequence: settings.sequence, counter: counter)
             if try !connection.notifications().isEmpty
                 || wake.wait(
@@ -228,6 +280,29 @@ final class HubConnector: Sendable {
             {
                 try coalesceNotifications(on: connection, roundStarted: roundStarted)
             }
+        }
+    }
+
+    /// Polls the namespace's counter until it moves from `counter`, the store commits (a nudge,
+    /// a `verify()`), a comparison is due, or the link stops. A quiet poll is one index probe.
+    private func waitForChange(
+        on hub: HubNamespace, from counter: Int64, poll: inout PollSchedule, checks: inout CheckSchedule
+    ) throws(SettingsError) {
+        while !isStopped {
+            let checkIn = checks.secondsUntilDue(sequence: settings.sequence, counter: counter) ?? .infinity
+            if checkIn == 0 || wake.wait(seconds: min(poll.nextWait(), checkIn)) { return }
+            let now = try hub.lastSequence()
+            update { status in
+                status.lastContactMilliseconds = settings.configuration.clock()
+                status.polls += 1
+            }
+            count(hub.connection)
+            guard now == counter else {
+                poll.active()
+                return
+            }
+            poll.quiet()
+            update { $0.pollSeconds = poll.interval }
         }
     }
 
@@ -369,6 +444,11 @@ final class HubConnector: Sendable {
             return state.loggedError != error.message
         }
         logger?.log(isNew ? .warning : .debug, "hub link: \(error.message); retrying with backoff")
+    }
+
+    /// Shows the statements sent so far, `connection`'s included.
+    private func count(_ connection: PostgresConnection) {
+        state.withLock { $0.status.statements = $0.closedStatements + connection.statementCount }
     }
 
     private func update(_ change: (inout HubStatus) -> Void) {

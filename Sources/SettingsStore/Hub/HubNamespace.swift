@@ -16,8 +16,9 @@ struct HubNamespace {
     static let batchBytes = 8 << 20
 
     /// Opens `namespace` (the connecting role when nil): checks the role may use it, makes sure
-    /// its counter row exists, and listens for its notifications.
-    init(connection: PostgresConnection, namespace: String?) throws(SettingsError) {
+    /// its counter row exists, and, when `listens`, listens for its notifications (not through a
+    /// pooler in transaction pooling: the session that listened is soon another client's).
+    init(connection: PostgresConnection, namespace: String?, listens: Bool = true) throws(SettingsError) {
         self.connection = connection
         let name: String
         if let namespace {
@@ -50,7 +51,7 @@ struct HubNamespace {
                 .protocolError, "the hub's notification channel for '\(name)' is missing or malformed")
         }
         channel = "settingsd_" + secret.text(0, 0)
-        try connection.execute("LISTEN \(try connection.quotedIdentifier(channel))")
+        if listens { try connection.execute("LISTEN \(try connection.quotedIdentifier(channel))") }
     }
 
     /// Whether `text` is a channel secret as the schema makes them: 32 hexadecimal digits.

@@ -171,18 +171,26 @@ enum HubSchema {
 
     /// Creates or upgrades the schema, idempotently, one transaction per step; returns the
     /// version the hub had before (0: none).
+    ///
+    /// Each step holds the migration lock for its own transaction only (nothing is left on a
+    /// session), so `hub init` works through a pooler in transaction pooling too.
     @discardableResult
     static func migrate(_ connection: PostgresConnection) throws(SettingsError) -> Int64 {
-        // One initialiser at a time, even from several machines; a session that holds the lock
-        // (any role can take an advisory lock) makes init fail in time, not hang.
-        try lockForMigration(connection)
-        defer { _ = try? connection.execute("SELECT pg_advisory_unlock(\(migrationLock))") }
-        try checkOwnership(connection)
-        let before = try version(connection)
-        guard before <= current else { throw newer(before, connection) }
-        for migration in migrations where migration.version > before {
+        var before: Int64?
+        while true {
             try connection.execute("BEGIN")
             do throws(SettingsError) {
+                // One initialiser at a time, even from several machines; a session that holds the
+                // lock (any role can take an advisory lock) makes init fail in time, not hang.
+                try lockForMigration(connection)
+                try checkOwnership(connection)
+                let found = try version(connection)
+                if before == nil { before = found }
+                guard found <= current else { throw newer(found, connection) }
+                guard let migration = migrations.first(where: { $0.version > found }) else {
+                    try connection.execute("COMMIT")
+                    return before ?? found
+                }
                 try connection.executeScript(migration.sql)
                 try connection.execute(
                     "INSERT INTO settingsd.meta (name, value) VALUES ('schema_version', $1) "
@@ -194,20 +202,19 @@ enum HubSchema {
                 throw error
             }
         }
-        return before
     }
 
     /// The advisory lock `hub init` holds while it migrates.
     private static let migrationLock: Int64 = 7_465_746_573
 
-    /// Takes the migration lock, trying for up to `seconds`.
+    /// Takes the migration lock for the transaction under way, trying for up to `seconds`.
     private static func lockForMigration(_ connection: PostgresConnection, seconds: Double = 5)
         throws(SettingsError)
     {
         let deadline = SettingsConfiguration.systemClock() + UInt64(seconds * 1000)
         while true {
             let taken = try connection.execute(
-                "SELECT pg_catalog.pg_try_advisory_lock(\(migrationLock))::int::bigint")
+                "SELECT pg_catalog.pg_try_advisory_xact_lock(\(migrationLock))::int::bigint")
             if taken.count == 1, taken.int64(0, 0) == 1 { return }
             guard SettingsConfiguration.systemClock() < deadline else {
                 throw SettingsError(

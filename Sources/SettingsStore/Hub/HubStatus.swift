@@ -11,11 +11,28 @@ public struct HubConfiguration: Sendable, Equatable {
     /// reconnects, in seconds (a frozen server process, a network gone silent).
     public var stallTimeout: Double
 
+    /// Whether the link listens or polls (`?settingsd_pool=` in `url` says it too, and wins).
+    public var pooling: HubPooling
+
+    /// The least and the most time between polls when the link polls, in seconds: the least
+    /// after activity, doubling while all is quiet up to the most (`?settingsd_poll_min=` and
+    /// `?settingsd_poll_max=` in `url` say it too, and win). A change reaches a quiet machine
+    /// within the most.
+    public var pollInterval: ClosedRange<Double>
+
+    /// The poll interval unless the configuration says otherwise.
+    public static let defaultPollInterval = 0.25...5.0
+
     /// Creates a configuration.
-    public init(url: String, namespace: String? = nil, stallTimeout: Double = 30) {
+    public init(
+        url: String, namespace: String? = nil, stallTimeout: Double = 30, pooling: HubPooling = .auto,
+        pollInterval: ClosedRange<Double> = defaultPollInterval
+    ) {
         self.url = url
         self.namespace = namespace
         self.stallTimeout = stallTimeout
+        self.pooling = pooling
+        self.pollInterval = pollInterval
     }
 }
 
@@ -42,6 +59,15 @@ public struct HubStatus: Sendable, Equatable {
     public var agreement = "unknown"
     /// Keys repaired by anti-entropy with the hub since the link started, both ways.
     public var repairedKeys = 0
+    /// How the link learns of others' changes: `listen` (notifications), or `poll` (through a
+    /// pooler in transaction pooling; the interval now is `pollSeconds`).
+    public var mode = "listen"
+    /// The time between polls now, in seconds (0 while the link listens).
+    public var pollSeconds = 0.0
+    /// Polls of the namespace's counter since the link started (each one statement).
+    public var polls = 0
+    /// Statements the link sent to the hub since it started, on every connection.
+    public var statements = 0
     /// Why the hub was last found to have gone back (a restore, a failover, a reset counter).
     public var lastRewind: String?
 }

@@ -20,6 +20,8 @@ final class PostgresConnection {
     var stallTimeout: Double? {
         didSet { _ = pq.setnonblocking(connection, stallTimeout == nil ? 0 : 1) }
     }
+    /// The statements sent on this connection so far (scripts count one each).
+    private(set) var statementCount = 0
 
     /// Connects with `conninfo` (a libpq connection string or `postgresql://` URI; every libpq
     /// option, TLS and `~/.pgpass` included). `defaults` apply only where `conninfo` is silent.
@@ -47,6 +49,14 @@ final class PostgresConnection {
         pq.finish(connection)
     }
 
+    /// Whether a connection pooler stands between this connection and PostgreSQL: the server
+    /// process that answers is not the one the connection announced (a pooler announces its own
+    /// cancellation key, PostgreSQL the process's id).
+    func isPooled() throws(SettingsError) -> Bool {
+        let rows = try execute("SELECT pg_catalog.pg_backend_pid()::bigint")
+        return rows.count != 1 || rows.int64(0, 0) != Int64(pq.backendPID(connection))
+    }
+
     /// The socket, for waiting on notifications with `poll(2)`.
     var socket: Int32 { pq.socket(connection) }
 
@@ -55,6 +65,7 @@ final class PostgresConnection {
     @discardableResult
     func execute(_ sql: String, _ parameters: [PostgresValue] = []) throws(SettingsError) -> PostgresRows {
         let encoded = parameters.map(\.encoded)
+        statementCount += 1
         let result: OpaquePointer?
         if let stallTimeout {
             let sent = encoded.withParameterPointers { values, lengths, formats in
@@ -121,6 +132,7 @@ final class PostgresConnection {
 
     /// Runs a script of statements without parameters (schema changes: no values in it).
     func executeScript(_ sql: String) throws(SettingsError) {
+        statementCount += 1
         guard let result = pq.exec(connection, sql) else { throw failure(sql: sql, result: nil) }
         defer { pq.clear(result) }
         switch pq.resultStatus(result) {

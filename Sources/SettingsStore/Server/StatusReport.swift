@@ -67,7 +67,9 @@ enum StatusReport {
             "lastContactMs": .integer(Int64(clamping: hub.lastContactMilliseconds)),
             "pendingUp": .integer(hub.pendingUp), "pendingDown": .integer(hub.pendingDown),
             "agreement": .string(hub.agreement), "repairedKeys": .integer(Int64(hub.repairedKeys)),
+            "mode": .string(hub.mode),
         ]
+        if hub.mode == "poll" { members["pollSeconds"] = .double(hub.pollSeconds) }
         if let rewind = hub.lastRewind { members["lastRewind"] = .string(rewind) }
         if let namespace = hub.namespace { members["namespace"] = .string(namespace) }
         if let error = hub.lastError { members["lastError"] = .string(error) }

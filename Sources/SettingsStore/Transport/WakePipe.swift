@@ -33,9 +33,13 @@ final class WakePipe: Sendable {
         _ = write(writeEnd, &byte, 1)
     }
 
-    /// Sleeps up to `seconds`, or until signalled.
-    func wait(seconds: Double) {
-        _ = wait(for: nil, seconds: seconds)
+    /// Sleeps up to `seconds`, or until signalled; returns whether it was signalled.
+    @discardableResult
+    func wait(seconds: Double) -> Bool {
+        var descriptor = pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0)
+        guard poll(&descriptor, 1, Self.milliseconds(seconds)) > 0 else { return false }
+        drain()
+        return true
     }
 
     /// Sleeps up to `seconds`, until signalled, or until `socket` is readable; returns whether
@@ -43,10 +47,15 @@ final class WakePipe: Sendable {
     func wait(for socket: Int32?, seconds: Double) -> Bool {
         var fds = [pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0)]
         if let socket, socket >= 0 { fds.append(pollfd(fd: socket, events: Int16(POLLIN), revents: 0)) }
-        let ready = poll(&fds, nfds_t(fds.count), Int32(seconds * 1000))
+        let ready = poll(&fds, nfds_t(fds.count), Self.milliseconds(seconds))
         guard ready > 0 else { return false }
         if fds[0].revents != 0 { drain() }
         return fds.count > 1 && fds[1].revents != 0
+    }
+
+    /// `seconds` as `poll(2)`'s timeout: never negative, at most a day.
+    private static func milliseconds(_ seconds: Double) -> Int32 {
+        Int32(max(0, min(seconds, 86_400)) * 1000)
     }
 
     /// Empties the pipe, so the next `signal()` wakes the poll again.

@@ -40,6 +40,7 @@ extension Reliability {
             #expect(a.value(forKey: "k") == b.value(forKey: "k"))
             #expect(hubA.status.isConnected)
             #expect(hubA.status.namespace == role.name)
+            #expect(hubA.status.mode == "listen")
             #expect(!hubA.status.address.contains(role.password))
         }
     }

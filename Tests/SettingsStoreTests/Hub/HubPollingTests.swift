@@ -1,0 +1,90 @@
+import Testing
+
+@testable import SettingsStore
+
+@Suite("Hub polling: settingsd's URL options, the poll interval, and when a polling link compares")
+struct HubPollingTests {
+    @Test("settingsd_ options leave a URI's query and reach settingsd, decoded; libpq's stay as written")
+    func uriOptions() throws {
+        let url = HubURL(
+            "postgresql://me@db:6432/settings?sslmode=verify-full&settingsd_pool=transaction&settingsd_poll_max=2%2E5&application_name=x"
+        )
+        #expect(url.conninfo == "postgresql://me@db:6432/settings?sslmode=verify-full&application_name=x")
+        #expect(try url.pooling(default: .auto) == .transaction)
+        #expect(try url.pollInterval(default: 0.25...5) == 0.25...2.5)
+        #expect(HubURL("postgresql://db/s?settingsd_pool=session").conninfo == "postgresql://db/s")
+        #expect(HubURL("postgresql://db/s").options.isEmpty)
+    }
+
+    @Test("settingsd_ options leave a key=value string, quoted values and escapes read as libpq reads them")
+    func keywordOptions() throws {
+        let url = HubURL(
+            #"host=/run/pg  password='a b\'c' settingsd_pool = 'transaction' dbname=s settingsd_poll_min=0.1"#
+        )
+        #expect(url.conninfo == #"host=/run/pg password='a b\'c' dbname=s"#)
+        #expect(url.options == ["pool": "transaction", "poll_min": "0.1"])
+        #expect(try url.pollInterval(default: 0.25...5) == 0.1...5)
+        #expect(PostgresConnectionString.check(url.conninfo) == nil)
+        // What libpq cannot read is left for libpq to refuse, with its reason.
+        #expect(HubURL("host").conninfo == "host")
+    }
+
+    @Test("a bad settingsd_ option is refused with its name and what it must be")
+    func badOptions() {
+        let cases: [(String, String)] = [
+            ("host=/x settingsd_pool=pgbouncer", "settingsd_pool is 'pgbouncer'"),
+            ("host=/x settingsd_poll_max=soon", "settingsd_poll_max is 'soon'"),
+            ("host=/x settingsd_poll_min=0", "settingsd_poll_min is '0'"),
+            ("host=/x settingsd_poll_min=9 settingsd_poll_max=2", "over settingsd_poll_max"),
+        ]
+        for (text, message) in cases {
+            let url = HubURL(text)
+            #expect {
+                _ = try url.pooling(default: .auto)
+                _ = try url.pollInterval(default: 0.25...5)
+            } throws: { error in
+                (error as? SettingsError)?.message.contains(message) == true
+            }
+        }
+        let settings = Settings(inMemoryWith: .init())
+        #expect(throws: SettingsError.self) {
+            _ = try settings.sync(withHub: HubConfiguration(url: "host=/x settingsd_pool=pgbouncer"))
+        }
+    }
+
+    @Test("the interval starts at the least, doubles while quiet up to the most, and waits no longer than it")
+    func pollSchedule() {
+        var schedule = PollSchedule(bounds: 0.25...5)
+        var intervals: [Double] = []
+        for _ in 0..<8 {
+            intervals.append(schedule.interval)
+            let wait = schedule.nextWait()
+            #expect(wait <= schedule.interval && wait >= schedule.interval * 0.8)
+            schedule.quiet()
+        }
+        #expect(intervals == [0.25, 0.5, 1, 2, 4, 5, 5, 5])
+        schedule.active()
+        #expect(schedule.interval == 0.25)
+    }
+
+    @Test("a polling link compares on its safety net and when forced, not after every change")
+    func pollingComparisons() {
+        var polling = CheckSchedule(safetyNet: 300, comparesAfterChanges: false)
+        var listening = CheckSchedule(safetyNet: 30, comparesAfterChanges: true)
+        let first = polling.isDue(sequence: 1, counter: 1, now: 1_000)
+        #expect(first, "forced at first")
+        polling.checked(sequence: 1, counter: 1, took: 1, agreed: true, now: 1_000)
+        listening.checked(sequence: 1, counter: 1, took: 1, agreed: true, now: 1_000)
+        let afterChange = polling.isDue(sequence: 5, counter: 9, now: 2_000)
+        let quietLater = polling.isDue(sequence: 5, counter: 9, now: 100_000)
+        let onSafetyNet = polling.isDue(sequence: 5, counter: 9, now: 302_000)
+        #expect(!afterChange && !quietLater && onSafetyNet)
+        _ = listening.isDue(sequence: 5, counter: 9, now: 2_000)
+        let listeningAfterQuiet = listening.isDue(sequence: 5, counter: 9, now: 2_400)
+        #expect(listeningAfterQuiet)
+        polling.checked(sequence: 5, counter: 9, took: 1, agreed: true, now: 302_000)
+        polling.isForced = true
+        let forced = polling.isDue(sequence: 5, counter: 9, now: 302_100)
+        #expect(forced)
+    }
+}

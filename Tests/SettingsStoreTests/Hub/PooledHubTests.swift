@@ -1,0 +1,142 @@
+import Foundation
+import PostgresFixture
+import Testing
+
+@testable import SettingsStore
+
+extension Reliability {
+    @Suite(
+        "PostgreSQL hub through PgBouncer in transaction pooling: polls, converges, survives the pooler",
+        .enabled(
+            if: PostgresCluster.testsEnabled
+                && (PgBouncer.unavailableReason == nil || ProcessInfo.processInfo.environment["CI"] != nil),
+            "needs PostgreSQL and PgBouncer (apt-get install postgresql pgbouncer)")
+    )
+    struct PooledHubTests {
+        let directory = TemporaryDirectory()
+        private static let admin = (name: "postgres", password: "admin-pw")
+
+        /// A role, and a pooler in front of the shared cluster that knows it.
+        private func pooler(_ prefix: String, settings: [String: String] = [:]) throws -> (
+            cluster: PostgresCluster, pooler: PgBouncer, role: (name: String, password: String)
+        ) {
+            let cluster = try HubSyncTests.hub()
+            let role = try cluster.makeRole(prefix)
+            let pooler = try PgBouncer(cluster: cluster, users: [role, Self.admin], settings: settings)
+            return (cluster, pooler, role)
+        }
+
+        @Test("daemons through the pooler find it on their own, poll, converge, and sync --wait is honest")
+        func daemonsConverge() async throws {
+            let (_, pooler, role) = try pooler("pooled")
+            let url = pooler.conninfo(user: role.name, password: role.password)
+            let nodes = try (0..<2).map { index in
+                try DaemonProcess(
+                    directory, database: directory.file("p\(index).sqlite"), arguments: ["--hub", url])
+            }
+            _ = nodes[0].cli("set", "ui.theme", "dark")
+            _ = nodes[1].cli("set", "doomed", "x")
+            try await waitUntil(timeout: 30) {
+                nodes[1].cli("get", "ui.theme").output == "dark\n"
+                    && nodes[0].cli("get", "doomed").status == 0
+            }
+            _ = nodes[0].cli("delete", "doomed")
+            for (index, node) in nodes.enumerated() { _ = node.cli("set", "contended", "node \(index)") }
+            try await waitUntil(timeout: 30) { Set(try nodes.map { try $0.status().digest }).count == 1 }
+            for node in nodes {
+                #expect(node.cli("get", "doomed").status == 1)
+                #expect(node.cli("sync", "--wait", "--timeout", "20").status == 0)
+                let hub = try #require(try node.status().hubs.first)
+                #expect(hub.mode == "poll")
+                #expect(hub.isConnected)
+            }
+            let printed = nodes[0].cli("status").output
+            #expect(printed.contains("polling (through a pooler)"), "\(printed)")
+        }
+
+        @Test("the pooler stopped and started again: a daemon writing meanwhile loses nothing")
+        func poolerRestarts() async throws {
+            let (_, pooler, role) = try pooler("restart")
+            let url = pooler.conninfo(user: role.name, password: role.password)
+            let (a, b) = (Settings(inMemoryWith: .init()), Settings(inMemoryWith: .init()))
+            let fast = HubConfiguration(url: url, pollInterval: 0.05...0.5)
+            let hubA = try a.sync(withHub: fast)
+            let hubB = try b.sync(withHub: fast)
+            defer {
+                hubA.stop()
+                hubB.stop()
+            }
+            try a.set(1, forKey: "before")
+            try await waitUntil(timeout: 20) { b.value(forKey: "before") == 1 }
+            pooler.stop()
+            try await waitUntil(timeout: 20) { !hubA.status.isConnected && !hubB.status.isConnected }
+            try a.transaction { transaction in
+                for index in 0..<200 { try transaction.set(index, forKey: "while.down.\(index)") }
+            }
+            try b.set("b", forKey: "from.b")
+            try pooler.start()
+            try await waitForConvergence([a, b], timeout: 30)
+            #expect(b.value(forKey: "while.down.199") == 199)
+            #expect(a.value(forKey: "from.b") == "b")
+            #expect(hubA.status.mode == "poll")
+        }
+
+        @Test(
+            "a quiet link backs off to its longest interval, each poll one statement; a change still arrives")
+        func longIdle() async throws {
+            // The pooler closes idle server connections after a second: every quiet poll finds none.
+            let (_, pooler, role) = try pooler("idle", settings: ["server_idle_timeout": "1"])
+            let url = pooler.conninfo(
+                user: role.name, password: role.password, extra: "settingsd_poll_max=0.4")
+            let (a, b) = (Settings(inMemoryWith: .init()), Settings(inMemoryWith: .init()))
+            let hubA = try a.sync(withHub: HubConfiguration(url: url, pollInterval: 0.05...5))
+            let hubB = try b.sync(withHub: HubConfiguration(url: url, pollInterval: 0.05...5))
+            defer {
+                hubA.stop()
+                hubB.stop()
+            }
+            try a.set("first", forKey: "k")
+            try await waitUntil(timeout: 20) { b.value(forKey: "k") == "first" }
+            try await waitUntil(timeout: 20) { hubB.status.pollSeconds == 0.4 }
+            let quiet = hubB.status
+            try await Task.sleep(for: .seconds(2.5))
+            let later = hubB.status
+            let polls = later.polls - quiet.polls
+            #expect(polls >= 3, "\(polls) polls in 2.5 s at 0.4 s")
+            // A poll may be between its count and its statement at either snapshot.
+            #expect(abs((later.statements - quiet.statements) - polls) <= 1, "\(quiet) → \(later)")
+            let written = ContinuousClock.now
+            try a.set("after a long idle", forKey: "k")
+            try await waitUntil(timeout: 20) { b.value(forKey: "k") == "after a long idle" }
+            let took = ContinuousClock.now - written
+            #expect(took < .seconds(10), "\(took)")
+        }
+
+        @Test(
+            "a pooler that ignores the options parameter is found too: its server process is not the one it announced"
+        )
+        func poolerFoundByProcess() async throws {
+            let (_, pooler, role) = try pooler("quiet", settings: ["ignore_startup_parameters": "options"])
+            let settings = Settings(inMemoryWith: .init())
+            let link = try settings.sync(
+                withHub: HubConfiguration(url: pooler.conninfo(user: role.name, password: role.password)))
+            defer { link.stop() }
+            try await waitUntil(timeout: 20) { link.status.isConnected }
+            #expect(link.status.mode == "poll")
+        }
+
+        @Test("hub init works through the pooler, on a new database and again on the same")
+        func initialiseThroughPooler() throws {
+            let (cluster, pooler, _) = try pooler("init")
+            let database = try cluster.makeDatabase()
+            let url = pooler.conninfo(
+                user: Self.admin.name, password: Self.admin.password, database: database)
+            let first = try HubAdministration.initialize(url: url + " settingsd_pool=transaction")
+            #expect(first == (0, HubSchema.current))
+            let again = try HubAdministration.initialize(url: url)
+            #expect(again == (HubSchema.current, HubSchema.current))
+            let report = try HubAdministration.report(url: url)
+            #expect(report.schemaVersion == HubSchema.current)
+        }
+    }
+}
