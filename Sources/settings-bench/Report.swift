@@ -130,25 +130,41 @@ struct Report {
                 peerDisplay: "-", ratio: nil, target: target))
     }
 
-    /// A latency distribution, in seconds: the row's value is the median.
-    mutating func latency(_ name: String, sorted samples: [Double], target: Target) {
+    /// A latency distribution, in seconds: the row's value is the median; beside the peer's
+    /// distribution when there is one (the ratio is of the medians).
+    mutating func latency(
+        _ name: String, sorted samples: [Double], peer: [Double]? = nil, peerName: String = "", target: Target
+    ) {
         let p50 = samples[samples.count / 2]
         let p99 = samples[samples.count * 99 / 100]
+        let peerP50 = peer.flatMap { $0.isEmpty ? nil : $0[$0.count / 2] }
+        let peerDisplay =
+            peer.flatMap { samples in
+                samples.isEmpty
+                    ? nil
+                    : "p50 \(Self.milliseconds(samples[samples.count / 2])), p99 \(Self.milliseconds(samples[samples.count * 99 / 100]))"
+            } ?? "-"
         var row = Row(
             name: name, value: p50, unit: "s",
-            display: "p50 \(Self.milliseconds(p50)), p99 \(Self.milliseconds(p99))", peerName: "",
-            peerValue: nil,
-            peerDisplay: "-", ratio: nil, target: target)
+            display: "p50 \(Self.milliseconds(p50)), p99 \(Self.milliseconds(p99))", peerName: peerName,
+            peerValue: peerP50, peerDisplay: peerDisplay, ratio: peerP50.flatMap { $0 > 0 ? p50 / $0 : nil },
+            target: target)
         row.p99 = p99
         rows.append(row)
     }
 
-    /// Any other quantity with no peer (`unit` such as `MiB`).
-    mutating func quantity(_ name: String, _ value: Double, unit: String, format: String, target: Target) {
+    /// Any other quantity (`unit` such as `MiB`), beside its peer's when there is one (a peer
+    /// name with no value says why there is none).
+    mutating func quantity(
+        _ name: String, _ value: Double, unit: String, format: String, peer: Double? = nil,
+        peerName: String = "", target: Target
+    ) {
         rows.append(
             Row(
-                name: name, value: value, unit: unit, display: String(format: format, value), peerName: "",
-                peerValue: nil, peerDisplay: "-", ratio: nil, target: target))
+                name: name, value: value, unit: unit, display: String(format: format, value),
+                peerName: peerName,
+                peerValue: peer, peerDisplay: peer.map { String(format: format, $0) } ?? "-",
+                ratio: peer.flatMap { $0 > 0 ? value / $0 : nil }, target: target))
     }
 
     /// Prints the table, or with `json` one object per row.

@@ -26,6 +26,10 @@ let usage = """
       hub       daemons through a PostgreSQL hub: push beside raw libpq upserts, initial sync,
                 catch-up, fan-out latency to 10 daemons, 10 concurrent writers (starts a private
                 cluster, or uses $SETTINGSD_HUB as an administrator)
+      fleet     10 to 10,000 machines on one namespace through PgBouncer in transaction pooling
+                (simulated links: the link's statements and intervals), beside direct connections
+                where they fit: server connections, idle CPU, statements, propagation, a burst of
+                writers; ten real daemons through the pooler (starts PostgreSQL and PgBouncer)
       dconf     the live dconf bridge: gsettings set on one machine to dconf's change signal on
                 another through the hub (beside one machine's own), the idle bridge's wake-ups
                 and CPU over 60 s, the first comparison of a 2,000-key user database at start
@@ -42,6 +46,8 @@ case "sync":
     SyncBenchmark(quick: arguments.contains("--quick"), binary: siblingSettingsd()).run()
 case "hub":
     HubBenchmark(quick: arguments.contains("--quick"), binary: siblingSettingsd()).run()
+case "fleet":
+    FleetBenchmark(quick: arguments.contains("--quick"), binary: siblingSettingsd()).run()
 case "dconf":
     DconfBenchmark(quick: arguments.contains("--quick"), binary: siblingSettingsd()).run()
 case "open-probe" where arguments.count == 2:

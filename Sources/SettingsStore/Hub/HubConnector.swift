@@ -35,9 +35,6 @@ final class HubConnector: Sendable {
     /// How long the link waits for a notification before catching up anyway, in seconds, and
     /// the longest between comparisons of digests.
     static let safetyNetInterval = 30.0
-    /// The longest between comparisons of digests for a link that polls through a pooler: a
-    /// fleet of 10,000 machines then costs some 33 comparisons a second.
-    static let pooledSafetyNetInterval = 300.0
 
     /// Where the link syncs.
     let configuration: HubConfiguration
@@ -205,9 +202,10 @@ final class HubConnector: Sendable {
         let initialTarget = cursor == nil ? try hub.lastSequence() : nil
         var isFirstRound = true
         var checks = CheckSchedule(
-            safetyNet: polls ? Self.pooledSafetyNetInterval : Self.safetyNetInterval,
+            safetyNet: polls ? PollSchedule.comparisonInterval : Self.safetyNetInterval,
             comparesAfterChanges: !polls)
         var poll = PollSchedule(bounds: pollInterval)
+        var retriedBehind = false
         while !isStopped {
             let roundStarted = SettingsConfiguration.systemClock()
             guard settings.replicaID == localID else {
@@ -269,7 +267,16 @@ final class HubConnector: Sendable {
             // Notifications that arrived during the statements above wait in libpq, not on the
             // socket: look there first, or the next change would wait for the safety net.
             if polls {
-                if before != (cursor, pushed) { poll.active() }
+                let progressed = before != (cursor, pushed)
+                if progressed { poll.active() }
+                // Pushes that landed during the round: another round takes them now (one more
+                // even when this one found nothing, for a push that landed between its pull and
+                // its look at the counter; a cursor that cannot reach the counter waits).
+                if behind > 0, progressed || !retriedBehind {
+                    retriedBehind = !progressed
+                    continue
+                }
+                retriedBehind = false
                 try waitForChange(on: hub, from: counter, poll: &poll, checks: &checks)
                 continue
             }

@@ -1,24 +1,26 @@
 /// One namespace of a hub, on an open connection: the statements of hub sync, all
 /// parameterised. Row-level security decides what the connecting role may see.
-struct HubNamespace {
-    let connection: PostgresConnection
+package struct HubNamespace {
+    package let connection: PostgresConnection
     /// The role name the entries belong to.
     let name: String
     /// The replica id this replica keeps its hub cursor under: one per hub and namespace.
-    let peerID: ReplicaID
+    package let peerID: ReplicaID
     /// The notification channel: named after the namespace's secret, which only its members can
     /// read, so nobody else can listen to it (or learn when it changes).
     let channel: String
 
     /// Entries per push or pull statement.
-    static let batchEntries = 1_000
+    package static let batchEntries = 1_000
     /// Bytes of values in one pull, about (a larger single value still comes alone).
-    static let batchBytes = 8 << 20
+    package static let batchBytes = 8 << 20
 
     /// Opens `namespace` (the connecting role when nil): checks the role may use it, makes sure
     /// its counter row exists, and, when `listens`, listens for its notifications (not through a
     /// pooler in transaction pooling: the session that listened is soon another client's).
-    init(connection: PostgresConnection, namespace: String?, listens: Bool = true) throws(SettingsError) {
+    package init(connection: PostgresConnection, namespace: String?, listens: Bool = true)
+        throws(SettingsError)
+    {
         self.connection = connection
         let name: String
         if let namespace {
@@ -60,10 +62,10 @@ struct HubNamespace {
     }
 
     /// The namespace's last hub sequence number.
-    func lastSequence() throws(SettingsError) -> Int64 {
-        let rows = try connection.execute(
-            "SELECT last_seq FROM settingsd.namespaces WHERE namespace = $1", [.text(name)])
-        return rows.count == 1 ? try Arrival.position(rows.int64(0, 0), "the hub's counter for '\(name)'") : 0
+    package func lastSequence() throws(SettingsError) -> Int64 {
+        let rows = try connection.execute("SELECT settingsd.counter($1)", [.text(name)])
+        guard rows.count == 1, !rows.isNull(0, 0) else { return 0 }
+        return try Arrival.position(rows.int64(0, 0), "the hub's counter for '\(name)'")
     }
 
     /// The last local sequence number `replica` pushed to this namespace (0: never).
@@ -85,7 +87,7 @@ struct HubNamespace {
     /// is refused inside PostgreSQL and never fetched, a hub sequence number out of range is
     /// never computed with, and a value this build cannot read is skipped; all of them are
     /// counted in `unreadable`.
-    func pull(
+    package func pull(
         after cursor: Int64, for replica: ReplicaID, limits: SettingsLimits,
         limit: Int = batchEntries, byteBudget: Int = batchBytes
     ) throws(SettingsError) -> (
@@ -93,23 +95,32 @@ struct HubNamespace {
         unreadable: Int
     ) {
         let caps = Self.caps(for: limits)
+        // The counter comes from the statement's own snapshot: when the batch holds every row
+        // after the cursor, everything through the counter has been seen, and the cursor moves
+        // there even past numbers no row holds now (a push whose lower version lost to the
+        // hub's, a row renumbered by a later push), so nobody is left "behind" forever.
         let rows = try connection.execute(
             """
-            SELECT key, value, hlc, replica, hub_seq, mine, oversize FROM (
-                SELECT CASE WHEN oversize THEN NULL ELSE key END AS key,
-                    CASE WHEN oversize OR mine THEN NULL ELSE value END AS value, hlc, replica, hub_seq,
-                    mine::int::bigint AS mine, oversize::int::bigint AS oversize,
-                    sum(CASE WHEN oversize OR mine THEN 0 ELSE coalesce(octet_length(value), 0) END)
-                        OVER (ORDER BY hub_seq) AS running,
-                    row_number() OVER (ORDER BY hub_seq) AS position
-                FROM (
-                    SELECT key, value, hlc, replica, hub_seq, pushed_by = $4 AS mine,
-                        octet_length(key) > $5::bigint OR coalesce(octet_length(value), 0) > $6::bigint AS oversize
-                    FROM settingsd.entries
-                    WHERE namespace = $1 AND hub_seq > $2 ORDER BY hub_seq LIMIT $3) AS candidates
-            ) AS batch
-            WHERE position = 1 OR running <= $7::bigint
-            ORDER BY hub_seq
+            SELECT b.key, b.value, b.hlc, b.replica, b.hub_seq, b.mine, b.oversize, c.last_seq, b.candidates
+            FROM (SELECT last_seq FROM settingsd.namespaces WHERE namespace = $1) AS c
+            LEFT JOIN LATERAL (
+                SELECT key, value, hlc, replica, hub_seq, mine, oversize, candidates FROM (
+                    SELECT CASE WHEN oversize THEN NULL ELSE key END AS key,
+                        CASE WHEN oversize OR mine THEN NULL ELSE value END AS value, hlc, replica, hub_seq,
+                        mine::int::bigint AS mine, oversize::int::bigint AS oversize,
+                        sum(CASE WHEN oversize OR mine THEN 0 ELSE coalesce(octet_length(value), 0) END)
+                            OVER (ORDER BY hub_seq) AS running,
+                        row_number() OVER (ORDER BY hub_seq) AS position,
+                        count(*) OVER () AS candidates
+                    FROM (
+                        SELECT key, value, hlc, replica, hub_seq, pushed_by = $4 AS mine,
+                            octet_length(key) > $5::bigint OR coalesce(octet_length(value), 0) > $6::bigint AS oversize
+                        FROM settingsd.entries
+                        WHERE namespace = $1 AND hub_seq > $2 ORDER BY hub_seq LIMIT $3) AS candidates
+                ) AS batch
+                WHERE position = 1 OR running <= $7::bigint
+            ) AS b ON true
+            ORDER BY b.hub_seq
             """,
             [
                 .text(name), .int64(cursor), .int64(Int64(limit)), .bytes(replica.bytes),
@@ -119,7 +130,15 @@ struct HubNamespace {
         var mine: [(key: String, version: SettingVersion)] = []
         var through = cursor
         var unreadable = 0
+        var counter: Int64?
+        var candidates: Int64 = 0
+        var returned: Int64 = 0
         for row in 0..<rows.count {
+            if counter == nil, !rows.isNull(row, 7) { counter = rows.int64(row, 7) }
+            // The one row of an empty batch carries only the counter.
+            guard !rows.isNull(row, 4) else { continue }
+            returned += 1
+            candidates = rows.int64(row, 8)
             // A hub sequence number out of range is never computed with, nor taken as the cursor.
             let sequence = rows.int64(row, 4)
             guard Arrival.isPosition(sequence) else {
@@ -141,6 +160,9 @@ struct HubNamespace {
             }
             entries.append(entry)
         }
+        if returned == candidates, candidates < Int64(limit), let counter, Arrival.isPosition(counter) {
+            through = max(through, counter)
+        }
         return (entries, mine, through, unreadable)
     }
 
@@ -152,7 +174,8 @@ struct HubNamespace {
     /// - Returns: The hub sequence numbers the batch took (each entry one, whether or not it
     ///   replaced the hub's); nil for an empty batch.
     @discardableResult
-    func push(_ entries: [SettingEntry], from replica: ReplicaID, through: Int64) throws(SettingsError)
+    package func push(_ entries: [SettingEntry], from replica: ReplicaID, through: Int64)
+        throws(SettingsError)
         -> ClosedRange<Int64>?
     {
         guard !entries.isEmpty else {
@@ -213,7 +236,7 @@ struct HubNamespace {
 
     /// The namespace's digest: the sum, modulo 2^64, of its rows' fingerprints (PostgreSQL's
     /// generated column), and how many rows it holds.
-    func digest() throws(SettingsError) -> (sum: UInt64, rows: Int64) {
+    package func digest() throws(SettingsError) -> (sum: UInt64, rows: Int64) {
         let rows = try connection.execute(
             """
             SELECT ((coalesce(sum(fp::numeric), 0) % 18446744073709551616 + 18446744073709551616)

@@ -9,11 +9,11 @@ internal import CLibPQ
 ///
 /// Blocking: used from one thread at a time (the hub link's own thread), so a slow hub never
 /// stalls the daemon's event loop or local reads and writes.
-final class PostgresConnection {
+package final class PostgresConnection {
     private let connection: OpaquePointer
     private let pq: CSettingsLibPQ
     /// The connection string without its password, for messages.
-    let displayName: String
+    package let displayName: String
     /// The longest a statement may go unanswered before the connection is called stalled
     /// (nil: wait as long as it takes). PostgreSQL's own `statement_timeout` cannot help when
     /// its backend is frozen or the network is gone silently; this is the client's bound.
@@ -21,11 +21,11 @@ final class PostgresConnection {
         didSet { _ = pq.setnonblocking(connection, stallTimeout == nil ? 0 : 1) }
     }
     /// The statements sent on this connection so far (scripts count one each).
-    private(set) var statementCount = 0
+    package private(set) var statementCount = 0
 
     /// Connects with `conninfo` (a libpq connection string or `postgresql://` URI; every libpq
     /// option, TLS and `~/.pgpass` included). `defaults` apply only where `conninfo` is silent.
-    init(conninfo: String, defaults: [String: String] = [:]) throws(SettingsError) {
+    package init(conninfo: String, defaults: [String: String] = [:]) throws(SettingsError) {
         let pq = try LibPQ.functions()
         displayName = PostgresConnectionString.redacted(conninfo)
         // Defaults first, the caller's string last: later keywords win in libpq.
@@ -58,12 +58,14 @@ final class PostgresConnection {
     }
 
     /// The socket, for waiting on notifications with `poll(2)`.
-    var socket: Int32 { pq.socket(connection) }
+    package var socket: Int32 { pq.socket(connection) }
 
     /// Runs one statement with its parameters (`$1`, `$2`, ...; values never enter the SQL text)
     /// and returns its rows, read in binary.
     @discardableResult
-    func execute(_ sql: String, _ parameters: [PostgresValue] = []) throws(SettingsError) -> PostgresRows {
+    package func execute(_ sql: String, _ parameters: [PostgresValue] = []) throws(SettingsError)
+        -> PostgresRows
+    {
         let encoded = parameters.map(\.encoded)
         statementCount += 1
         let result: OpaquePointer?
@@ -142,7 +144,7 @@ final class PostgresConnection {
     }
 
     /// Reads what arrived on the socket and returns the notification payloads received.
-    func notifications() throws(SettingsError) -> [String] {
+    package func notifications() throws(SettingsError) -> [String] {
         guard pq.consumeInput(connection) == 1 else { throw failure(sql: nil, result: nil) }
         var payloads: [String] = []
         while let notify = pq.notifies(connection) {

@@ -1,7 +1,7 @@
 internal import CLibPQ
 
 /// The rows of a statement, read in binary; owns its `PGresult`.
-final class PostgresRows {
+package final class PostgresRows {
     private let result: OpaquePointer
     private let pq: CSettingsLibPQ
 
@@ -15,27 +15,27 @@ final class PostgresRows {
     }
 
     /// How many rows there are.
-    var count: Int { Int(pq.ntuples(result)) }
+    package var count: Int { Int(pq.ntuples(result)) }
 
     /// Whether the value is SQL NULL.
-    func isNull(_ row: Int, _ column: Int) -> Bool {
+    package func isNull(_ row: Int, _ column: Int) -> Bool {
         pq.getisnull(result, Int32(row), Int32(column)) == 1
     }
 
     /// The raw bytes of a value (`bytea`, or text's UTF-8).
-    func bytes(_ row: Int, _ column: Int) -> [UInt8] {
+    package func bytes(_ row: Int, _ column: Int) -> [UInt8] {
         let length = Int(pq.getlength(result, Int32(row), Int32(column)))
         guard length > 0, let value = pq.getvalue(result, Int32(row), Int32(column)) else { return [] }
         return UnsafeRawBufferPointer(start: value, count: length).map { $0 }
     }
 
     /// A `text` (or `name`) value.
-    func text(_ row: Int, _ column: Int) -> String {
+    package func text(_ row: Int, _ column: Int) -> String {
         String(decoding: bytes(row, column), as: UTF8.self)
     }
 
     /// A `bigint` value (binary: eight bytes, big-endian); a `integer` (four) is widened.
-    func int64(_ row: Int, _ column: Int) -> Int64 {
+    package func int64(_ row: Int, _ column: Int) -> Int64 {
         let bytes = bytes(row, column)
         let unsigned = bytes.reduce(UInt64(0)) { ($0 << 8) | UInt64($1) }
         guard bytes.count == 4 else { return Int64(bitPattern: unsigned) }

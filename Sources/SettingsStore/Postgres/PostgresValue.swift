@@ -1,5 +1,5 @@
 /// A statement parameter, sent in PostgreSQL's binary format.
-enum PostgresValue {
+package enum PostgresValue {
     /// SQL NULL.
     case null
     /// `text`.

@@ -18,6 +18,42 @@ extension Reliability {
             return cluster
         }
 
+        @Test("a push whose version lost to the hub's takes a number no row keeps, and leaves nobody behind")
+        func lostPushLeavesNobodyBehind() async throws {
+            let cluster = try Self.hub()
+            let role = try cluster.makeRole("gap")
+            let url = cluster.conninfo(user: role.name, password: role.password)
+            let hub = try HubNamespace(
+                connection: PostgresConnection(conninfo: url), namespace: nil, listens: false)
+            let (x, y) = (ReplicaID.random(), ReplicaID.random())
+            func entry(_ key: String, at milliseconds: UInt64, by replica: ReplicaID) -> SettingEntry {
+                SettingEntry(
+                    key: key, value: .integer(Int64(milliseconds)),
+                    version: SettingVersion(
+                        timestamp: HybridTimestamp(milliseconds: milliseconds, counter: 0), replica: replica),
+                    sequence: 1)
+            }
+            try hub.push([entry("k", at: 2_000_000_000_000, by: x)], from: x, through: 1)
+            try hub.push([entry("k", at: 1_000_000_000_000, by: y)], from: y, through: 1)
+            #expect(try hub.lastSequence() == 2)
+            let whole = try hub.pull(after: 0, for: .random(), limits: .desktop)
+            #expect(whole.entries.count == 1)
+            #expect(whole.through == 2, "a batch that holds every row after the cursor reaches the counter")
+            try hub.push(
+                [entry("a", at: 3_000_000_000_000, by: x), entry("b", at: 3_000_000_000_000, by: x)], from: x,
+                through: 2)
+            let truncated = try hub.pull(after: 2, for: .random(), limits: .desktop, limit: 1)
+            #expect(truncated.through == 3, "a batch cut short stops at its last row")
+
+            let settings = Settings(inMemoryWith: .init())
+            let link = try settings.sync(withHub: HubConfiguration(url: url))
+            defer { link.stop() }
+            try await waitUntil {
+                settings.value(forKey: "b") != nil && link.status.isConnected && link.status.pendingDown == 0
+            }
+            #expect(settings.value(forKey: "k") == .integer(2_000_000_000_000))
+        }
+
         @Test("two embedded stores on one namespace converge: sets, deletes, concurrent writes")
         func embeddedStoresConverge() async throws {
             let cluster = try Self.hub()

@@ -1,0 +1,274 @@
+import Foundation
+import PostgresFixture
+import SettingsStore
+
+/// `settings-bench fleet`: N machines on one namespace of one PostgreSQL, through PgBouncer in
+/// transaction pooling (the links poll), beside direct connections (the links listen) for the N
+/// where those still fit in PostgreSQL's `max_connections`. The machines are simulated
+/// (`FleetSimulation`: the link's statements and intervals, one connection each); ten real
+/// daemons beside them measure a real link through the same pooler.
+struct FleetBenchmark {
+    let quick: Bool
+    let binary: String
+
+    /// The most connections the direct peer may take (the private cluster allows 200).
+    private static let directLimit = 100
+
+    func run() {
+        runSuite { scratch in
+            let cluster = try PostgresCluster.shared()
+            _ = try HubAdministration.initialize(url: cluster.conninfo())
+            var report = Report(
+                title: "fleet (a private PostgreSQL cluster, PgBouncer 1.x in transaction pooling)")
+            let sizes = quick ? [10, 100, 1_000] : [10, 100, 1_000, 10_000]
+            for size in sizes {
+                try measure(machines: size, cluster: cluster, into: &report)
+            }
+            try realDaemons(cluster: cluster, scratch: scratch, into: &report)
+            report.print()
+        }
+    }
+
+    /// One fleet size, pooled and (where it fits) direct.
+    private func measure(machines: Int, cluster: PostgresCluster, into report: inout Report) throws {
+        let role = try cluster.makeRole("fleet")
+        let pooler = try PgBouncer(
+            cluster: cluster, users: [role],
+            settings: ["max_client_conn": String(machines + 200), "default_pool_size": "10"])
+        defer { pooler.stop() }
+        let interval = HubConfiguration.defaultPollInterval
+        progress("\(machines) machines through PgBouncer: connecting")
+        let pooled = try FleetRun(
+            machines: machines, conninfo: pooler.conninfo(user: role.name, password: role.password),
+            mode: .poll(interval), cluster: cluster, role: role, pooler: pooler.runningPID, quick: quick)
+        if pooled.failures > 0 { progress("\(pooled.failures) statements failed (retried)") }
+        var direct: FleetRun?
+        if machines <= Self.directLimit {
+            progress("\(machines) machines, direct connections: connecting")
+            let role = try cluster.makeRole("fleet")
+            direct = try FleetRun(
+                machines: machines, conninfo: cluster.conninfo(user: role.name, password: role.password),
+                mode: .listen, cluster: cluster, role: role, pooler: nil, quick: quick)
+        }
+        let peer = direct == nil ? "direct: over max_connections" : "direct (LISTEN)"
+        let name = "\(machines) machines"
+        report.quantity(
+            "\(name): PostgreSQL server connections", Double(pooled.serverConnections), unit: "connections",
+            format: "%.0f", peer: direct.map { Double($0.serverConnections) }, peerName: peer,
+            target: machines == 10_000 ? .atMost(20, "<= 20") : .reported)
+        report.quantity(
+            "\(name): PostgreSQL CPU per idle machine per minute", pooled.cpuPerMachineMinute * 1000,
+            unit: "ms",
+            format: "%.2f ms", peer: direct.map { $0.cpuPerMachineMinute * 1000 }, peerName: peer,
+            target: .reported)
+        report.quantity(
+            "\(name) idle: PostgreSQL CPU, share of one core", pooled.idleCoreShare * 100, unit: "%",
+            format: "%.1f %%", peer: direct.map { $0.idleCoreShare * 100 }, peerName: peer,
+            target: machines == 10_000 ? .atMost(10, "< 10 %") : .reported)
+        report.quantity(
+            "\(name) idle: PgBouncer CPU, share of one core", pooled.poolerCoreShare * 100, unit: "%",
+            format: "%.1f %%", target: .reported)
+        report.quantity(
+            "\(name) idle: statements per second", pooled.idleStatementsPerSecond, unit: "stmt/s",
+            format: "%.0f", peer: direct.map(\.idleStatementsPerSecond), peerName: peer, target: .reported)
+        report.latency(
+            "\(name): set → applied on every machine (idle fleet)", sorted: pooled.propagation,
+            peer: direct?.propagation, peerName: peer,
+            target: .percentiles(p50: interval.upperBound, p99: interval.upperBound + 0.1))
+        report.seconds(
+            "\(name): \(min(machines, 1_000)) writers at once → every machine has every write",
+            pooled.burstSeconds, target: .atMost(10, "< 10 s"))
+    }
+
+    /// Ten real daemons through one pooler: a set on one → `get` answers it on each of the others.
+    private func realDaemons(cluster: PostgresCluster, scratch: Scratch, into report: inout Report) throws {
+        let role = try cluster.makeRole("fleetd")
+        let pooler = try PgBouncer(cluster: cluster, users: [role])
+        defer { pooler.stop() }
+        let url = pooler.conninfo(user: role.name, password: role.password)
+        progress("10 real daemons through PgBouncer")
+        let daemons = try (0..<10).map { index in
+            try BenchDaemon(
+                binary: binary, scratch: scratch, name: "fleet\(index)", arguments: ["--hub", url])
+        }
+        defer {
+            for daemon in daemons {
+                daemon.process.terminate()
+                daemon.process.waitUntilExit()
+            }
+        }
+        let clients = try daemons.map { try BlockingClient(socketPath: $0.socket) }
+        var samples: [Double] = []
+        for trial in 0..<(quick ? 3 : 10) {
+            // Idle first: every link at its longest interval, as a quiet fleet is.
+            Thread.sleep(forTimeInterval: quick ? 2 : 12)
+            let started = FleetSimulation.now()
+            try clients[0].request(.set(key: "fleet.trial", value: .integer(Int64(trial))))
+            var pending = Set(1..<daemons.count)
+            while !pending.isEmpty, FleetSimulation.now() - started < 30 {
+                for index in pending {
+                    if (try? clients[index].request(.get(key: "fleet.trial")))?["value"]
+                        == .integer(Int64(trial))
+                    {
+                        pending.remove(index)
+                        samples.append(FleetSimulation.now() - started)
+                    }
+                }
+                usleep(2_000)
+            }
+        }
+        let interval = HubConfiguration.defaultPollInterval
+        report.latency(
+            "10 real daemons: set → get on each other (idle fleet)", sorted: samples.sorted(),
+            target: .percentiles(p50: interval.upperBound, p99: interval.upperBound + 0.1))
+    }
+
+    private func progress(_ message: String) {
+        FileHandle.standardError.write(Data("fleet: \(message)\n".utf8))
+    }
+}
+
+/// One fleet, measured: connected, settled, idle for a while, then propagation and a burst.
+private struct FleetRun {
+    var serverConnections = 0
+    var cpuPerMachineMinute = 0.0
+    var idleCoreShare = 0.0
+    var poolerCoreShare = 0.0
+    var idleStatementsPerSecond = 0.0
+    var propagation: [Double] = []
+    var burstSeconds = 0.0
+    var failures = 0
+
+    init(
+        machines: Int, conninfo: String, mode: FleetSimulation.Mode, cluster: PostgresCluster,
+        role account: (name: String, password: String), pooler: Int32?, quick: Bool
+    ) throws {
+        let role = account.name
+        let simulation = try FleetSimulation(count: machines, conninfo: conninfo, mode: mode)
+        defer { simulation.stop() }
+        let admin = try PostgresConnection(conninfo: cluster.conninfo())
+        let writer = try HubNamespace(
+            connection: PostgresConnection(
+                conninfo: cluster.conninfo(user: role, password: account.password)),
+            namespace: role, listens: false)
+        try waitUntilQuiet(simulation)
+        // Idle: every machine at its longest interval.
+        let window = quick ? 5.0 : 20.0
+        let postgres = try ProcessCPU.postgres(cluster: cluster)
+        let poolerCPU = pooler.map { ProcessCPU(pids: [$0]) }
+        let (cpuBefore, poolerBefore, statementsBefore) = (
+            postgres.seconds, poolerCPU?.seconds ?? 0, simulation.statements
+        )
+        var connections = 0
+        let end = FleetSimulation.now() + window
+        while FleetSimulation.now() < end {
+            connections = max(connections, try Self.serverConnections(admin, role: role))
+            Thread.sleep(forTimeInterval: 0.5)
+        }
+        let cpu = postgres.seconds - cpuBefore
+        idleCoreShare = cpu / window
+        poolerCoreShare = ((poolerCPU?.seconds ?? 0) - poolerBefore) / window
+        cpuPerMachineMinute = cpu / Double(machines) / (window / 60)
+        idleStatementsPerSecond = Double(simulation.statements - statementsBefore) / window
+
+        for trial in 0..<(quick ? 2 : 3) {
+            let version = SettingVersion(
+                timestamp: HybridTimestamp(
+                    milliseconds: UInt64(Date().timeIntervalSince1970 * 1000), counter: 0),
+                replica: .random())
+            let entry = SettingEntry(
+                key: "fleet.trial", value: .integer(Int64(trial)), version: version,
+                sequence: Int64(trial + 1))
+            // Nobody else writes to the namespace: the push takes the counter's next number.
+            simulation.expect(try writer.lastSequence() + 1)
+            try writer.push([entry], from: version.replica, through: Int64(trial + 1))
+            try Self.waitFor(simulation, machines: machines, timeout: 30)
+            propagation += simulation.arrivals
+            connections = max(connections, try Self.serverConnections(admin, role: role))
+            try waitUntilQuiet(simulation)
+        }
+        propagation.sort()
+
+        let writers = min(machines, 1_000)
+        simulation.expect(try writer.lastSequence() + Int64(writers))
+        let started = FleetSimulation.now()
+        simulation.burst(machines: writers, tag: "burst")
+        try Self.waitFor(simulation, machines: machines, timeout: 60)
+        burstSeconds = FleetSimulation.now() - started
+        serverConnections = max(connections, try Self.serverConnections(admin, role: role))
+        failures = simulation.failures
+    }
+
+    private func waitUntilQuiet(_ simulation: FleetSimulation) throws {
+        let deadline = FleetSimulation.now() + 60
+        while simulation.quietMachines < simulation.count {
+            guard FleetSimulation.now() < deadline else {
+                throw SettingsError(.timeout, "fleet: the machines did not settle in 60 s")
+            }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+    }
+
+    private static func waitFor(_ simulation: FleetSimulation, machines: Int, timeout: Double) throws {
+        let deadline = FleetSimulation.now() + timeout
+        while simulation.arrivals.count < machines {
+            guard FleetSimulation.now() < deadline else {
+                throw SettingsError(
+                    .timeout,
+                    "fleet: \(simulation.arrivals.count) of \(machines) machines got the change in \(timeout) s; behind: \(simulation.laggards)"
+                )
+            }
+            usleep(5_000)
+        }
+    }
+
+    private static func serverConnections(_ admin: PostgresConnection, role: String) throws -> Int {
+        let rows = try admin.execute(
+            "SELECT count(*)::bigint FROM pg_stat_activity WHERE usename = $1", [.text(role)])
+        return Int(rows.int64(0, 0))
+    }
+}
+
+/// The CPU time of a set of processes (user and system), from `/proc`.
+private struct ProcessCPU {
+    let pids: [Int32]
+
+    /// The postmaster of `cluster` and every process it started.
+    static func postgres(cluster: PostgresCluster) throws -> ProcessCPU {
+        let text = try String(contentsOfFile: "\(cluster.folder)/data/postmaster.pid", encoding: .utf8)
+        guard let line = text.split(separator: "\n").first, let postmaster = Int32(line) else {
+            throw SettingsError(.io, "fleet: no postmaster.pid in \(cluster.folder)/data")
+        }
+        return ProcessCPU(pids: [postmaster], childrenOf: postmaster)
+    }
+
+    init(pids: [Int32], childrenOf parent: Int32? = nil) {
+        self.pids = pids
+        self.parent = parent
+    }
+
+    private let parent: Int32?
+
+    /// Seconds of CPU so far; children of the parent are looked up anew each time.
+    var seconds: Double {
+        var all = pids
+        if let parent {
+            let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+            all += entries.compactMap(Int32.init).filter { Self.stat($0)?.parent == parent }
+        }
+        let ticks = all.compactMap { Self.stat($0)?.ticks }.reduce(0, +)
+        return Double(ticks) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
+    /// The parent and the CPU ticks of `pid` and of its reaped children (fields 4 and 14 to 17
+    /// of its stat).
+    private static func stat(_ pid: Int32) -> (parent: Int32, ticks: Int)? {
+        guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/stat"),
+            let text = String(data: data, encoding: .utf8), let end = text.lastIndex(of: ")")
+        else { return nil }
+        let fields = text[text.index(after: end)...].split(separator: " ")
+        // utime, stime, cutime, cstime: the postmaster's children that exited count in its own.
+        guard fields.count > 14, let parent = Int32(fields[1]) else { return nil }
+        return (parent, fields[11...14].compactMap { Int($0) }.reduce(0, +))
+    }
+}

@@ -1,0 +1,321 @@
+import Foundation
+import SettingsStore
+import Synchronization
+
+/// Many machines' hub links in one process, for `settings-bench fleet`: each machine is one
+/// connection that sends the link's own statements (`HubNamespace`) at the link's own intervals
+/// (`PollSchedule`, the comparison safety net), without a store or a thread of its own. A few
+/// worker threads each serve a slice of the machines.
+///
+/// `.poll` is the pooled link (through PgBouncer); `.listen` the direct one (`LISTEN`, woken by
+/// `NOTIFY`), as its peer.
+final class FleetSimulation: Sendable {
+    enum Mode: Sendable {
+        case poll(ClosedRange<Double>)
+        case listen
+    }
+
+    /// What every machine has to reach (a hub sequence number), since when, and when each did.
+    private struct Goal {
+        var sequence: Int64 = .max
+        var startedAt: Double = 0
+        var arrivals: [Double] = []
+    }
+
+    private let workers: [Worker]
+    private let goal = Mutex(Goal())
+    private let stopped = Atomic<Bool>(false)
+    private let finished = DispatchGroup()
+    let count: Int
+
+    /// Connects `count` machines with `conninfo` (in parallel, one worker thread per slice) and
+    /// starts them.
+    init(count: Int, conninfo: String, mode: Mode, threads: Int = 4) throws {
+        self.count = count
+        let slices = (0..<threads).map { index in count / threads + (index < count % threads ? 1 : 0) }
+        let built = Mutex<[Result<Worker, SettingsError>]>([])
+        let connecting = DispatchGroup()
+        for size in slices where size > 0 {
+            connecting.enter()
+            Thread.detachNewThread {
+                defer { connecting.leave() }
+                let result: Result<Worker, SettingsError>
+                do throws(SettingsError) {
+                    result = .success(try Worker(machines: size, conninfo: conninfo, mode: mode))
+                } catch {
+                    result = .failure(error)
+                }
+                built.withLock { $0.append(result) }
+            }
+        }
+        connecting.wait()
+        workers = try built.withLock { results in try results.map { try $0.get() } }
+        for worker in workers {
+            finished.enter()
+            Thread.detachNewThread { [self] in
+                defer { finished.leave() }
+                worker.run(simulation: self)
+            }
+        }
+    }
+
+    /// Stops every worker and closes every connection.
+    func stop() {
+        stopped.store(true, ordering: .relaxed)
+        finished.wait()
+    }
+
+    var isStopped: Bool { stopped.load(ordering: .relaxed) }
+
+    /// Statements sent so far, by every machine.
+    var statements: Int { workers.reduce(0) { $0 + $1.statements.load(ordering: .relaxed) } }
+
+    /// The machines that have not reached the goal: their cursor, the counter they saw, and their
+    /// interval, for a failure's message.
+    var laggards: String {
+        let goal = self.goal.withLock { $0.sequence }
+        return workers.flatMap { $0.describe(below: goal) }.prefix(5).joined(separator: "; ")
+    }
+
+    /// Statements that failed, on every machine.
+    var failures: Int { workers.reduce(0) { $0 + $1.failures.load(ordering: .relaxed) } }
+
+    /// Machines whose poll interval is at its most now (every one of them, once all is quiet).
+    var quietMachines: Int { workers.reduce(0) { $0 + $1.quiet.load(ordering: .relaxed) } }
+
+    /// From now, records when each machine holds hub sequence number `sequence`.
+    func expect(_ sequence: Int64) {
+        goal.withLock { $0 = Goal(sequence: sequence, startedAt: Self.now(), arrivals: []) }
+    }
+
+    /// The seconds each machine took to reach the goal so far.
+    var arrivals: [Double] { goal.withLock { $0.arrivals } }
+
+    /// Called by a worker: `machine` holds everything through `cursor`.
+    fileprivate func reached(_ machine: Machine, cursor: Int64) {
+        guard cursor >= machine.reported else { return }
+        goal.withLock { goal in
+            guard cursor >= goal.sequence, machine.reported < goal.sequence else { return }
+            machine.reported = goal.sequence
+            goal.arrivals.append(Self.now() - goal.startedAt)
+        }
+    }
+
+    /// Asks `machines` machines (spread over the workers) to push one key each, at once.
+    func burst(machines: Int, tag: String) {
+        var remaining = machines
+        for (index, worker) in workers.enumerated() {
+            let share = min(worker.count, (remaining + workers.count - index - 1) / (workers.count - index))
+            remaining -= share
+            worker.pushes.withLock {
+                $0.append(contentsOf: (0..<share).map { "fleet.\(tag).\(index).\($0)" })
+            }
+        }
+    }
+
+    static func now() -> Double {
+        Double(DispatchTime.now().uptimeNanoseconds) / 1e9
+    }
+}
+
+/// One simulated machine: its connection, cursor and schedule.
+// Touched only by the worker thread that owns it, after the worker's constructor.
+private final class Machine: @unchecked Sendable {
+    let hub: HubNamespace
+    let replica = ReplicaID.random()
+    var cursor: Int64
+    var seenCounter: Int64
+    var schedule: PollSchedule?
+    var due: Double
+    var nextComparison: Double
+    var reported: Int64 = 0
+    var pushed: Int64 = 0
+    /// Sent a statement since it last read notifications: some may wait in libpq, not on the socket.
+    var sentStatements = false
+
+    init(hub: HubNamespace, schedule: PollSchedule?, comparisonInterval: Double) throws(SettingsError) {
+        self.hub = hub
+        self.schedule = schedule
+        cursor = try hub.lastSequence()
+        seenCounter = cursor
+        let now = FleetSimulation.now()
+        due = now + Double.random(in: 0...(schedule?.bounds.lowerBound ?? 1))
+        // The machines' comparisons fall anywhere in the interval, as those of a fleet do.
+        nextComparison = now + Double.random(in: 0..<comparisonInterval)
+    }
+}
+
+/// A thread's slice of the machines.
+private final class Worker: Sendable {
+    private let machines: [Machine]
+    /// How many machines it serves.
+    var count: Int { machines.count }
+    let statements = Atomic<Int>(0)
+    let quiet = Atomic<Int>(0)
+    /// Keys its machines are to push, one each.
+    let pushes = Mutex<[String]>([])
+    /// Statements that failed (each is retried at the machine's next poll).
+    let failures = Atomic<Int>(0)
+    private let isPolling: Bool
+    private let comparisonInterval: Double
+
+    init(machines count: Int, conninfo: String, mode: FleetSimulation.Mode) throws(SettingsError) {
+        let bounds: ClosedRange<Double>?
+        switch mode {
+        case .poll(let interval): bounds = interval
+        case .listen: bounds = nil
+        }
+        isPolling = bounds != nil
+        comparisonInterval = isPolling ? PollSchedule.comparisonInterval : 30
+        var machines: [Machine] = []
+        for _ in 0..<count {
+            let connection = try PostgresConnection(
+                conninfo: conninfo, defaults: ["application_name": "fleet"])
+            let hub = try HubNamespace(connection: connection, namespace: nil, listens: bounds == nil)
+            machines.append(
+                try Machine(
+                    hub: hub, schedule: bounds.map(PollSchedule.init(bounds:)),
+                    comparisonInterval: comparisonInterval))
+        }
+        self.machines = machines
+    }
+
+    func run(simulation: FleetSimulation) {
+        while !simulation.isStopped {
+            let now = FleetSimulation.now()
+            pushQueued(now: now, simulation: simulation)
+            if isPolling {
+                for machine in machines where machine.due <= now { poll(machine, simulation: simulation) }
+            } else {
+                listen(until: now + 0.05, simulation: simulation)
+            }
+            for machine in machines where machine.nextComparison <= now {
+                _ = try? machine.hub.digest()
+                machine.nextComparison = now + comparisonInterval
+            }
+            statements.store(machines.reduce(0) { $0 + $1.hub.connection.statementCount }, ordering: .relaxed)
+            quiet.store(
+                machines.count { $0.schedule.map { $0.interval == $0.bounds.upperBound } ?? true },
+                ordering: .relaxed)
+            if isPolling {
+                let next = machines.map(\.due).min() ?? now + 0.05
+                let wait = min(max(next - FleetSimulation.now(), 0), 0.05)
+                if wait > 0 { usleep(UInt32(wait * 1e6)) }
+            }
+        }
+    }
+
+    /// A poll as the pooled link makes it: the counter; when it moved, the link's rounds (pulls,
+    /// then the counter again, once more at once while that found more), and the round the
+    /// store's commit of what it pulled wakes (the link does not tell its own commits apart).
+    private func poll(_ machine: Machine, simulation: FleetSimulation) {
+        guard var schedule = machine.schedule else { return }
+        defer {
+            machine.schedule = schedule
+            machine.due = FleetSimulation.now() + schedule.nextWait()
+        }
+        let counter: Int64
+        do { counter = try machine.hub.lastSequence() } catch {
+            failed(error)
+            return
+        }
+        guard counter != machine.seenCounter else {
+            schedule.quiet()
+            return
+        }
+        schedule.active()
+        do {
+            let start = machine.cursor
+            var retried = false
+            while true {
+                let before = machine.cursor
+                pull(machine, simulation: simulation)
+                machine.seenCounter = try machine.hub.lastSequence()
+                let progressed = machine.cursor != before
+                guard machine.seenCounter > machine.cursor, progressed || !retried else { break }
+                retried = !progressed
+            }
+            if machine.cursor > start {
+                pull(machine, simulation: simulation)
+                machine.seenCounter = try machine.hub.lastSequence()
+            }
+        } catch {
+            failed(error)
+        }
+    }
+
+    /// The direct link's wait: `poll(2)` on every connection until one is notified, then a pull.
+    private func listen(until deadline: Double, simulation: FleetSimulation) {
+        for machine in machines where machine.sentStatements {
+            machine.sentStatements = false
+            if let notified = try? machine.hub.connection.notifications(), !notified.isEmpty {
+                pull(machine, simulation: simulation)
+            }
+        }
+        var descriptors = machines.map {
+            pollfd(fd: $0.hub.connection.socket, events: Int16(POLLIN), revents: 0)
+        }
+        let timeout = Int32(max(0, deadline - FleetSimulation.now()) * 1000)
+        guard Glibc.poll(&descriptors, nfds_t(descriptors.count), timeout) > 0 else { return }
+        for (index, descriptor) in descriptors.enumerated() where descriptor.revents != 0 {
+            let machine = machines[index]
+            guard let notified = try? machine.hub.connection.notifications(), !notified.isEmpty else {
+                continue
+            }
+            pull(machine, simulation: simulation)
+        }
+    }
+
+    private func pull(_ machine: Machine, simulation: FleetSimulation) {
+        let limits = SettingsLimits.desktop
+        machine.sentStatements = true
+        while true {
+            do {
+                let batch = try machine.hub.pull(after: machine.cursor, for: machine.replica, limits: limits)
+                guard batch.through > machine.cursor else { break }
+                machine.cursor = batch.through
+            } catch {
+                failed(error)
+                break
+            }
+        }
+
+        simulation.reached(machine, cursor: machine.cursor)
+    }
+
+    func describe(below goal: Int64) -> [String] {
+        machines.filter { $0.reported < goal }.map { machine in
+            "cursor \(machine.cursor), counter seen \(machine.seenCounter), interval \(machine.schedule?.interval ?? 0) s, pushed \(machine.pushed)"
+        }
+    }
+
+    private func failed(_ error: SettingsError) {
+        if failures.add(1, ordering: .relaxed).newValue <= 3 {
+            FileHandle.standardError.write(
+                Data("fleet: a simulated machine's statement failed: \(error.message)\n".utf8))
+        }
+    }
+
+    private func pushQueued(now: Double, simulation: FleetSimulation) {
+        let keys = pushes.withLock { keys in
+            defer { keys.removeAll() }
+            return keys
+        }
+        for (machine, key) in zip(machines, keys) {
+            machine.pushed += 1
+            let entry = SettingEntry(
+                key: key, value: .integer(machine.pushed),
+                version: SettingVersion(
+                    timestamp: HybridTimestamp(
+                        milliseconds: UInt64(Date().timeIntervalSince1970 * 1000), counter: 0),
+                    replica: machine.replica),
+                sequence: machine.pushed)
+            do { _ = try machine.hub.push([entry], from: machine.replica, through: machine.pushed) } catch {
+                failed(error)
+            }
+            machine.schedule?.active()
+            machine.sentStatements = true
+            machine.due = now
+        }
+    }
+}
