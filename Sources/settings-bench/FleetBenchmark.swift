@@ -11,6 +11,14 @@ struct FleetBenchmark {
     let quick: Bool
     let binary: String
 
+    /// `--machines N[,N…]`: the fleet sizes to measure (10, 100, 1,000 and 10,000 by default).
+    private static let sizes: [Int]? = {
+        guard let flag = CommandLine.arguments.firstIndex(of: "--machines"),
+            flag + 1 < CommandLine.arguments.count
+        else { return nil }
+        return CommandLine.arguments[flag + 1].split(separator: ",").compactMap { Int($0) }
+    }()
+
     /// The most connections the direct peer may take (the private cluster allows 200).
     private static let directLimit = 100
 
@@ -20,9 +28,13 @@ struct FleetBenchmark {
             _ = try HubAdministration.initialize(url: cluster.conninfo())
             var report = Report(
                 title: "fleet (a private PostgreSQL cluster, PgBouncer 1.x in transaction pooling)")
-            let sizes = quick ? [10, 100, 1_000] : [10, 100, 1_000, 10_000]
+            let sizes = Self.sizes ?? (quick ? [10, 100, 1_000] : [10, 100, 1_000, 10_000])
             for size in sizes {
-                try measure(machines: size, cluster: cluster, into: &report)
+                do {
+                    try measure(machines: size, cluster: cluster, into: &report)
+                } catch {
+                    note("fleet: \(size) machines could not be measured: \(error)")
+                }
             }
             try realDaemons(cluster: cluster, scratch: scratch, into: &report)
             report.print()
@@ -75,9 +87,16 @@ struct FleetBenchmark {
             "\(name): set → applied on every machine (idle fleet)", sorted: pooled.propagation,
             peer: direct?.propagation, peerName: peer,
             target: .percentiles(p50: interval.upperBound, p99: interval.upperBound + 0.1))
-        report.seconds(
-            "\(name): \(min(machines, 1_000)) writers at once → every machine has every write",
-            pooled.burstSeconds, target: .atMost(10, "< 10 s"))
+        if pooled.burstSeconds.isFinite {
+            report.seconds(
+                "\(name): \(min(machines, 1_000)) writers at once → every machine has every write",
+                pooled.burstSeconds, target: .atMost(10, "< 10 s"))
+        } else {
+            report.quantity(
+                "\(name): \(min(machines, 1_000)) writers at once → machines with every write after 300 s",
+                Double(pooled.burstReached), unit: "machines", format: "%.0f",
+                target: .atLeast(Double(machines), "all in < 10 s"))
+        }
     }
 
     /// Ten real daemons through one pooler: a set on one → `get` answers it on each of the others.
@@ -137,6 +156,8 @@ private struct FleetRun {
     var idleStatementsPerSecond = 0.0
     var propagation: [Double] = []
     var burstSeconds = 0.0
+    /// Machines that had every write of the burst when it was measured.
+    var burstReached = 0
     var failures = 0
 
     init(
@@ -193,8 +214,13 @@ private struct FleetRun {
         simulation.expect(try writer.lastSequence() + Int64(writers))
         let started = FleetSimulation.now()
         simulation.burst(machines: writers, tag: "burst")
-        try Self.waitFor(simulation, machines: machines, timeout: 60)
-        burstSeconds = FleetSimulation.now() - started
+        let deadline = started + 300
+        while simulation.arrivals.count < machines, FleetSimulation.now() < deadline {
+            connections = max(connections, try Self.serverConnections(admin, role: role))
+            usleep(20_000)
+        }
+        burstSeconds = simulation.arrivals.count < machines ? .infinity : FleetSimulation.now() - started
+        burstReached = simulation.arrivals.count
         serverConnections = max(connections, try Self.serverConnections(admin, role: role))
         failures = simulation.failures
     }

@@ -30,7 +30,7 @@ final class FleetSimulation: Sendable {
 
     /// Connects `count` machines with `conninfo` (in parallel, one worker thread per slice) and
     /// starts them.
-    init(count: Int, conninfo: String, mode: Mode, threads: Int = 4) throws {
+    init(count: Int, conninfo: String, mode: Mode, threads: Int = 16) throws {
         self.count = count
         let slices = (0..<threads).map { index in count / threads + (index < count % threads ? 1 : 0) }
         let built = Mutex<[Result<Worker, SettingsError>]>([])
@@ -191,6 +191,7 @@ private final class Worker: Sendable {
             }
             for machine in machines where machine.nextComparison <= now {
                 _ = try? machine.hub.digest()
+                machine.sentStatements = true
                 machine.nextComparison = now + comparisonInterval
             }
             statements.store(machines.reduce(0) { $0 + $1.hub.connection.statementCount }, ordering: .relaxed)
@@ -205,9 +206,9 @@ private final class Worker: Sendable {
         }
     }
 
-    /// A poll as the pooled link makes it: the counter; when it moved, the link's rounds (pulls,
-    /// then the counter again, once more at once while that found more), and the round the
-    /// store's commit of what it pulled wakes (the link does not tell its own commits apart).
+    /// A poll as the pooled link makes it: the counter; when it moved, the link's round (pulls
+    /// until one holds every row after the cursor, then the counter again, once more at once while
+    /// that found more), then half the interval.
     private func poll(_ machine: Machine, simulation: FleetSimulation) {
         guard var schedule = machine.schedule else { return }
         defer {
@@ -223,7 +224,6 @@ private final class Worker: Sendable {
             schedule.quiet()
             return
         }
-        schedule.active()
         do {
             let start = machine.cursor
             var retried = false
@@ -235,10 +235,7 @@ private final class Worker: Sendable {
                 guard machine.seenCounter > machine.cursor, progressed || !retried else { break }
                 retried = !progressed
             }
-            if machine.cursor > start {
-                pull(machine, simulation: simulation)
-                machine.seenCounter = try machine.hub.lastSequence()
-            }
+            if machine.cursor != start { schedule.heard() }
         } catch {
             failed(error)
         }
@@ -274,6 +271,7 @@ private final class Worker: Sendable {
                 let batch = try machine.hub.pull(after: machine.cursor, for: machine.replica, limits: limits)
                 guard batch.through > machine.cursor else { break }
                 machine.cursor = batch.through
+                if batch.complete { break }
             } catch {
                 failed(error)
                 break

@@ -15,9 +15,15 @@ struct HubBenchmark {
             var report = Report(title: "hub (\(hub.description))")
             progress("hub schema and a role")
             _ = try HubAdministration.initialize(url: hub.adminURL)
-            try pushThroughput(into: &report, hub: hub, scratch: scratch)
-            try fanOutLatency(into: &report, hub: hub, scratch: scratch)
-            try concurrentWriters(into: &report, hub: hub, scratch: scratch)
+            if selected("push") { try pushThroughput(into: &report, hub: hub, scratch: scratch) }
+            if selected("fanout") { try fanOutLatency(into: &report, hub: hub, scratch: scratch) }
+            if selected("fanout100") {
+                // A fleet's fan-out: 101 direct connections (the private cluster allows 200).
+                try fanOutLatency(
+                    into: &report, hub: hub, scratch: scratch, others: 100,
+                    target: .percentiles(p50: 0.050, p99: 0.250))
+            }
+            if selected("writers") { try concurrentWriters(into: &report, hub: hub, scratch: scratch) }
             report.print()
         }
     }
@@ -145,11 +151,14 @@ struct HubBenchmark {
         return daemons
     }
 
-    /// A set on one daemon, timed to the watch event on each of ten others.
-    private func fanOutLatency(into report: inout Report, hub: HubUnderTest, scratch: Scratch) throws {
+    /// A set on one daemon, timed to the watch event on each of `others` others.
+    private func fanOutLatency(
+        into report: inout Report, hub: HubUnderTest, scratch: Scratch, others: Int = 10,
+        target: Target = .percentiles(p50: 0.020, p99: 0.100)
+    ) throws {
         let url = try hub.newNamespace()
-        progress("starting 11 daemons on one namespace")
-        let daemons = try connectedDaemons(11, named: "fan", hub: url, scratch: scratch)
+        progress("starting \(others + 1) daemons on one namespace")
+        let daemons = try connectedDaemons(others + 1, named: "fan\(others)-", hub: url, scratch: scratch)
         // The daemons must outlive the measurement (ARC may end an unused value's life early).
         defer { withExtendedLifetime(daemons) {} }
         let watchers = try daemons.dropFirst().map { daemon in
@@ -179,8 +188,7 @@ struct HubBenchmark {
         }
         latencies.sort()
         report.latency(
-            "set on one daemon -> watch event on each of 10 others", sorted: latencies,
-            target: .percentiles(p50: 0.020, p99: 0.100))
+            "set on one daemon -> watch event on each of \(others) others", sorted: latencies, target: target)
     }
 
     /// Ten daemons each writing 1,000 keys at once, timed until every one holds all 10,000.

@@ -8,7 +8,9 @@ let usage = """
     --quick  fewer rounds and smaller stores: a smoke run, not figures to report
     --only PART  one part of a suite (or several, comma-separated): store (reads, writes, schema, history, batch, open,
                  gsettings),
-                 daemon (process, round-trips, idle, writers, watch), sync (initial, latency, catch-up)
+                 daemon (process, round-trips, idle, writers, watch), sync (initial, latency, catch-up),
+                 hub (push, fanout, fanout100, writers)
+    --machines N[,N…]  fleet: the fleet sizes (default 10,100,1000,10000)
     --json   one JSON object per measurement (suite, measurement, value, unit, peer,
              peer_value, ratio, target, met) on standard output; progress on standard error
 

@@ -268,7 +268,11 @@ final class HubConnector: Sendable {
             // socket: look there first, or the next change would wait for the safety net.
             if polls {
                 let progressed = before != (cursor, pushed)
-                if progressed { poll.active() }
+                if pushed != before.1 {
+                    poll.active()
+                } else if cursor != before.0 {
+                    poll.heard()
+                }
                 // Pushes that landed during the round: another round takes them now (one more
                 // even when this one found nothing, for a push that landed between its pull and
                 // its look at the counter; a cursor that cannot reach the counter waits).
@@ -290,24 +294,29 @@ final class HubConnector: Sendable {
         }
     }
 
-    /// Polls the namespace's counter until it moves from `counter`, the store commits (a nudge,
-    /// a `verify()`), a comparison is due, or the link stops. A quiet poll is one index probe.
+    /// Polls the namespace's counter until it moves from `counter`, the store commits something
+    /// to push, `verify()` is called, a comparison is due, or the link stops. A quiet poll is one
+    /// index probe. The store's commit of what the link itself pulled wakes it too, and is slept
+    /// through: on a fleet, that round would cost every machine two statements more per change.
     private func waitForChange(
         on hub: HubNamespace, from counter: Int64, poll: inout PollSchedule, checks: inout CheckSchedule
     ) throws(SettingsError) {
         while !isStopped {
             let checkIn = checks.secondsUntilDue(sequence: settings.sequence, counter: counter) ?? .infinity
-            if checkIn == 0 || wake.wait(seconds: min(poll.nextWait(), checkIn)) { return }
+            if checkIn == 0 { return }
+            if wake.wait(seconds: min(poll.nextWait(), checkIn)) {
+                let asked = state.withLock { $0.verifyRequests } > checks.verifyRequestsSeen
+                if isStopped || asked || status.pendingUp > 0 { return }
+                continue
+            }
             let now = try hub.lastSequence()
             update { status in
                 status.lastContactMilliseconds = settings.configuration.clock()
                 status.polls += 1
             }
             count(hub.connection)
-            guard now == counter else {
-                poll.active()
-                return
-            }
+            // Moved: the round that follows says how fast to poll next.
+            guard now == counter else { return }
             poll.quiet()
             update { $0.pollSeconds = poll.interval }
         }
@@ -373,6 +382,7 @@ final class HubConnector: Sendable {
             }
             cursor = batch.through
             update { $0.lastContactMilliseconds = settings.configuration.clock() }
+            if batch.complete { return cursor }
         }
     }
 

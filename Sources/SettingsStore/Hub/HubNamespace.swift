@@ -86,13 +86,14 @@ package struct HubNamespace {
     /// Rows are hostile input: a key or value far over `limits` (`caps(for:)`)
     /// is refused inside PostgreSQL and never fetched, a hub sequence number out of range is
     /// never computed with, and a value this build cannot read is skipped; all of them are
-    /// counted in `unreadable`.
+    /// counted in `unreadable`. `complete` says the batch held every row after the cursor (then
+    /// `through` is at least the counter as the statement saw it): no need to pull again.
     package func pull(
         after cursor: Int64, for replica: ReplicaID, limits: SettingsLimits,
         limit: Int = batchEntries, byteBudget: Int = batchBytes
     ) throws(SettingsError) -> (
         entries: [SettingEntry], mine: [(key: String, version: SettingVersion)], through: Int64,
-        unreadable: Int
+        unreadable: Int, complete: Bool
     ) {
         let caps = Self.caps(for: limits)
         // The counter comes from the statement's own snapshot: when the batch holds every row
@@ -160,10 +161,11 @@ package struct HubNamespace {
             }
             entries.append(entry)
         }
-        if returned == candidates, candidates < Int64(limit), let counter, Arrival.isPosition(counter) {
+        let complete = returned == candidates && candidates < Int64(limit)
+        if complete, let counter, Arrival.isPosition(counter) {
             through = max(through, counter)
         }
-        return (entries, mine, through, unreadable)
+        return (entries, mine, through, unreadable, complete)
     }
 
     /// Pushes `entries` (each key once) and records that `replica` has pushed through its local

@@ -1,5 +1,6 @@
 /// When a hub link that polls (`HubPooling.transaction`) looks at the namespace's counter next:
-/// at the least interval after activity, doubling with every quiet poll up to the most, each
+/// at the least interval after a push of its own, at half the interval after another's change,
+/// doubling with every quiet poll up to the most, each
 /// wait shortened by up to a fifth at random so that machines woken by the same change do not
 /// poll in step ever after.
 package struct PollSchedule {
@@ -18,9 +19,16 @@ package struct PollSchedule {
         interval = bounds.lowerBound
     }
 
-    /// Something changed, here or on the hub: poll soon again.
+    /// This replica pushed: poll soon again (whoever it talks with may answer).
     package mutating func active() {
         interval = bounds.lowerBound
+    }
+
+    /// Another replica's change arrived: poll at half the interval. Not at once: on a fleet of
+    /// thousands, every machine hears the same change, and all polling at the least interval
+    /// would multiply the hub's load by `bounds.upperBound / bounds.lowerBound`.
+    package mutating func heard() {
+        interval = max(bounds.lowerBound, interval / 2)
     }
 
     /// A poll found nothing new: wait longer next time, up to the most.

@@ -52,7 +52,9 @@ struct HubPollingTests {
         }
     }
 
-    @Test("the interval starts at the least, doubles while quiet up to the most, and waits no longer than it")
+    @Test(
+        "the interval starts at the least, doubles while quiet up to the most, halves on another's change, and waits no longer than it"
+    )
     func pollSchedule() {
         var schedule = PollSchedule(bounds: 0.25...5)
         var intervals: [Double] = []
@@ -63,8 +65,17 @@ struct HubPollingTests {
             schedule.quiet()
         }
         #expect(intervals == [0.25, 0.5, 1, 2, 4, 5, 5, 5])
+        schedule.heard()
+        #expect(schedule.interval == 2.5, "another's change halves the interval")
+        schedule.heard()
+        schedule.heard()
+        schedule.heard()
+        #expect(schedule.interval == 0.3125)
+        schedule.heard()
+        #expect(schedule.interval == 0.25, "never below the least")
+        schedule.quiet()
         schedule.active()
-        #expect(schedule.interval == 0.25)
+        #expect(schedule.interval == 0.25, "a push of its own: the least at once")
     }
 
     @Test("a polling link compares on its safety net and when forced, not after every change")
