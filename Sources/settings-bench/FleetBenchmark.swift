@@ -19,6 +19,15 @@ struct FleetBenchmark {
         return CommandLine.arguments[flag + 1].split(separator: ",").compactMap { Int($0) }
     }()
 
+    /// `--poll-max S`: the links' longest poll interval (`settingsd_poll_max`; 5 s by default).
+    private static let pollInterval: ClosedRange<Double> = {
+        let interval = HubConfiguration.defaultPollInterval
+        guard let flag = CommandLine.arguments.firstIndex(of: "--poll-max"), flag + 1 < CommandLine.arguments.count,
+            let most = Double(CommandLine.arguments[flag + 1]), most >= interval.lowerBound
+        else { return interval }
+        return interval.lowerBound...most
+    }()
+
     /// The most connections the direct peer may take (the private cluster allows 200).
     private static let directLimit = 100
 
@@ -48,8 +57,8 @@ struct FleetBenchmark {
             cluster: cluster, users: [role],
             settings: ["max_client_conn": String(machines + 200), "default_pool_size": "10"])
         defer { pooler.stop() }
-        let interval = HubConfiguration.defaultPollInterval
-        progress("\(machines) machines through PgBouncer: connecting")
+        let interval = Self.pollInterval
+        progress("\(machines) machines through PgBouncer: connecting (polls every \(interval) s)")
         let pooled = try FleetRun(
             machines: machines, conninfo: pooler.conninfo(user: role.name, password: role.password),
             mode: .poll(interval), cluster: cluster, role: role, pooler: pooler.runningPID, quick: quick)
