@@ -22,7 +22,8 @@ struct FleetBenchmark {
     /// `--poll-max S`: the links' longest poll interval (`settingsd_poll_max`; 5 s by default).
     private static let pollInterval: ClosedRange<Double> = {
         let interval = HubConfiguration.defaultPollInterval
-        guard let flag = CommandLine.arguments.firstIndex(of: "--poll-max"), flag + 1 < CommandLine.arguments.count,
+        guard let flag = CommandLine.arguments.firstIndex(of: "--poll-max"),
+            flag + 1 < CommandLine.arguments.count,
             let most = Double(CommandLine.arguments[flag + 1]), most >= interval.lowerBound
         else { return interval }
         return interval.lowerBound...most
