@@ -91,11 +91,10 @@ final class FleetSimulation: Sendable {
     /// The seconds each machine took to reach the goal so far.
     var arrivals: [Double] { goal.withLock { $0.arrivals } }
 
-    /// Called by a worker: `machine` holds everything through `cursor`.
-    fileprivate func reached(_ machine: Machine, cursor: Int64) {
-        guard cursor >= machine.reported else { return }
+    /// Called by a worker after `machine` pulled: counts it once it holds the goal.
+    fileprivate func reached(_ machine: Machine) {
         goal.withLock { goal in
-            guard cursor >= goal.sequence, machine.reported < goal.sequence else { return }
+            guard machine.cursor >= goal.sequence, machine.reported < goal.sequence else { return }
             machine.reported = goal.sequence
             goal.arrivals.append(Self.now() - goal.startedAt)
         }
@@ -119,8 +118,7 @@ final class FleetSimulation: Sendable {
 }
 
 /// One simulated machine: its connection, cursor and schedule.
-// Touched only by the worker thread that owns it, after the worker's constructor.
-private final class Machine: @unchecked Sendable {
+private final class Machine: @unchecked Sendable {  // touched by its worker's thread only
     let hub: HubNamespace
     let replica = ReplicaID.random()
     var cursor: Int64
@@ -278,7 +276,7 @@ private final class Worker: Sendable {
             }
         }
 
-        simulation.reached(machine, cursor: machine.cursor)
+        simulation.reached(machine)
     }
 
     func describe(below goal: Int64) -> [String] {

@@ -1,9 +1,10 @@
 /// When a hub link compares digests: once the link has been quiet for `quietMilliseconds` after
 /// a change on either side (a burst of changes costs one comparison, not one each; a link that
 /// polls through a pooler skips these, so a change on a fleet of thousands does not cost a
-/// comparison on every machine), at least every `safetyNet` (a hand edit changes no counter), at once when forced
-/// (`sync --wait`, a rewind), never sooner than ten times the last routine comparison took after
-/// it, and backing off while a divergence persists (a row this replica refuses stays different).
+/// comparison on every machine), at least every `safetyNet` (a hand edit changes no counter), at
+/// once when forced (`sync --wait`, a rewind), never sooner than ten times the last routine
+/// comparison took after it, and backing off while a divergence persists (a row this replica
+/// refuses stays different).
 struct CheckSchedule {
     /// This replica's side of the comparison.
     var entropy = HubAntiEntropy()

@@ -81,11 +81,8 @@ package enum HubAdministration {
     /// Connects to `url`, settingsd's own options (`settingsd_pool`…) left out: the same URL
     /// serves `--hub` and these commands.
     private static func connect(_ url: String) throws(SettingsError) -> PostgresConnection {
-        let conninfo = HubURL(url).conninfo
-        if let problem = PostgresConnectionString.check(conninfo) {
-            throw SettingsError(.invalidValue, "the hub URL cannot be parsed: \(problem)")
-        }
-        return try PostgresConnection(
-            conninfo: conninfo, defaults: ["connect_timeout": "10", "application_name": "settingsd"])
+        try PostgresConnection(
+            conninfo: HubURL(url).checkedConninfo(),
+            defaults: ["connect_timeout": "10", "application_name": "settingsd"])
     }
 }

@@ -50,17 +50,14 @@ final class HubConnector: Sendable {
 
     init(settings: Settings, configuration: HubConfiguration, logger: SettingsLogger?) throws(SettingsError) {
         let url = HubURL(configuration.url)
-        if let problem = PostgresConnectionString.check(url.conninfo) {
-            throw SettingsError(.invalidValue, "the hub URL cannot be parsed: \(problem)")
-        }
-        conninfo = url.conninfo
+        conninfo = try url.checkedConninfo()
         pooling = try url.pooling(default: configuration.pooling)
         pollInterval = try url.pollInterval(default: configuration.pollInterval)
         self.settings = settings
         self.configuration = configuration
         self.logger = logger
         self.wake = try WakePipe()
-        let address = PostgresConnectionString.redacted(url.conninfo)
+        let address = PostgresConnectionString.redacted(conninfo)
         state = Mutex(State(status: HubStatus(address: address, namespace: configuration.namespace)))
     }
 
@@ -264,8 +261,6 @@ final class HubConnector: Sendable {
                     "syncing with the hub \(connection.displayName), namespace \(hub.name)\(recovered ? " again" : "")"
                 )
             }
-            // Notifications that arrived during the statements above wait in libpq, not on the
-            // socket: look there first, or the next change would wait for the safety net.
             if polls {
                 let progressed = before != (cursor, pushed)
                 if pushed != before.1 {
@@ -284,6 +279,8 @@ final class HubConnector: Sendable {
                 try waitForChange(on: hub, from: counter, poll: &poll, checks: &checks)
                 continue
             }
+            // Notifications that arrived during the statements above wait in libpq, not on the
+            // socket: look there first, or the next change would wait for the safety net.
             let checkIn = checks.secondsUntilDue(sequence: settings.sequence, counter: counter)
             if try !connection.notifications().isEmpty
                 || wake.wait(

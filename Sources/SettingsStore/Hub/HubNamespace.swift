@@ -131,11 +131,11 @@ package struct HubNamespace {
         var mine: [(key: String, version: SettingVersion)] = []
         var through = cursor
         var unreadable = 0
-        var counter: Int64?
+        // Every row carries the same counter (none: the namespace has no counter row).
+        let counter = rows.count > 0 && !rows.isNull(0, 7) ? rows.int64(0, 7) : nil
         var candidates: Int64 = 0
         var returned: Int64 = 0
         for row in 0..<rows.count {
-            if counter == nil, !rows.isNull(row, 7) { counter = rows.int64(row, 7) }
             // The one row of an empty batch carries only the counter.
             guard !rows.isNull(row, 4) else { continue }
             returned += 1

@@ -17,13 +17,22 @@ struct HubURL: Equatable {
         }
     }
 
+    /// `conninfo`, or why libpq cannot read it.
+    func checkedConninfo() throws(SettingsError) -> String {
+        if let problem = PostgresConnectionString.check(conninfo) {
+            throw SettingsError(.invalidValue, "the hub URL cannot be parsed: \(problem)")
+        }
+        return conninfo
+    }
+
     /// The pooling the options ask for, the configuration's when they are silent.
     func pooling(default configured: HubPooling) throws(SettingsError) -> HubPooling {
         guard let text = options["pool"] else { return configured }
         guard let pooling = HubPooling(rawValue: text) else {
             throw SettingsError(
                 .invalidValue,
-                "the hub URL's settingsd_pool is '\(text)': it must be auto, session or transaction")
+                "the hub URL's settingsd_pool is '\(text)': it must be one of "
+                    + HubPooling.allCases.map(\.rawValue).joined(separator: ", "))
         }
         return pooling
     }

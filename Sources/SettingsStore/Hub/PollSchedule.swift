@@ -1,8 +1,7 @@
 /// When a hub link that polls (`HubPooling.transaction`) looks at the namespace's counter next:
 /// at the least interval after a push of its own, at half the interval after another's change,
-/// doubling with every quiet poll up to the most, each
-/// wait shortened by up to a fifth at random so that machines woken by the same change do not
-/// poll in step ever after.
+/// doubling with every quiet poll up to the most, each wait shortened by up to a fifth at random
+/// so that machines woken by the same change do not poll in step ever after.
 package struct PollSchedule {
     /// The longest between comparisons of digests for a link that polls, in seconds (it skips
     /// those after changes): a fleet of 10,000 machines then costs some 33 comparisons a second.
