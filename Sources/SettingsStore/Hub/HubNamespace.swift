@@ -37,18 +37,12 @@ package struct HubNamespace {
             )
         }
         self.name = name
-        try connection.execute(
-            "INSERT INTO settingsd.namespaces (namespace) VALUES ($1) ON CONFLICT (namespace) DO NOTHING",
-            [.text(name)])
         let hub = try connection.execute("SELECT value FROM settingsd.meta WHERE name = 'hub_id'").text(0, 0)
         peerID = Self.peerID(hub: hub, namespace: name)
-        try connection.execute(
-            "INSERT INTO settingsd.channels (namespace) VALUES ($1) ON CONFLICT (namespace) DO NOTHING",
-            [.text(name)])
-        let secret = try connection.execute(
-            "SELECT secret FROM settingsd.channels WHERE namespace = $1", [.text(name)])
+        // Makes sure the counter and the channel exist (users may not write the tables themselves).
+        let secret = try connection.execute("SELECT settingsd.join($1)", [.text(name)])
         // The secret is hub input like any other: it must be what hub init makes.
-        guard secret.count == 1, Self.isChannelSecret(secret.text(0, 0)) else {
+        guard secret.count == 1, !secret.isNull(0, 0), Self.isChannelSecret(secret.text(0, 0)) else {
             throw SettingsError(
                 .protocolError, "the hub's notification channel for '\(name)' is missing or malformed")
         }
@@ -180,55 +174,17 @@ package struct HubNamespace {
         throws(SettingsError)
         -> ClosedRange<Int64>?
     {
-        guard !entries.isEmpty else {
-            try connection.execute(
-                """
-                INSERT INTO settingsd.replicas AS r (namespace, replica, pushed_seq, last_seen) VALUES ($1, $2, $3, now())
-                ON CONFLICT (namespace, replica) DO UPDATE
-                    SET pushed_seq = GREATEST(r.pushed_seq, excluded.pushed_seq), last_seen = now()
-                """,
-                [.text(name), .bytes(replica.bytes), .int64(through)])
-            return nil
-        }
-        // The batch travels as four arrays, so the statement's text never changes with its size.
-        let parameters: [PostgresValue] = [
-            .text(name), .int64(Int64(entries.count)), .bytes(replica.bytes), .int64(through), .text(channel),
-            .textArray(entries.map(\.key)), .bytesArray(entries.map { $0.value?.encoded() }),
-            .int64Array(entries.map { Int64(bitPattern: $0.version.timestamp.rawValue) }),
-            .bytesArray(entries.map { $0.version.replica.bytes }),
-        ]
+        // The batch travels as four arrays, so the statement's text never changes with its size;
+        // `settingsd.push` (schema 5) does the rest inside PostgreSQL.
         let result = try connection.execute(
-            """
-            WITH counter AS (
-                UPDATE settingsd.namespaces SET last_seq = last_seq + $2 WHERE namespace = $1
-                RETURNING last_seq - $2 AS base, last_seq),
-            upserted AS (
-                INSERT INTO settingsd.entries AS e (namespace, key, value, hlc, replica, hub_seq, pushed_by)
-                SELECT $1, v.key, v.value, v.hlc, v.replica, counter.base + v.ord, $3
-                FROM counter, unnest($6::text[], $7::bytea[], $8::bigint[], $9::bytea[])
-                    WITH ORDINALITY AS v (key, value, hlc, replica, ord)
-                ON CONFLICT (namespace, key) DO UPDATE
-                    SET value = excluded.value, hlc = excluded.hlc, replica = excluded.replica,
-                        hub_seq = excluded.hub_seq, pushed_by = excluded.pushed_by
-                    -- The higher version wins; at an equal version, bytes that differ (a hand edit,
-                    -- a damaged row) are replaced by what a replica holds (anti-entropy's repair).
-                    WHERE (excluded.hlc, excluded.replica) > (e.hlc, e.replica)
-                        OR ((excluded.hlc, excluded.replica) = (e.hlc, e.replica)
-                            AND excluded.value IS DISTINCT FROM e.value)
-                RETURNING 1),
-            seen AS (
-                -- Only a push the counter numbered counts as pushed.
-                INSERT INTO settingsd.replicas AS r (namespace, replica, pushed_seq, last_seen)
-                SELECT $1, $3, $4, now() FROM counter
-                ON CONFLICT (namespace, replica) DO UPDATE
-                    SET pushed_seq = GREATEST(r.pushed_seq, excluded.pushed_seq), last_seen = now()
-                RETURNING 1),
-            notified AS (
-                -- Carries nothing: a listener learns only that something changed, then pulls.
-                SELECT pg_notify($5, '') FROM counter)
-            SELECT (SELECT base FROM counter), (SELECT count(*) FROM upserted), (SELECT count(*) FROM seen),
-                (SELECT count(*) FROM notified)
-            """, parameters)
+            "SELECT settingsd.push($1, $2, $3, $4, $5, $6, $7)",
+            [
+                .text(name), .bytes(replica.bytes), .int64(through), .textArray(entries.map(\.key)),
+                .bytesArray(entries.map { $0.value?.encoded() }),
+                .int64Array(entries.map { Int64(bitPattern: $0.version.timestamp.rawValue) }),
+                .bytesArray(entries.map { $0.version.replica.bytes }),
+            ])
+        guard !entries.isEmpty else { return nil }
         guard result.count == 1, !result.isNull(0, 0) else {
             throw SettingsError(.io, "the hub did not number a push to namespace '\(name)'")
         }

@@ -181,7 +181,107 @@ enum HubSchema {
                 REVOKE ALL ON FUNCTION settingsd.counter(name) FROM PUBLIC;
                 GRANT EXECUTE ON FUNCTION settingsd.counter(name) TO settingsd_user;
                 """),
+        Migration(version: 5, sql: writeFunctions),
     ]
+
+    /// Schema 5: every write goes through a function that runs as the schema's owner, so users
+    /// hold SELECT and EXECUTE only. Without INSERT or UPDATE no role can lock a hub table
+    /// (`LOCK TABLE … IN ACCESS EXCLUSIVE MODE` needs them) or hold a counter row `FOR UPDATE`;
+    /// the one lock a user can still hold is its own namespace's counter, by pushing to it in a
+    /// transaction it leaves open, and every push waits for it at most 5 s (`lock_timeout` set
+    /// by the function, so through a pooler too).
+    ///
+    /// A function checks that the session's login role (`session_user`: inside the function
+    /// `current_user` is the owner) is a member of the namespace, then names that namespace in
+    /// `settingsd.writing` for the transaction; the owner's `writer` policies admit just that one
+    /// namespace, so row-level security stays forced for the owner as for everyone else.
+    private static let writeFunctions = """
+        CREATE FUNCTION settingsd.member(ns name) RETURNS boolean
+            LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp
+            AS $$ SELECT EXISTS (
+                SELECT 1 FROM pg_catalog.pg_roles AS r
+                WHERE r.rolname = ns AND r.oid >= 16384 AND pg_catalog.pg_has_role(session_user, r.oid, 'MEMBER')) $$;
+        CREATE FUNCTION settingsd.enter(ns name) RETURNS void
+            LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+            AS $$ BEGIN
+                IF NOT settingsd.member(ns) THEN
+                    RAISE EXCEPTION 'role % may not write to hub namespace %', session_user, ns
+                        USING ERRCODE = 'insufficient_privilege';
+                END IF;
+                PERFORM pg_catalog.set_config('settingsd.writing', ns, true);
+            END $$;
+        -- Makes sure the namespace's counter and channel exist; returns the channel's secret.
+        CREATE FUNCTION settingsd.join(ns name) RETURNS text
+            LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET lock_timeout = '5s'
+            AS $$ DECLARE found text;
+            BEGIN
+                PERFORM settingsd.enter(ns);
+                INSERT INTO settingsd.namespaces (namespace) VALUES (ns) ON CONFLICT (namespace) DO NOTHING;
+                INSERT INTO settingsd.channels (namespace) VALUES (ns) ON CONFLICT (namespace) DO NOTHING;
+                SELECT c.secret INTO found FROM settingsd.channels AS c WHERE c.namespace = ns;
+                PERFORM pg_catalog.set_config('settingsd.writing', '', true);
+                RETURN found;
+            END $$;
+        -- One push: takes the next hub sequence numbers under the counter row's lock, keeps per
+        -- key the higher version, records how far the pusher pushed only when the counter
+        -- numbered the batch (or the batch is empty), and notifies listeners once it commits.
+        -- Returns the number before the batch's first, NULL when nothing was numbered.
+        CREATE FUNCTION settingsd.push(ns name, pusher bytea, pushed_through bigint,
+                new_keys text[], new_values bytea[], new_stamps bigint[], new_writers bytea[])
+            RETURNS bigint
+            LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET lock_timeout = '5s'
+            AS $$ DECLARE
+                size bigint := coalesce(pg_catalog.cardinality(new_keys), 0);
+                base bigint;
+            BEGIN
+                PERFORM settingsd.enter(ns);
+                IF size > 0 THEN
+                    UPDATE settingsd.namespaces AS n SET last_seq = n.last_seq + size
+                        WHERE n.namespace = ns RETURNING n.last_seq - size INTO base;
+                END IF;
+                IF size > 0 AND base IS NOT NULL THEN
+                    INSERT INTO settingsd.entries AS e (namespace, key, value, hlc, replica, hub_seq, pushed_by)
+                    SELECT ns, v.key, v.value, v.hlc, v.replica, base + v.ord, pusher
+                    FROM unnest(new_keys, new_values, new_stamps, new_writers)
+                        WITH ORDINALITY AS v (key, value, hlc, replica, ord)
+                    ON CONFLICT (namespace, key) DO UPDATE
+                        SET value = excluded.value, hlc = excluded.hlc, replica = excluded.replica,
+                            hub_seq = excluded.hub_seq, pushed_by = excluded.pushed_by
+                        -- The higher version wins; at an equal version, bytes that differ (a hand
+                        -- edit, a damaged row) are replaced by what a replica holds (anti-entropy).
+                        WHERE (excluded.hlc, excluded.replica) > (e.hlc, e.replica)
+                            OR ((excluded.hlc, excluded.replica) = (e.hlc, e.replica)
+                                AND excluded.value IS DISTINCT FROM e.value);
+                    -- Carries nothing: a listener learns only that something changed, then pulls.
+                    PERFORM pg_catalog.pg_notify('settingsd_' || c.secret, '')
+                        FROM settingsd.channels AS c WHERE c.namespace = ns;
+                END IF;
+                IF size = 0 OR base IS NOT NULL THEN
+                    INSERT INTO settingsd.replicas AS r (namespace, replica, pushed_seq, last_seen)
+                    VALUES (ns, pusher, pushed_through, now())
+                    ON CONFLICT (namespace, replica) DO UPDATE
+                        SET pushed_seq = GREATEST(r.pushed_seq, excluded.pushed_seq), last_seen = now();
+                END IF;
+                PERFORM pg_catalog.set_config('settingsd.writing', '', true);
+                RETURN base;
+            END $$;
+        REVOKE ALL ON FUNCTION settingsd.member(name), settingsd.enter(name), settingsd.join(name),
+            settingsd.push(name, bytea, bigint, text[], bytea[], bigint[], bytea[]) FROM PUBLIC;
+        GRANT EXECUTE ON FUNCTION settingsd.join(name),
+            settingsd.push(name, bytea, bigint, text[], bytea[], bigint[], bytea[]) TO settingsd_user;
+        REVOKE INSERT, UPDATE ON settingsd.namespaces, settingsd.entries, settingsd.replicas, settingsd.channels
+            FROM settingsd_user;
+        \(writerPolicies)
+        """
+
+    /// The owner's policies: the namespace a write function named for this transaction.
+    private static let writerPolicies = ["namespaces", "entries", "replicas", "channels"].map { table in
+        """
+        CREATE POLICY writer ON settingsd.\(table) TO CURRENT_USER
+            USING (namespace OPERATOR(pg_catalog.=) CAST(pg_catalog.current_setting('settingsd.writing', true) AS pg_catalog.name))
+            WITH CHECK (namespace OPERATOR(pg_catalog.=) CAST(pg_catalog.current_setting('settingsd.writing', true) AS pg_catalog.name));
+        """
+    }.joined(separator: "\n")
 
     /// The schema version this build reads and writes.
     static var current: Int64 { migrations.last?.version ?? 0 }

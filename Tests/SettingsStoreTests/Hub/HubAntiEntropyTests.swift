@@ -33,8 +33,11 @@ extension Reliability {
         }
 
         /// The namespace's rows with a value, as the superuser sees them.
-        private func hubKeys(_ cluster: PostgresCluster, namespace: String) throws -> Set<String> {
-            let connection = try PostgresConnection(conninfo: cluster.conninfo(), defaults: [:])
+        private func hubKeys(
+            _ cluster: PostgresCluster, namespace: String, database: String = PostgresCluster.database
+        ) throws -> Set<String> {
+            let connection = try PostgresConnection(
+                conninfo: cluster.conninfo(database: database), defaults: [:])
             let rows = try connection.execute(
                 "SELECT key FROM settingsd.entries WHERE namespace = $1 AND value IS NOT NULL",
                 [.text(namespace)])
@@ -50,9 +53,12 @@ extension Reliability {
 
         @Test("rows deleted, edited or truncated by hand are found and repaired; sync --wait waits for it")
         func handEdits() async throws {
+            // A database of its own: the TRUNCATE below empties every namespace in it.
             let cluster = try HubSyncTests.hub()
+            let database = try cluster.makeDatabase()
+            _ = try HubAdministration.initialize(url: cluster.conninfo(database: database))
             let role = try cluster.makeRole("edits")
-            let url = cluster.conninfo(user: role.name, password: role.password)
+            let url = cluster.conninfo(user: role.name, password: role.password, database: database)
             let (a, b) = (try daemon("a", url: url), try daemon("b", url: url))
             var expected: [String: SettingValue] = [:]
             for index in 0..<40 { expected["a.\(index)"] = .integer(Int64(index)) }
@@ -62,26 +68,27 @@ extension Reliability {
                 expected["b.\(index)"] = .string("v\(index)")
             }
             expectSynced([a, b])
-            #expect(try hubKeys(cluster, namespace: role.name) == Set(expected.keys))
+            #expect(try hubKeys(cluster, namespace: role.name, database: database) == Set(expected.keys))
 
             try cluster.psql(
                 """
                 DELETE FROM settingsd.entries WHERE namespace = '\(role.name)' AND key LIKE 'a.1%';
                 UPDATE settingsd.entries SET value = '\\x05ff'::bytea WHERE namespace = '\(role.name)' AND key = 'b.3';
-                """)
-            #expect(try hubKeys(cluster, namespace: role.name).count == expected.count - 11)
+                """, database: database)
+            #expect(
+                try hubKeys(cluster, namespace: role.name, database: database).count == expected.count - 11)
             // No counter moved: only a comparison can notice. sync --wait asks for one first.
             expectSynced([a])
-            #expect(try hubKeys(cluster, namespace: role.name) == Set(expected.keys))
+            #expect(try hubKeys(cluster, namespace: role.name, database: database) == Set(expected.keys))
             let fresh = try daemon("fresh", url: url)
             expectSynced([fresh])
             let got = try listed(fresh)
             #expect(Set(got.keys) == Set(expected.keys))
             #expect(got["b.3"] == .string("v3"))
 
-            try cluster.psql("TRUNCATE settingsd.entries")
+            try cluster.psql("TRUNCATE settingsd.entries", database: database)
             expectSynced([b, a])
-            #expect(try hubKeys(cluster, namespace: role.name) == Set(expected.keys))
+            #expect(try hubKeys(cluster, namespace: role.name, database: database) == Set(expected.keys))
             let status = try a.status()
             #expect(status.hubs.first?.agreement == "agreed")
             #expect(a.cli("status").output.contains("repaired"))

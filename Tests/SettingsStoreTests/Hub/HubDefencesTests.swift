@@ -120,24 +120,124 @@ extension Reliability {
         }
 
         @Test(
-            "a tenant holding a lock stalls nobody: the statement times out, status says why, and sync resumes"
+            "users hold no table write: no lock, no FOR UPDATE, no insert, no push or join into another's namespace"
+        )
+        func noTableWrites() throws {
+            let cluster = try HubSyncTests.hub()
+            let alice = try cluster.makeRole("written")
+            let mallory = try cluster.makeRole("writer")
+            let url = cluster.conninfo(user: mallory.name, password: mallory.password)
+            let attacks = [
+                "BEGIN; LOCK TABLE settingsd.entries IN ACCESS EXCLUSIVE MODE; COMMIT",
+                "BEGIN; SELECT last_seq FROM settingsd.namespaces FOR UPDATE; COMMIT",
+                "INSERT INTO settingsd.namespaces (namespace) VALUES ('\(mallory.name)')",
+                "UPDATE settingsd.entries SET value = NULL",
+            ]
+            for attack in attacks {
+                let result = psql(url, attack)
+                #expect(result.status != 0, "\(attack)")
+                #expect(result.error.contains("permission denied"), "\(attack): \(result.error)")
+            }
+            for call in [
+                "SELECT settingsd.join('\(alice.name)')",
+                "SELECT settingsd.push('\(alice.name)', '\\x00', 0, ARRAY['k'], ARRAY[NULL::bytea], ARRAY[1::bigint], ARRAY['\\x00'::bytea])",
+            ] {
+                let result = psql(url, call)
+                #expect(result.status != 0, "\(call)")
+                #expect(
+                    result.error.contains("may not write to hub namespace \(alice.name)"),
+                    "\(call): \(result.error)")
+            }
+            // Her own namespace she may join and push to, through the functions only.
+            let own = psql(
+                url,
+                """
+                SELECT length(settingsd.join(current_user));
+                SELECT settingsd.push(current_user, '\\x00', 0, ARRAY['k'], ARRAY[NULL::bytea], ARRAY[1::bigint], ARRAY['\\x00'::bytea]);
+                SELECT key, hub_seq FROM settingsd.entries
+                """)
+            #expect(own.status == 0, "\(own.error)")
+            #expect(own.output == "32\n0\nk|1\n", "\(own.output)")
+        }
+
+        @Test(
+            "a member holding its namespace's counter stalls nobody: the push times out, status says why, and sync resumes"
         )
         func locksTimeOut() async throws {
             let cluster = try HubSyncTests.hub()
             let alice = try cluster.makeRole("stalled")
-            let daemon = try DaemonProcess(
-                directory, arguments: ["--hub", cluster.conninfo(user: alice.name, password: alice.password)])
+            let url = cluster.conninfo(user: alice.name, password: alice.password)
+            let daemon = try DaemonProcess(directory, arguments: ["--hub", url])
             #expect(daemon.cli("sync", "--wait", "--timeout", "20").status == 0)
-            let mallory = try cluster.makeRole("locker")
+            // The one lock a user can take: its own counter row, by a push left in an open transaction.
             let holder = try holding(
-                cluster.conninfo(user: mallory.name, password: mallory.password),
-                "BEGIN; LOCK TABLE settingsd.entries IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(7); COMMIT")
+                url,
+                """
+                BEGIN; SELECT settingsd.push(current_user, '\\x00', 0, ARRAY['held'], ARRAY[NULL::bytea],
+                    ARRAY[1::bigint], ARRAY['\\x00'::bytea]); SELECT pg_sleep(7); COMMIT
+                """)
             #expect(daemon.cli("set", "during.lock", "1").status == 0)
             try await waitUntil(timeout: 20) {
                 try daemon.status().hubs.first?.lastError?.contains("lock timeout") == true
             }
             holder.waitUntilExit()
             #expect(daemon.cli("sync", "--wait", "--timeout", "30").status == 0)
+        }
+
+        @Test(
+            "a hub made by an owner who is no superuser: row-level security holds for it, and its users sync through the functions"
+        )
+        func ownerWithoutSuperuser() async throws {
+            let cluster = try HubSyncTests.hub()
+            let owner = try cluster.makeRole("owner")
+            let database = try cluster.makeDatabase()
+            try cluster.psql("GRANT CREATE ON DATABASE \(database) TO \(owner.name)", database: "postgres")
+            let ownerURL = cluster.conninfo(user: owner.name, password: owner.password, database: database)
+            let initialised = DaemonProcess.run(["hub", "init", ownerURL])
+            #expect(initialised.status == 0, "\(initialised.error)")
+            let alice = try cluster.makeRole("tenant")
+            let aliceURL = cluster.conninfo(user: alice.name, password: alice.password, database: database)
+            let a = try DaemonProcess(directory, arguments: ["--hub", aliceURL])
+            let b = try DaemonProcess(TemporaryDirectory(), arguments: ["--hub", aliceURL])
+            let o = try DaemonProcess(TemporaryDirectory(), arguments: ["--hub", ownerURL])
+            #expect(a.cli("set", "ui.theme", "dark").status == 0)
+            #expect(o.cli("set", "owner.key", "1").status == 0)
+            #expect(a.cli("sync", "--wait", "--timeout", "20").status == 0)
+            #expect(o.cli("sync", "--wait", "--timeout", "20").status == 0)
+            try await waitUntil(timeout: 20) { b.cli("get", "ui.theme").output == "dark\n" }
+            // The owner sees its own namespace only, though it owns the tables.
+            let seen = psql(ownerURL, "SELECT DISTINCT namespace FROM settingsd.entries")
+            #expect(seen.output == "\(owner.name)\n", "\(seen.output) \(seen.error)")
+            #expect(b.cli("get", "owner.key").status != 0)
+        }
+
+        @Test("a flood of notifications costs a listening link at most one round per 50 ms")
+        func notificationsAreCoalesced() async throws {
+            let cluster = try HubSyncTests.hub()
+            let alice = try cluster.makeRole("flooded")
+            let url = cluster.conninfo(user: alice.name, password: alice.password)
+            let settings = try Settings(inMemoryWith: .init())
+            let link = try settings.sync(withHub: HubConfiguration(url: url))
+            defer { link.stop() }
+            try settings.set(1, forKey: "before")
+            try await waitUntil(timeout: 20) { link.status.isConnected && link.status.pendingUp == 0 }
+            // A member knows the channel; 3,000 notifications, each in a transaction of its own.
+            let secret = psql(url, "SELECT secret FROM settingsd.channels WHERE namespace = current_user")
+                .output.trimmingCharacters(in: .whitespacesAndNewlines)
+            let file = directory.file("flood.sql")
+            try String(repeating: "NOTIFY settingsd_\(secret);\n", count: 3_000)
+                .write(toFile: file, atomically: true, encoding: .utf8)
+            let before = link.status.statements
+            let started = Date()
+            let flood = DaemonProcess.run([url, "-q", "-f", file], through: "/usr/bin/psql")
+            let seconds = Date().timeIntervalSince(started)
+            let spent = link.status.statements - before
+            #expect(flood.status == 0, "\(flood.error)")
+            // A round is a pull and a look at the counter (a comparison now and then): three
+            // statements at most, once per 50 ms, and a round or two of slack either side.
+            let rounds = seconds / HubConnector.notificationInterval + 3
+            #expect(Double(spent) <= 3 * rounds, "\(spent) statements in \(seconds) s")
+            #expect(link.status.isConnected)
         }
 
         @Test("another tenant cannot learn a namespace's notification channel")

@@ -148,7 +148,7 @@ extension Reliability {
                 "'\\x" + bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined() + "'::bytea"
             }
             let numbers: [Int64] = [.min, -1, 0, 1, 1 << 40, 1 << 62, (1 << 62) + 1, .max]
-            var rows: [String] = []
+            var rows: [(key: String, value: String, hlc: Int64, replica: String, sequence: Int64)] = []
             for index in 0..<200 {
                 let key =
                     [
@@ -181,11 +181,33 @@ extension Reliability {
                 let replica = hex(
                     (0..<(Bool.random(using: &generator) ? 16 : Int.random(in: 0...20, using: &generator)))
                         .map { _ in UInt8.random(in: 0...255, using: &generator) })
-                rows.append("('\(role.name)', \(key), \(value), \(hlc), \(replica), \(sequence), \(replica))")
+                rows.append((key, value, hlc, replica, sequence))
             }
+            // Half as a hand edit would write them (any hub sequence number), half as the tenant
+            // can: pushed with her own credentials through settingsd.push, in batches of ten.
             try cluster.psql(
                 "INSERT INTO settingsd.entries (namespace, key, value, hlc, replica, hub_seq, pushed_by) VALUES "
-                    + rows.joined(separator: ", ") + " ON CONFLICT DO NOTHING")
+                    + rows.prefix(100).map {
+                        "('\(role.name)', \($0.key), \($0.value), \($0.hlc), \($0.replica), \($0.sequence), \($0.replica))"
+                    }
+                    .joined(separator: ", ") + " ON CONFLICT DO NOTHING")
+            let pushes = stride(from: 100, to: rows.count, by: 10).map { start in
+                let batch = rows[start..<min(start + 10, rows.count)]
+                let through = numbers[Int.random(in: 0..<numbers.count, using: &generator)]
+                return """
+                    SELECT settingsd.push(current_user, \(batch.first?.replica ?? "NULL"), \(through),
+                        ARRAY[\(batch.map(\.key).joined(separator: ", "))]::text[],
+                        ARRAY[\(batch.map(\.value).joined(separator: ", "))]::bytea[],
+                        ARRAY[\(batch.map { String($0.hlc) }.joined(separator: ", "))]::bigint[],
+                        ARRAY[\(batch.map(\.replica).joined(separator: ", "))]::bytea[]);
+                    """
+            }
+            let pushed = DaemonProcess.run(
+                [cluster.conninfo(user: role.name, password: role.password), "-Atq"]
+                    + pushes.flatMap { ["-c", $0] },
+                through: "/usr/bin/psql")
+            // Each batch is its own transaction: one naming a key twice is refused, the others land.
+            #expect(pushed.output.split(separator: "\n").count >= 3, "seed \(seed): \(pushed.error)")
             #expect(daemon.cli("set", "wake", "1").status == 0)
             try await waitUntil(timeout: 20) {
                 let hub = try daemon.status().hubs.first
