@@ -4,7 +4,7 @@ import Testing
 
 @testable import SettingsStore
 
-extension Reliability {
+extension HubReliability {
     @Suite(
         "PostgreSQL hub: anti-entropy repairs what numbering cannot see",
         .enabled(if: PostgresCluster.testsEnabled, "PostgreSQL is not installed (apt-get install postgresql)")

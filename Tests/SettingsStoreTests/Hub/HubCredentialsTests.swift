@@ -56,7 +56,7 @@ private final class TLSRefuser: Sendable {
     var afterRefusal: [UInt8]? { received.withLock { $0 } }
 }
 
-extension Reliability {
+extension HubReliability {
     /// No credential leaks: secret options never show, libpq's messages never echo them, a
     /// password on the command line leaves the daemon's arguments, and no hub link falls back
     /// to plaintext over TCP.

@@ -4,7 +4,7 @@ import Testing
 
 @testable import SettingsStore
 
-extension Reliability {
+extension HubReliability {
     /// The hub's own defences (schema version 2), each tried by a tenant, mallory, with plain
     /// `psql` and her own credentials, as the issue that asked for them observed the attacks.
     @Suite(
@@ -216,7 +216,7 @@ extension Reliability {
             let cluster = try HubSyncTests.hub()
             let alice = try cluster.makeRole("flooded")
             let url = cluster.conninfo(user: alice.name, password: alice.password)
-            let settings = try Settings(inMemoryWith: .init())
+            let settings = Settings(inMemoryWith: .init())
             let link = try settings.sync(withHub: HubConfiguration(url: url))
             defer { link.stop() }
             try settings.set(1, forKey: "before")

@@ -4,7 +4,7 @@ import Testing
 
 @testable import SettingsStore
 
-extension Reliability {
+extension HubReliability {
     /// Every row and number from the hub is hostile input: what a tenant (or a broken hub) writes
     /// with plain SQL can make a member refuse it and log why, never crash, wedge or poison it.
     /// The rows are written here as the cluster's superuser, as a compromised hub would.

@@ -5,7 +5,7 @@ import Testing
 
 @testable import SettingsStore
 
-extension Reliability {
+extension HubReliability {
     @Suite(
         "PostgreSQL hub: roles, errors, ordering and limits",
         .enabled(if: PostgresCluster.testsEnabled, "PostgreSQL is not installed (apt-get install postgresql)")

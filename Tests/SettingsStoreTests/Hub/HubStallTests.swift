@@ -4,7 +4,7 @@ import Testing
 
 @testable import SettingsStore
 
-extension Reliability {
+extension HubReliability {
     @Suite(
         "PostgreSQL hub: a frozen server process stalls nothing and fools no sync --wait",
         .enabled(

@@ -5,7 +5,7 @@ import Testing
 @testable import SettingsStore
 
 /// Hub tests run against a private PostgreSQL cluster (`PostgresCluster`).
-extension Reliability {
+extension HubReliability {
     @Suite(
         "PostgreSQL hub: stores converge through a namespace",
         .enabled(if: PostgresCluster.testsEnabled, "PostgreSQL is not installed (apt-get install postgresql)")

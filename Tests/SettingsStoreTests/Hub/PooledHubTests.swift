@@ -4,7 +4,7 @@ import Testing
 
 @testable import SettingsStore
 
-extension Reliability {
+extension HubReliability {
     @Suite(
         "PostgreSQL hub through PgBouncer in transaction pooling: polls, converges, survives the pooler",
         .enabled(

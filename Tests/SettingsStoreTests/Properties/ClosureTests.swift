@@ -3,7 +3,7 @@ import Testing
 
 @testable import SettingsStore
 
-extension Reliability {
+extension SyncReliability {
     @Suite("Closure: every value the store accepts passes every other path unchanged")
     struct ClosureTests {
         let directory = TemporaryDirectory()

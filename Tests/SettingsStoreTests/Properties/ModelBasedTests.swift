@@ -43,7 +43,7 @@ private struct StoreModel {
     }
 }
 
-extension Reliability {
+extension SyncReliability {
     @Suite("Model-based: random operations against a plain model, through the library and the daemon")
     struct ModelBasedTests {
         let directory = TemporaryDirectory()

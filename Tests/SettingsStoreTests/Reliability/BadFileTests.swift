@@ -3,7 +3,7 @@ import Testing
 
 @testable import SettingsStore
 
-extension Reliability {
+extension SyncReliability {
     @Suite("Bad files and hostile environments", .serialized)
     struct BadFileTests {
         let directory = TemporaryDirectory()
@@ -104,7 +104,7 @@ extension Reliability {
     }
 }
 
-extension Reliability {
+extension SyncReliability {
     @Suite("Permissions")
     struct PermissionTests {
         let directory = TemporaryDirectory()

@@ -3,7 +3,7 @@ import Testing
 
 @testable import SettingsStore
 
-extension Reliability {
+extension SyncReliability {
     @Suite("Convergence under chaos: real daemons, crashes, restarts")
     struct ChaosConvergenceTests {
         let directory = TemporaryDirectory()

@@ -4,7 +4,7 @@ import Testing
 
 @testable import SettingsStore
 
-extension Reliability {
+extension SyncReliability {
     @Suite("Crash durability: SIGKILL during write storms", .serialized)
     struct CrashDurabilityTests {
         let directory = TemporaryDirectory()

@@ -4,7 +4,7 @@ import Testing
 
 @testable import SettingsStore
 
-extension Reliability {
+extension SyncReliability {
     @Suite("Load: 256 concurrent clients")
     struct LoadTests {
         let directory = TemporaryDirectory()

@@ -94,7 +94,7 @@ struct FrameFuzzer {
     }
 }
 
-extension Reliability {
+extension SyncReliability {
     @Suite("Protocol fuzzing against a live daemon")
     struct ProtocolFuzzTests {
         let directory = TemporaryDirectory()

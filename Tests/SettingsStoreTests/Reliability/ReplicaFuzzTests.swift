@@ -84,7 +84,7 @@ struct ReplicaFrameFuzzer {
     }
 }
 
-extension Reliability {
+extension SyncReliability {
     /// Seeded fuzzing of the roles the client fuzzer never takes: a replica peer, and the hub's rows.
     @Suite("Fuzzing the replica role and the hub's rows")
     struct ReplicaFuzzTests {
@@ -139,7 +139,7 @@ extension Reliability {
         func hubRows() async throws {
             let seed = SeededGenerator.seed
             var generator = SeededGenerator(seed: seed)
-            let cluster = try HubSyncTests.hub()
+            let cluster = try HubReliability.HubSyncTests.hub()
             let role = try cluster.makeRole("fuzz")
             let daemon = try DaemonProcess(
                 directory, arguments: ["--hub", cluster.conninfo(user: role.name, password: role.password)])

@@ -3,7 +3,7 @@ import Testing
 
 @testable import SettingsStore
 
-extension Reliability {
+extension SyncReliability {
     /// Every administrator feature that meets sync, between two real daemons: what one daemon's
     /// administrator decides must neither crash nor mislead the other, and the other's values must
     /// still travel.

@@ -4,7 +4,7 @@ import Testing
 
 @testable import SettingsStore
 
-extension Reliability {
+extension SyncReliability {
     @Suite("Replica sync between real daemons and embedded stores")
     struct DaemonSyncTests {
         let directory = TemporaryDirectory()

@@ -3,7 +3,7 @@ import Testing
 
 @testable import SettingsStore
 
-extension Reliability {
+extension SyncReliability {
     @Suite("Replica sync: restored backups, copied files, misconfigured links")
     struct ForkRecoveryTests {
         let directory = TemporaryDirectory()

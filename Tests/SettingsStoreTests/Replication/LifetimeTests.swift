@@ -4,7 +4,7 @@ import Testing
 
 @testable import SettingsStore
 
-extension Reliability {
+extension SyncReliability {
     /// Everything a user can create stops when released, connected or not, and lets its store go:
     /// nothing keeps running, syncing or holding a database file behind the user's back.
     @Suite("Servers, links and clients stop when released")
@@ -86,7 +86,7 @@ extension Reliability {
                 if: PostgresCluster.testsEnabled, "PostgreSQL is not installed (apt-get install postgresql)")
         )
         func releasedHubLink() async throws {
-            let cluster = try HubSyncTests.hub()
+            let cluster = try HubReliability.HubSyncTests.hub()
             let role = try cluster.makeRole("lifetime")
             let url = cluster.conninfo(user: role.name, password: role.password)
             let path = directory.file("hub-app.sqlite")

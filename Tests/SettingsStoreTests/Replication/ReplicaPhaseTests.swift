@@ -3,7 +3,7 @@ import Testing
 
 @testable import SettingsStore
 
-extension Reliability {
+extension SyncReliability {
     /// A replica session is a state machine: each frame is valid only in its phase. A peer that
     /// breaks the order is disconnected with a reason; the daemon keeps its identity and serves on.
     @Suite("Replica sessions accept each frame only in its phase")
