@@ -39,6 +39,13 @@ struct FleetBenchmark {
             var report = Report(
                 title: "fleet (a private PostgreSQL cluster, PgBouncer 1.x in transaction pooling)")
             let sizes = Self.sizes ?? (quick ? [10, 100, 1_000] : [10, 100, 1_000, 10_000])
+            // A company has a role per person: the cluster holds as many roles as the largest
+            // fleet has machines, so every statement pays what row-level security costs then.
+            let people = sizes.max() ?? 0
+            progress("creating \(people) roles, one per person")
+            try cluster.psql(
+                "DO $$ BEGIN FOR i IN 1..\(people) LOOP EXECUTE format('CREATE ROLE person_%s NOLOGIN', i); END LOOP; END $$"
+            )
             for size in sizes {
                 do {
                     try measure(machines: size, cluster: cluster, into: &report)
