@@ -14,13 +14,14 @@ package struct DaemonStatus: Sendable, Equatable {
         package let pendingIncoming: Int64
         /// When the peer last said anything, in milliseconds since 1970 (0: never).
         package let lastContactMilliseconds: Int64
-        /// The last anti-entropy verdict: `agreed`, `diverged (n keys)`, `checking` or `unknown`.
+        /// The last anti-entropy verdict: `agreed`, `agreed (n keys refused)`, `diverged (n keys)`,
+        /// `checking` or `unknown`.
         package let agreement: String
         /// Keys anti-entropy found different with this peer and repaired, during this run.
         package let repairedKeys: Int
 
-        /// Whether the peer was last found to hold exactly this replica's entries.
-        package var agrees: Bool { agreement == "agreed" }
+        /// Whether the peer was last found to hold this replica's entries (but those it refuses).
+        package var agrees: Bool { agreement.hasPrefix("agreed") }
     }
 
     /// A link the replica dials, as it reports it.

@@ -45,6 +45,9 @@ public struct PeerStatus: Sendable, Equatable {
     public var clockOffsetMilliseconds: Int64
     /// Keys anti-entropy found different with this peer and repaired, during this run.
     public var repairedKeys: Int
+    /// Keys whose entry from the peer this replica refused at the last agreement (its schemas,
+    /// its limits, the arrival gate): left out of the comparison, so they do not stop agreement.
+    public var refusedKeys = 0
     /// Entries received from the peer stamped further ahead of this replica's clock than
     /// `SettingsConfiguration.maximumClockSkew` (applied, but not allowed to move the clock).
     public var entriesAheadOfClock: Int

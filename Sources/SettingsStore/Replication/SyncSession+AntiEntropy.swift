@@ -1,7 +1,8 @@
 /// Anti-entropy: once nothing is in flight between two replicas, the one with the lower id
 /// compares digests; if they differ it compares the 4096 bucket sums, then the two exchange the
 /// entries of the differing buckets, each keeping the winners. A million keys with one
-/// difference cost a digest, 64 KiB of sums and one bucket of entries.
+/// difference cost a digest, 64 KiB of sums and one bucket of entries. Entries this side
+/// refused count as held (`RefusedEntries`): replicas that differ only by them agree.
 extension SyncSession {
     /// How long changes must settle before a comparison starts.
     static let checkDelay = 0.05
@@ -51,7 +52,8 @@ extension SyncSession {
         guard !isClosed, hasNothingInFlight, let peer else { return }
         check = .comparing
         note(peer) { $0.agreement = .checking }
-        send(.check(digest: settings.digestValue, settled: settled))
+        refused.prune(in: settings)
+        send(.check(digest: refused.digest(of: settings), settled: settled))
     }
 
     /// The answering side of `check`.
@@ -61,13 +63,14 @@ extension SyncSession {
             send(.busy)
             return
         }
-        if digest == settings.digestValue {
+        refused.prune(in: settings)
+        if digest == refused.digest(of: settings) {
             markAgreed(peer)
             send(.agreed(settled: settled))
             return
         }
         note(peer) { $0.agreement = .checking }
-        send(.buckets(settings.bucketSums))
+        send(.buckets(refused.bucketSums(of: settings)))
     }
 
     /// The peer answered `busy`: try again once its changes settle.
@@ -80,7 +83,7 @@ extension SyncSession {
     /// that differ.
     func compareBuckets(_ sums: [UInt64]) {
         guard let peer else { return }
-        let ours = settings.bucketSums
+        let ours = refused.bucketSums(of: settings)
         guard sums.count == ours.count else {
             endSoon(
                 SettingsError(
@@ -108,7 +111,7 @@ extension SyncSession {
         throws(SettingsError)
     {
         let outcome = try settings.applyRemote(entries, from: peer, through: nil, reason: .replica)
-        logRejections(outcome, from: peer)
+        noteRefusals(outcome, of: entries, from: peer)
         let applied = outcome.applied
         if final {
             conclude(differing: applied + peerApplied, with: peer)
@@ -154,6 +157,10 @@ extension SyncSession {
     private func markAgreed(_ peer: ReplicaID) {
         let now = settings.sequenceAndDigest
         check = .agreed(atSequence: now.sequence, digest: now.digest)
-        note(peer) { $0.agreement = .agreed }
+        let refusedKeys = refused.count
+        note(peer) {
+            $0.agreement = .agreed
+            $0.refusedKeys = refusedKeys
+        }
     }
 }

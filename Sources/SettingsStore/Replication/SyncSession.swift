@@ -63,6 +63,8 @@ final class SyncSession: @unchecked Sendable {  // state on its executor only
     private var warnedAhead = false
     /// Where anti-entropy stands (`SyncSession+AntiEntropy.swift`).
     var check = Check.idle
+    /// What the peer sent that this replica refused and does not hold, for anti-entropy.
+    var refused = RefusedEntries()
 
     init(
         settings: Settings, registry: PeerRegistry, address: String, logger: SettingsLogger?,
@@ -160,7 +162,7 @@ final class SyncSession: @unchecked Sendable {  // state on its executor only
         }
         let outcome = try settings.applyRemote(
             entries, from: peer, through: through, reason: reason, peerIncarnation: peerIncarnation)
-        logRejections(outcome, from: peer)
+        noteRefusals(outcome, of: entries, from: peer)
         if outcome.aheadOfClock > 0, !warnedAhead {
             warnedAhead = true
             logger?.log(
@@ -176,13 +178,17 @@ final class SyncSession: @unchecked Sendable {  // state on its executor only
         send(.acknowledge(through: through, settled: settled))
     }
 
-    /// Logs the entries of a batch from `peer` that the arrival gate refused.
-    func logRejections(_ outcome: RemoteBatchOutcome, from peer: ReplicaID) {
-        guard outcome.rejected > 0 else { return }
-        logger?.log(
-            .warning,
-            "refused \(outcome.rejected) entr\(outcome.rejected == 1 ? "y" : "ies") from replica \(peer) at \(address): \(outcome.firstRejection ?? "")"
-        )
+    /// Logs the entries of a batch from `peer` that the arrival gate refused, and remembers
+    /// every entry of it this replica did not take (the gate, its schemas, its limits).
+    func noteRefusals(_ outcome: RemoteBatchOutcome, of entries: [SettingEntry], from peer: ReplicaID) {
+        if outcome.rejected > 0 {
+            logger?.log(
+                .warning,
+                "refused \(outcome.rejected) entr\(outcome.rejected == 1 ? "y" : "ies") from replica \(peer) at \(address): \(outcome.firstRejection ?? "")"
+            )
+        }
+        guard outcome.applied < entries.count else { return }
+        refused.record(entries, in: settings)
     }
 
     /// How far this side's own log is settled for the peer (sent and acknowledged, or skipped

@@ -42,8 +42,12 @@ enum StatusReport {
             "acknowledgedThrough": .integer(peer.acknowledgedThrough),
             "receivedThrough": .integer(peer.receivedThrough),
             "connections": .integer(Int64(peer.connectionCount)),
-            "agreement": .string(peer.agreement.description),
+            "agreement": .string(
+                peer.agreement == .agreed && peer.refusedKeys > 0
+                    ? "agreed (\(peer.refusedKeys) key\(peer.refusedKeys == 1 ? "" : "s") refused)"
+                    : peer.agreement.description),
             "repairedKeys": .integer(Int64(peer.repairedKeys)),
+            "refusedKeys": .integer(Int64(peer.refusedKeys)),
             "clockOffsetMs": .integer(peer.clockOffsetMilliseconds),
             "entriesAheadOfClock": .integer(Int64(peer.entriesAheadOfClock)),
         ])

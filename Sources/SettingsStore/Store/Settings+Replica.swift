@@ -42,6 +42,11 @@ extension Settings {
         writer.withLock { writer in (writer.lastSequence, cache.withLock { $0.fingerprintSum }) }
     }
 
+    /// Whether `key` is compared with other replicas: every key but those of scope `local`.
+    func isShared(_ key: String) -> Bool {
+        cache.withLock { $0.isShared(key) }
+    }
+
     /// The digest of each bucket of keys, for anti-entropy.
     var bucketSums: [UInt64] {
         cache.withLock { $0.bucketSums }

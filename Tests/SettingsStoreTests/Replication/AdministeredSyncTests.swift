@@ -87,6 +87,11 @@ extension SyncReliability {
             try await waitUntil(timeout: 20) { a.cli("get", "ui.theme").output == "dark\n" }
             #expect(a.cli("get", "undeclared.key").status == 1)
             #expect(try a.status().peers.allSatisfy(\.isConnected))
+            // The refused key is the pair's only difference: they agree, and say so honestly.
+            #expect(a.cli("sync", "--wait", "--timeout", "10").status == 0)
+            #expect(b.cli("sync", "--wait", "--timeout", "10").status == 0)
+            #expect(try a.status().peers.first?.agreement == "agreed (1 key refused)")
+            #expect(a.cli("status").output.contains("agreed (1 key refused)"))
         }
     }
 }

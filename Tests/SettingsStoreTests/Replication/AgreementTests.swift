@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 @testable import SettingsStore
@@ -54,6 +55,40 @@ struct AgreementTests {
         try await waitUntil(timeout: 10) { b.value(forKey: "window.width") == 800 }
         try await waitForAgreement([a, b])
         link.disconnect()
+    }
+
+    @Test(
+        "an entry a replica's schema refuses leaves the pair agreed with the count, and is refused once, not at every comparison"
+    )
+    func refusalsStillAgree() async throws {
+        var configuration = SettingsConfiguration()
+        configuration.policy = try SystemFolder(directory).policy()
+        let (strict, free) = (Settings(inMemoryWith: configuration), Settings(inMemoryWith: .init()))
+        let refusals = Mutex(0)
+        let token = strict.observe(.all) { change in
+            if change.reason == .schemaViolation { refusals.withLock { $0 += 1 } }
+        }
+        defer { token.cancel() }
+        func agreed(refusing count: Int) -> Bool {
+            strict.peers.first?.agreement == .agreed && strict.peers.first?.refusedKeys == count
+                && free.peers.first?.agreement == .agreed
+        }
+        try free.set(7.5, forKey: "audio.volume")  // the example schema's range is 0...1
+        let link = InProcessLink(strict, free)
+        defer { link.disconnect() }
+        try await waitUntil { agreed(refusing: 1) }
+        // Each later change makes the pair compare again; the refused entry is no difference.
+        for index in 0..<5 {
+            try free.set(index, forKey: "other.\(index)")
+            try await waitUntil {
+                strict.value(forKey: "other.\(index)") == .integer(Int64(index)) && agreed(refusing: 1)
+            }
+        }
+        #expect(refusals.withLock { $0 } == 1)
+        #expect(strict.peers.first?.repairedKeys == 0)
+        // A value the schema takes ends the refusal.
+        try free.set(0.25, forKey: "audio.volume")
+        try await waitUntil { strict.value(forKey: "audio.volume") == 0.25 && agreed(refusing: 0) }
     }
 
     @Test("an entry lost or changed behind the store's back is found, repaired, then agreed")

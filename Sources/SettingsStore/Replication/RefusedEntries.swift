@@ -1,0 +1,55 @@
+/// Entries a peer sent that this replica refused (its schemas, its limits, the arrival gate) and
+/// does not hold: anti-entropy counts each in place of what this replica holds under its key, so
+/// two replicas that differ only by them agree, with the count shown (`agreed (2 keys refused)`),
+/// instead of comparing, repairing nothing and calling that agreement.
+///
+/// One per session: what a peer holds is the peer's. An entry leaves once this replica holds its
+/// key at that version or a later one (a local write, a newer entry from anywhere).
+struct RefusedEntries {
+    private var byKey: [String: SettingEntry] = [:]
+
+    /// How many keys are refused now.
+    var count: Int { byKey.count }
+
+    /// Records the entries of `batch` that `settings` did not take: it holds neither that
+    /// version nor a later one under the key (keys of scope `local` aside, which no replica
+    /// takes from another and no comparison covers).
+    mutating func record(_ batch: [SettingEntry], in settings: Settings) {
+        for entry in batch {
+            let key = KeyIdentity.isNormalized(entry.key) ? entry.key : KeyIdentity.normalize(entry.key)
+            guard settings.isShared(key) else { continue }
+            if let held = settings.entry(forKey: key), held.version >= entry.version { continue }
+            if let known = byKey[key], known.version >= entry.version { continue }
+            byKey[key] = entry
+        }
+    }
+
+    /// Forgets the entries whose key `settings` now holds at their version or a later one.
+    mutating func prune(in settings: Settings) {
+        byKey = byKey.filter { key, entry in
+            settings.entry(forKey: key).map { $0.version < entry.version } ?? true
+        }
+    }
+
+    /// The store's digest with each refused entry's fingerprint in place of the held entry's.
+    func digest(of settings: Settings) -> UInt64 {
+        byKey.reduce(settings.digestValue) { sum, refused in
+            sum &+ Fingerprint.of(refused.value) &- heldFingerprint(refused.key, in: settings)
+        }
+    }
+
+    /// The store's bucket sums, adjusted as `digest(of:)` adjusts the digest.
+    func bucketSums(of settings: Settings) -> [UInt64] {
+        var sums = settings.bucketSums
+        for (key, entry) in byKey {
+            let bucket = ReplicaCache.bucket(of: key)
+            guard sums.indices.contains(bucket) else { continue }
+            sums[bucket] = sums[bucket] &+ Fingerprint.of(entry) &- heldFingerprint(key, in: settings)
+        }
+        return sums
+    }
+
+    private func heldFingerprint(_ key: String, in settings: Settings) -> UInt64 {
+        settings.entry(forKey: key).map(Fingerprint.of) ?? 0
+    }
+}
