@@ -33,9 +33,11 @@ struct HistoryLimitsTests {
         configuration.history = HistoryRetention(maximumRecords: 3)
         let settings = Settings(inMemoryWith: configuration)
         var times: [UInt64] = []
+        // Each time is read after its round's write: real time passes between the two (a loaded
+        // machine took more than a millisecond), and the history answers as of the time given.
         for round in 0..<6 {
-            times.append(clock.now())
             try settings.set(round, forKey: "k\(round % 2)")
+            times.append(clock.now())
             clock.jump(by: 1_000)
         }
         while try settings.pruneHistory() > 0 {}
