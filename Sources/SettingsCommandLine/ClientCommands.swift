@@ -442,6 +442,7 @@ enum ClientCommands {
                 if case .integer(let repaired)? = hub["repairedKeys"], repaired > 0 {
                     line += ", \(repaired) key(s) repaired"
                 }
+                line += clockNotes(hub)
                 if let error = hub["lastError"] { line += ", last error: \(text(error))" }
                 if let rewind = hub["lastRewind"] { line += ", last rewind: \(text(rewind))" }
                 Output.line(line)
@@ -464,15 +465,23 @@ enum ClientCommands {
                 "peer \(text(peer["replica"])) (\(text(peer["address"]))): \(state), \(text(peer["agreement"])), "
                 + "last contact \(contact), \(text(peer["pendingOut"])) change(s) to send, "
                 + "\(text(peer["pendingIn"])) to receive"
-            if case .integer(let offset)? = peer["clockOffsetMs"], offset.magnitude >= 1000 {
-                line += ", clock \(offset / 1000) s \(offset > 0 ? "ahead" : "behind")"
-            }
-            if case .integer(let ahead)? = peer["entriesAheadOfClock"], ahead > 0 {
-                line += ", \(ahead) entries stamped ahead of this clock"
-            }
+            line += clockNotes(peer)
             Output.line(line)
         }
         return 0
+    }
+
+    /// What `status` says of a peer's or a hub's clock: how far off it is, from a second on, and
+    /// how many of its entries were stamped beyond this clock's bound.
+    static func clockNotes(_ member: JSONValue) -> String {
+        var notes = ""
+        if case .integer(let offset)? = member["clockOffsetMs"], offset.magnitude >= 1000 {
+            notes += ", clock \(offset / 1000) s \(offset > 0 ? "ahead" : "behind")"
+        }
+        if case .integer(let ahead)? = member["entriesAheadOfClock"], ahead > 0 {
+            notes += ", \(ahead) entries stamped ahead of this clock"
+        }
+        return notes
     }
 
     /// A wire value for a line of text: strings as they are, the rest as JSON, `?` when absent.

@@ -48,6 +48,7 @@ extension HubConnector {
             let outcome = try settings.applyRemote(
                 incoming.map(\.entry), from: hub.peerID, through: nil, reason: .replica)
             if let sequences = outcome.sequences { noteFromHub(sequences) }
+            noteAhead(outcome.aheadOfClock)
             applied = outcome.applied
             entropy.refuse(refusedRows(incoming))
         }

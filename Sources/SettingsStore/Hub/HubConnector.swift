@@ -30,6 +30,8 @@ final class HubConnector: Sendable {
         var verifyRequestsServed = 0
         /// Statements sent on connections closed since the link started.
         var closedStatements = 0
+        /// Set once entries stamped far ahead were logged.
+        var warnedAhead = false
     }
 
     /// How long the link waits for a notification before catching up anyway, in seconds, and
@@ -184,6 +186,7 @@ final class HubConnector: Sendable {
         try HubSchema.check(connection)
         let hub = try HubNamespace(
             connection: connection, namespace: configuration.namespace, listens: !polls)
+        try measureClock(on: connection)
         let localID = settings.replicaID
         var pushed = try hub.pushedSequence(of: localID)
         guard pushed <= settings.sequence else {
@@ -373,6 +376,7 @@ final class HubConnector: Sendable {
                 )
             }
             if let sequences = outcome.sequences { state.withLock { $0.fromHub.append(sequences) } }
+            noteAhead(outcome.aheadOfClock)
             if outcome.applied < entries.count {
                 // Known as refused, so anti-entropy does not offer them (and announce them) again.
                 entropy.refuse(refusedRows(entries.map { ($0, HubFingerprint.of($0)) }))
@@ -450,6 +454,21 @@ final class HubConnector: Sendable {
         state.withLock { $0.fromHub.append(sequences) }
     }
 
+    /// Counts entries pulled from the hub stamped beyond this clock's bound; logs the first.
+    func noteAhead(_ count: Int) {
+        guard count > 0 else { return }
+        let isFirst = state.withLock { state -> Bool in
+            state.status.entriesAheadOfClock += count
+            defer { state.warnedAhead = true }
+            return !state.warnedAhead
+        }
+        guard isFirst else { return }
+        logger?.log(
+            .warning,
+            "the hub \(state.withLock { $0.status.address }) holds entries stamped more than \(settings.configuration.maximumClockSkew / 1000) s ahead of this clock (a machine whose clock is ahead, or forged rows); they are applied but do not move it, and later writes here still win"
+        )
+    }
+
     private func failed(_ error: SettingsError) {
         let isNew = state.withLock { state -> Bool in
             state.status.isConnected = false
@@ -465,7 +484,7 @@ final class HubConnector: Sendable {
         state.withLock { $0.status.statements = $0.closedStatements + connection.statementCount }
     }
 
-    private func update(_ change: (inout HubStatus) -> Void) {
+    func update(_ change: (inout HubStatus) -> Void) {
         state.withLock { change(&$0.status) }
     }
 }

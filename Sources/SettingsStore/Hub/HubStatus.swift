@@ -70,4 +70,11 @@ public struct HubStatus: Sendable, Equatable {
     public var statements = 0
     /// Why the hub was last found to have gone back (a restore, a failover, a reset counter).
     public var lastRewind: String?
+    /// How far the hub server's clock is ahead of this replica's (negative: behind), in
+    /// milliseconds, as measured when the link last connected.
+    public var clockOffsetMilliseconds: Int64 = 0
+    /// Entries pulled from the hub stamped further ahead of this replica's clock than
+    /// `SettingsConfiguration.maximumClockSkew` (a machine with a clock far ahead, a forged row):
+    /// applied, but they do not move this clock, so later writes here still win.
+    public var entriesAheadOfClock = 0
 }

@@ -71,7 +71,8 @@ enum StatusReport {
             "lastContactMs": .integer(Int64(clamping: hub.lastContactMilliseconds)),
             "pendingUp": .integer(hub.pendingUp), "pendingDown": .integer(hub.pendingDown),
             "agreement": .string(hub.agreement), "repairedKeys": .integer(Int64(hub.repairedKeys)),
-            "mode": .string(hub.mode),
+            "mode": .string(hub.mode), "clockOffsetMs": .integer(hub.clockOffsetMilliseconds),
+            "entriesAheadOfClock": .integer(Int64(hub.entriesAheadOfClock)),
         ]
         if hub.mode == "poll" { members["pollSeconds"] = .double(hub.pollSeconds) }
         if let rewind = hub.lastRewind { members["lastRewind"] = .string(rewind) }
