@@ -54,6 +54,51 @@ extension HubReliability {
             #expect(settings.value(forKey: "k") == .integer(2_000_000_000_000))
         }
 
+        @Test(
+            "a pull reads a window of hub numbers: a gap costs short batches, rows past the counter still come, nothing is skipped"
+        )
+        func windowedPull() throws {
+            let cluster = try Self.hub()
+            let role = try cluster.makeRole("window")
+            let hub = try HubNamespace(
+                connection: PostgresConnection(
+                    conninfo: cluster.conninfo(user: role.name, password: role.password)),
+                namespace: nil, listens: false)
+            let writer = ReplicaID.random()
+            let stamp = HybridTimestamp(milliseconds: 1_000_000_000_000, counter: 0)
+            let entries = (0..<250).map { index in
+                SettingEntry(
+                    key: "k\(index)", value: .integer(Int64(index)),
+                    version: SettingVersion(timestamp: stamp, replica: writer), sequence: Int64(index + 1))
+            }
+            try hub.push(entries, from: writer, through: 250)
+            // A gap of 5,000 numbers no row holds, a row inside it, and one numbered past the
+            // counter by hand.
+            let replica = "'\\x" + writer.bytes.map { String(format: "%02x", $0) }.joined() + "'::bytea"
+            try cluster.psql(
+                """
+                UPDATE settingsd.namespaces SET last_seq = 5250 WHERE namespace = '\(role.name)';
+                INSERT INTO settingsd.entries (namespace, key, value, hlc, replica, hub_seq, pushed_by) VALUES
+                    ('\(role.name)', 'in.gap', NULL, 1, \(replica), 4000, \(replica)),
+                    ('\(role.name)', 'past.counter', NULL, 1, \(replica), 9000, \(replica));
+                """)
+            var cursor: Int64 = 0
+            var keys: [String] = []
+            var pulls = 0
+            while true {
+                let batch = try hub.pull(after: cursor, for: .random(), limits: .desktop, limit: 100)
+                pulls += 1
+                #expect(batch.through > cursor, "pull \(pulls) from \(cursor) made no progress")
+                keys += batch.entries.map(\.key)
+                cursor = batch.through
+                if batch.complete || pulls > 100 { break }
+            }
+            #expect(keys == entries.map(\.key) + ["in.gap", "past.counter"])
+            #expect(cursor == 9000)
+            // 250 rows in batches of 100, then windows of 200 numbers across the gap.
+            #expect(pulls == 3 + 25, "\(pulls) pulls")
+        }
+
         @Test("two embedded stores on one namespace converge: sets, deletes, concurrent writes")
         func embeddedStoresConverge() async throws {
             let cluster = try Self.hub()
