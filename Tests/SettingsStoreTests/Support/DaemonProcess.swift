@@ -22,6 +22,15 @@ struct CLIResult {
 }
 
 /// A real `settingsd run` process on a temporary database and socket, stopped on deinit.
+/// Tests write to sockets and pipes whose other end a daemon or a CLI may have closed already (a
+/// peer disconnected for a hostile frame, a child that exited before reading its input): that
+/// must fail the write, not end the test process with SIGPIPE, which leaves `swift test` waiting
+/// for ever on the daemons it orphaned. Evaluated once, by the first daemon or command.
+let brokenPipesAreErrors: Void = {
+    signal(SIGPIPE, SIG_IGN)
+    return ()
+}()
+
 final class DaemonProcess {
     let directory: TemporaryDirectory
     let database: String
@@ -41,6 +50,7 @@ final class DaemonProcess {
         self.extraArguments = arguments
         self.environment = environment
         self.process = Process()
+        brokenPipesAreErrors
         try start()
     }
 
@@ -136,6 +146,7 @@ final class DaemonProcess {
         _ arguments: [String], input: String? = nil, environment: [String: String]? = nil,
         through executable: String = SettingsdBinary.path
     ) -> CLIResult {
+        brokenPipesAreErrors
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
