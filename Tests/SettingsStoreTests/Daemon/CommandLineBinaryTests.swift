@@ -35,7 +35,7 @@ struct CommandLineBinaryTests {
     @Test("settingsd alone still runs client commands, and says why run and hub cannot start")
     func missingDaemonBinary() throws {
         let lone = directory.file("settingsd")
-        try FileManager.default.copyItem(atPath: SettingsdBinary.path, toPath: lone)
+        try SettingsdBinary.copy(to: lone)
         let database = directory.file("lone.sqlite")
         #expect(DaemonProcess.run(["set", "key", "1", "--db", database], through: lone).status == 0)
         #expect(DaemonProcess.run(["get", "key", "--db", database], through: lone).output == "1\n")

@@ -154,7 +154,7 @@ extension Reliability {
             let folder = "/tmp/sdt-bin-\(UUID().uuidString.prefix(8))"
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(atPath: folder) }
-            try FileManager.default.copyItem(atPath: SettingsdBinary.path, toPath: folder + "/settingsd")
+            try SettingsdBinary.copy(to: folder + "/settingsd")
             chmod(folder, 0o755)
             chmod(folder + "/settingsd", 0o755)
             let result = DaemonProcess.run(

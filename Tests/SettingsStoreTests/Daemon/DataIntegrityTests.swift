@@ -120,7 +120,7 @@ extension Reliability {
             let database = folder + "/settings.sqlite"
             #expect(DaemonProcess.run(["set", "k", "v", "--db", database]).status == 0)
             let binary = folder + "/settingsd"
-            try FileManager.default.copyItem(atPath: SettingsdBinary.path, toPath: binary)
+            try SettingsdBinary.copy(to: binary)
             chmod(folder, 0o755)
             chmod(database, 0o644)
             chmod(binary, 0o755)

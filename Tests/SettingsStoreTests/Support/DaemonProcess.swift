@@ -12,6 +12,24 @@ enum SettingsdBinary {
             "settingsd"
         ).path
     }
+
+    /// Copies the executable to `destination` (mode 0755) through a descriptor no child
+    /// inherits: `FileManager.copyItem`'s is inherited by any process another test spawns
+    /// meanwhile, and while that process lives, running the copy fails with "Text file busy".
+    static func copy(to destination: String) throws {
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        let descriptor = open(destination, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o755)
+        guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        defer { close(descriptor) }
+        var written = 0
+        while written < bytes.count {
+            let count = bytes.withUnsafeBytes { buffer in
+                Foundation.write(descriptor, buffer.baseAddress.map { $0 + written }, bytes.count - written)
+            }
+            guard count > 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+            written += count
+        }
+    }
 }
 
 /// The outcome of one CLI run.
