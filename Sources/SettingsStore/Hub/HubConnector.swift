@@ -457,15 +457,15 @@ final class HubConnector: Sendable {
     /// Counts entries pulled from the hub stamped beyond this clock's bound; logs the first.
     func noteAhead(_ count: Int) {
         guard count > 0 else { return }
-        let isFirst = state.withLock { state -> Bool in
+        let firstFrom = state.withLock { state -> String? in
             state.status.entriesAheadOfClock += count
             defer { state.warnedAhead = true }
-            return !state.warnedAhead
+            return state.warnedAhead ? nil : state.status.address
         }
-        guard isFirst else { return }
+        guard let address = firstFrom else { return }
         logger?.log(
             .warning,
-            "the hub \(state.withLock { $0.status.address }) holds entries stamped more than \(settings.configuration.maximumClockSkew / 1000) s ahead of this clock (a machine whose clock is ahead, or forged rows); they are applied but do not move it, and later writes here still win"
+            "the hub \(address) holds entries stamped more than \(settings.configuration.maximumClockSkew / 1000) s ahead of this clock (a machine whose clock is ahead, or forged rows); they are applied but do not move it, and later writes here still win"
         )
     }
 

@@ -282,26 +282,28 @@ enum HubSchema {
             settingsd.push(name, bytea, bigint, text[], bytea[], bigint[], bytea[]) FROM PUBLIC;
         GRANT EXECUTE ON FUNCTION settingsd.join(name),
             settingsd.push(name, bytea, bigint, text[], bytea[], bigint[], bytea[]) TO settingsd_user;
-        REVOKE INSERT, UPDATE ON settingsd.namespaces, settingsd.entries, settingsd.replicas, settingsd.channels
+        REVOKE INSERT, UPDATE ON \(namespacedTables.map { "settingsd.\($0)" }.joined(separator: ", "))
             FROM settingsd_user;
-        \(writerPolicies)
-        \(memberPolicies)
+        \(policies)
         """
 
-    /// The users' policies (reading only, since users write nothing themselves).
-    private static let memberPolicies = ["namespaces", "entries", "replicas", "channels"].map { table in
+    /// The tables with a `namespace` column, which row-level security guards.
+    private static let namespacedTables = ["namespaces", "entries", "replicas", "channels"]
+
+    /// The namespace a write function named for this transaction (NULL: none).
+    private static let writing =
+        "CAST(pg_catalog.current_setting('settingsd.writing', true) AS pg_catalog.name)"
+
+    /// Schema 5's policies on each namespaced table: users read the namespaces they are members
+    /// of (reading only: they write nothing themselves); the owner, which the write functions run
+    /// as, reads and writes the one namespace named in `settingsd.writing`.
+    private static let policies = namespacedTables.map { table in
         """
         DROP POLICY members ON settingsd.\(table);
         CREATE POLICY members ON settingsd.\(table) FOR SELECT USING (\(isMember("current_user", of: "namespace")));
-        """
-    }.joined(separator: "\n")
-
-    /// The owner's policies: the namespace a write function named for this transaction.
-    private static let writerPolicies = ["namespaces", "entries", "replicas", "channels"].map { table in
-        """
         CREATE POLICY writer ON settingsd.\(table) TO CURRENT_USER
-            USING (namespace OPERATOR(pg_catalog.=) CAST(pg_catalog.current_setting('settingsd.writing', true) AS pg_catalog.name))
-            WITH CHECK (namespace OPERATOR(pg_catalog.=) CAST(pg_catalog.current_setting('settingsd.writing', true) AS pg_catalog.name));
+            USING (namespace OPERATOR(pg_catalog.=) \(writing))
+            WITH CHECK (namespace OPERATOR(pg_catalog.=) \(writing));
         """
     }.joined(separator: "\n")
 

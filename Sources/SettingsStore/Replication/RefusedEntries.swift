@@ -16,7 +16,7 @@ struct RefusedEntries {
     /// takes from another and no comparison covers).
     mutating func record(_ batch: [SettingEntry], in settings: Settings) {
         for entry in batch {
-            let key = KeyIdentity.isNormalized(entry.key) ? entry.key : KeyIdentity.normalize(entry.key)
+            let key = KeyIdentity.normalize(entry.key)
             guard settings.isShared(key) else { continue }
             if let held = settings.entry(forKey: key), held.version >= entry.version { continue }
             if let known = byKey[key], known.version >= entry.version { continue }
@@ -34,7 +34,7 @@ struct RefusedEntries {
     /// The store's digest with each refused entry's fingerprint in place of the held entry's.
     func digest(of settings: Settings) -> UInt64 {
         byKey.reduce(settings.digestValue) { sum, refused in
-            sum &+ Fingerprint.of(refused.value) &- heldFingerprint(refused.key, in: settings)
+            sum &+ adjustment(refused.key, refused.value, in: settings)
         }
     }
 
@@ -44,12 +44,13 @@ struct RefusedEntries {
         for (key, entry) in byKey {
             let bucket = ReplicaCache.bucket(of: key)
             guard sums.indices.contains(bucket) else { continue }
-            sums[bucket] = sums[bucket] &+ Fingerprint.of(entry) &- heldFingerprint(key, in: settings)
+            sums[bucket] &+= adjustment(key, entry, in: settings)
         }
         return sums
     }
 
-    private func heldFingerprint(_ key: String, in settings: Settings) -> UInt64 {
-        settings.entry(forKey: key).map(Fingerprint.of) ?? 0
+    /// What counting `entry` in place of the store's entry under `key` adds to a sum.
+    private func adjustment(_ key: String, _ entry: SettingEntry, in settings: Settings) -> UInt64 {
+        Fingerprint.of(entry) &- (settings.entry(forKey: key).map(Fingerprint.of) ?? 0)
     }
 }
