@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
 extension HubConnector {
     /// Where one comparison with the hub ended.
     enum CheckOutcome {
@@ -15,8 +21,8 @@ extension HubConnector {
     /// Catches what numbering cannot: rows deleted or edited by hand, a hub restored from a
     /// dump or failed over, a reset counter, another copy of this replica's file.
     func compare(
-        with hub: HubNamespace, entropy: inout HubAntiEntropy, as replica: ReplicaID, pushed: Int64,
-        cursor: Int64
+        with hub: HubNamespace, entropy: inout HubAntiEntropy, as replica: ReplicaID, incarnation: UUID,
+        pushed: Int64, cursor: Int64
     ) throws(SettingsError) -> CheckOutcome {
         entropy.refresh(from: settings)
         let policy = settings.policy
@@ -63,7 +69,7 @@ extension HubConnector {
         var start = 0
         while start < outgoing.count {
             let batch = Array(outgoing[start..<min(outgoing.count, start + HubNamespace.batchEntries)])
-            try hub.push(batch, from: replica, through: pushed)
+            try hub.push(batch, from: replica, through: pushed, incarnation: incarnation)
             start += batch.count
         }
         if inFlight, applied + outgoing.count == 0 { return .busy }

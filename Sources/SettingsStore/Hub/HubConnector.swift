@@ -188,16 +188,11 @@ final class HubConnector: Sendable {
             connection: connection, namespace: configuration.namespace, listens: !polls)
         try measureClock(on: connection)
         let localID = settings.replicaID
-        var pushed = try hub.pushedSequence(of: localID)
-        guard pushed <= settings.sequence else {
-            // The hub has more from this replica than it holds: a restored or copied file.
-            logger?.log(
-                .warning,
-                "the hub has changes \(pushed) from this replica, which is at \(settings.sequence): restored from a backup or copied; taking a new replica id"
-            )
-            try settings.takeNewIdentity(ifStill: localID)
-            throw SettingsError(.replicaForked, "this replica took a new id after a fork; reconnecting")
+        let incarnation = settings.lineage.current.id
+        guard settings.replicaID == localID else {
+            throw SettingsError(.connectionLost, "this replica took a new id; reconnecting")
         }
+        var pushed = try continuedPosition(on: hub, as: localID)
         var cursor = settings.receivedSequence(from: hub.peerID)
         let initialTarget = cursor == nil ? try hub.lastSequence() : nil
         var isFirstRound = true
@@ -214,7 +209,8 @@ final class HubConnector: Sendable {
             let before = (cursor, pushed)
             cursor = try pullAll(
                 from: hub, after: cursor, as: localID, initialTarget: initialTarget, entropy: &checks.entropy)
-            (pushed, cursor) = try pushAll(to: hub, after: pushed, as: localID, cursor: cursor)
+            (pushed, cursor) = try pushAll(
+                to: hub, after: pushed, as: localID, incarnation: incarnation, cursor: cursor)
             let counter = try hub.lastSequence()
             if let current = cursor, counter < current {
                 // Numbers at or below the cursor are being handed out again: pull from the counter
@@ -237,8 +233,8 @@ final class HubConnector: Sendable {
                 checks.isDue(sequence: settings.sequence, counter: counter)
             {
                 try check(
-                    hub, schedule: &checks, as: localID, pushed: pushed, counter: counter, cursor: cursor ?? 0
-                )
+                    hub, schedule: &checks, as: localID, incarnation: incarnation, pushed: pushed,
+                    counter: counter, cursor: cursor ?? 0)
             }
             update { status in
                 status.isConnected = true
@@ -387,10 +383,32 @@ final class HubConnector: Sendable {
         }
     }
 
+    /// Where this replica's pushes to `hub` continue from: the position the hub recorded, when
+    /// this replica's lineage continues the incarnation it was recorded under. Otherwise the
+    /// store file was restored from a backup or copied (the hub saw pushes this history never
+    /// made, offline writes since or not), and the replica takes a new id, as with socket peers.
+    private func continuedPosition(on hub: HubNamespace, as localID: ReplicaID) throws(SettingsError) -> Int64
+    {
+        let record = try hub.pushedRecord(of: localID)
+        let sequence = settings.sequence
+        guard
+            !settings.lineage.continues(
+                cursor: record.sequence, recordedUnder: record.incarnation, sequence: sequence)
+        else { return record.sequence }
+        logger?.log(
+            .warning,
+            "the hub's namespace \(hub.name) holds pushes through \(record.sequence) from this replica that its history (now at \(sequence)) did not make: its file was restored from a backup or copied; taking a new replica id"
+        )
+        try settings.takeNewIdentity(ifStill: localID)
+        throw SettingsError(.replicaForked, "this replica took a new id after a fork; reconnecting")
+    }
+
     /// Pushes the local entries after `pushed` that did not come from the hub; returns the new
     /// pushed position, and the hub cursor: when a push's hub sequence numbers follow the cursor
     /// directly, nobody else wrote in between and the cursor moves past them without a pull.
-    private func pushAll(to hub: HubNamespace, after pushed: Int64, as replica: ReplicaID, cursor: Int64?)
+    private func pushAll(
+        to hub: HubNamespace, after pushed: Int64, as replica: ReplicaID, incarnation: UUID, cursor: Int64?
+    )
         throws(SettingsError) -> (pushed: Int64, cursor: Int64?)
     {
         var pushed = pushed
@@ -405,7 +423,8 @@ final class HubConnector: Sendable {
                     && (policy.isEmpty || !policy.isLocal(entry.key))
                     && (entry.value?.nestingDepth ?? 0) <= SettingValue.maximumNestingDepth
             }
-            let numbers = try hub.push(needed, from: replica, through: last.sequence)
+            let numbers = try hub.push(
+                needed, from: replica, through: last.sequence, incarnation: incarnation)
             if let numbers, numbers.lowerBound == (cursor ?? 0) + 1 {
                 // Persisted like any cursor, in the store's own commit.
                 try settings.applyRemote([], from: hub.peerID, through: numbers.upperBound, reason: .replica)
@@ -421,14 +440,15 @@ final class HubConnector: Sendable {
 
     /// One comparison with the hub, and what it leaves in the status and the schedule.
     private func check(
-        _ hub: HubNamespace, schedule: inout CheckSchedule, as replica: ReplicaID, pushed: Int64,
-        counter: Int64, cursor: Int64
+        _ hub: HubNamespace, schedule: inout CheckSchedule, as replica: ReplicaID, incarnation: UUID,
+        pushed: Int64, counter: Int64, cursor: Int64
     ) throws(SettingsError) {
         let started = SettingsConfiguration.systemClock()
         let sequence = settings.sequence
         let serving = schedule.verifyRequestsSeen
         let outcome = try compare(
-            with: hub, entropy: &schedule.entropy, as: replica, pushed: pushed, cursor: cursor)
+            with: hub, entropy: &schedule.entropy, as: replica, incarnation: incarnation, pushed: pushed,
+            cursor: cursor)
         schedule.checked(
             sequence: sequence, counter: counter, took: SettingsConfiguration.systemClock() - started,
             agreed: { if case .agreed = outcome { true } else { false } }())

@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+    package import FoundationEssentials
+#else
+    package import Foundation
+#endif
+
 /// One namespace of a hub, on an open connection: the statements of hub sync, all
 /// parameterised. Row-level security decides what the connecting role may see.
 package struct HubNamespace {
@@ -9,6 +15,9 @@ package struct HubNamespace {
     /// The notification channel: named after the namespace's secret, which only its members can
     /// read, so nobody else can listen to it (or learn when it changes).
     let channel: String
+
+    /// What this connection last read or wrote of each replica's pushed position.
+    private let ledger = PushLedger()
 
     /// Entries per push or pull statement.
     package static let batchEntries = 1_000
@@ -62,12 +71,21 @@ package struct HubNamespace {
         return try Arrival.position(rows.int64(0, 0), "the hub's counter for '\(name)'")
     }
 
-    /// The last local sequence number `replica` pushed to this namespace (0: never).
-    func pushedSequence(of replica: ReplicaID) throws(SettingsError) -> Int64 {
+    /// How far `replica` pushed to this namespace (0: never) and the incarnation it pushed under
+    /// (nil: never, or before schema 6). The next push of `replica` on this namespace expects to
+    /// find exactly this record, and fails if another session changed it meanwhile.
+    package func pushedRecord(of replica: ReplicaID) throws(SettingsError) -> PushedRecord {
         let rows = try connection.execute(
-            "SELECT pushed_seq FROM settingsd.replicas WHERE namespace = $1 AND replica = $2",
+            "SELECT pushed_seq, incarnation FROM settingsd.replicas WHERE namespace = $1 AND replica = $2",
             [.text(name), .bytes(replica.bytes)])
-        return rows.count == 1 ? try Arrival.position(rows.int64(0, 0), "the hub's pushed position") : 0
+        var record = PushedRecord(sequence: 0, incarnation: nil)
+        if rows.count == 1 {
+            record.sequence = try Arrival.position(rows.int64(0, 0), "the hub's pushed position")
+            // A malformed incarnation is no incarnation this replica ever had: a fork.
+            record.incarnation = rows.isNull(0, 1) ? nil : ReplicaID(bytes: rows.bytes(0, 1))?.uuid ?? UUID()
+        }
+        ledger.records[replica] = record
+        return record
     }
 
     /// The entries after hub sequence `cursor`, in hub order (each entry's `sequence` is its hub
@@ -184,21 +202,34 @@ package struct HubNamespace {
     ///
     /// - Returns: The hub sequence numbers the batch took (each entry one, whether or not it
     ///   replaced the hub's); nil for an empty batch.
+    ///
+    /// The push records `incarnation` with the position. When `pushedRecord(of:)` read the
+    /// replica's record on this connection, the push expects it (or what the last push here
+    /// wrote) and fails with `replicaForked` when it changed: another copy of the replica pushed.
     @discardableResult
-    package func push(_ entries: [SettingEntry], from replica: ReplicaID, through: Int64)
+    package func push(
+        _ entries: [SettingEntry], from replica: ReplicaID, through: Int64, incarnation: UUID? = nil
+    )
         throws(SettingsError)
         -> ClosedRange<Int64>?
     {
+        let expected = ledger.records[replica]
         // The batch travels as four arrays, so the statement's text never changes with its size;
-        // `settingsd.push` (schema 5) does the rest inside PostgreSQL.
+        // `settingsd.push` (schema 6) does the rest inside PostgreSQL.
         let result = try connection.execute(
-            "SELECT settingsd.push($1, $2, $3, $4, $5, $6, $7)",
+            "SELECT settingsd.push($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
             [
                 .text(name), .bytes(replica.bytes), .int64(through), .textArray(entries.map(\.key)),
                 .bytesArray(entries.map { $0.value?.encoded() }),
                 .int64Array(entries.map { Int64(bitPattern: $0.version.timestamp.rawValue) }),
                 .bytesArray(entries.map { $0.version.replica.bytes }),
+                incarnation.map { .bytes(ReplicaID($0).bytes) } ?? .null,
+                expected.map { .int64($0.sequence) } ?? .null,
+                expected?.incarnation.map { .bytes(ReplicaID($0).bytes) } ?? .null,
             ])
+        if expected != nil, entries.isEmpty || (result.count == 1 && !result.isNull(0, 0)) {
+            ledger.records[replica] = PushedRecord(sequence: through, incarnation: incarnation)
+        }
         guard !entries.isEmpty else { return nil }
         guard result.count == 1, !result.isNull(0, 0) else {
             throw SettingsError(.io, "the hub did not number a push to namespace '\(name)'")
@@ -334,4 +365,18 @@ package struct HubNamespace {
         bytes[8] = (bytes[8] & 0x3F) | 0x80
         return ReplicaID(bytes: bytes) ?? ReplicaID.random()
     }
+}
+
+/// How far a replica pushed to a namespace, and the incarnation it pushed under.
+package struct PushedRecord: Equatable, Sendable {
+    /// The last local sequence number pushed (0: never).
+    package var sequence: Int64
+    /// The replica's running incarnation when it pushed (nil: never, or before hub schema 6).
+    package var incarnation: UUID?
+}
+
+/// The pushed records one `HubNamespace` read or wrote; a class so the namespace value that
+/// pushes updates what its copies expect too (one connection, one thread).
+private final class PushLedger {
+    var records: [ReplicaID: PushedRecord] = [:]
 }

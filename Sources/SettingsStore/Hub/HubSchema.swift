@@ -194,6 +194,7 @@ enum HubSchema {
                 GRANT EXECUTE ON FUNCTION settingsd.counter(name) TO settingsd_user;
                 """),
         Migration(version: 5, sql: writeFunctions),
+        Migration(version: 6, sql: lineage),
     ]
 
     /// Schema 5: every write goes through a function that runs as the schema's owner, so users
@@ -235,60 +236,17 @@ enum HubSchema {
                 PERFORM pg_catalog.set_config('settingsd.writing', '', true);
                 RETURN found;
             END $$;
-        -- One push: takes the next hub sequence numbers under the counter row's lock, keeps per
-        -- key the higher version, records how far the pusher pushed only when the counter
-        -- numbered the batch (or the batch is empty), and notifies listeners once it commits.
-        -- Returns the number before the batch's first, NULL when nothing was numbered.
-        CREATE FUNCTION settingsd.push(ns name, pusher bytea, pushed_through bigint,
-                new_keys text[], new_values bytea[], new_stamps bigint[], new_writers bytea[])
-            RETURNS bigint
-            LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET lock_timeout = '5s'
-            AS $$ DECLARE
-                size bigint := coalesce(pg_catalog.cardinality(new_keys), 0);
-                base bigint;
-            BEGIN
-                PERFORM settingsd.enter(ns);
-                IF size > 0 THEN
-                    UPDATE settingsd.namespaces AS n SET last_seq = n.last_seq + size
-                        WHERE n.namespace = ns RETURNING n.last_seq - size INTO base;
-                END IF;
-                IF size > 0 AND base IS NOT NULL THEN
-                    INSERT INTO settingsd.entries AS e (namespace, key, value, hlc, replica, hub_seq, pushed_by)
-                    SELECT ns, v.key, v.value, v.hlc, v.replica, base + v.ord, pusher
-                    FROM unnest(new_keys, new_values, new_stamps, new_writers)
-                        WITH ORDINALITY AS v (key, value, hlc, replica, ord)
-                    ON CONFLICT (namespace, key) DO UPDATE
-                        SET value = excluded.value, hlc = excluded.hlc, replica = excluded.replica,
-                            hub_seq = excluded.hub_seq, pushed_by = excluded.pushed_by
-                        -- The higher version wins; at an equal version, bytes that differ (a hand
-                        -- edit, a damaged row) are replaced by what a replica holds (anti-entropy).
-                        WHERE (excluded.hlc, excluded.replica) > (e.hlc, e.replica)
-                            OR ((excluded.hlc, excluded.replica) = (e.hlc, e.replica)
-                                AND excluded.value IS DISTINCT FROM e.value);
-                    -- Carries nothing: a listener learns only that something changed, then pulls.
-                    PERFORM pg_catalog.pg_notify('settingsd_' || c.secret, '')
-                        FROM settingsd.channels AS c WHERE c.namespace = ns;
-                END IF;
-                IF size = 0 OR base IS NOT NULL THEN
-                    INSERT INTO settingsd.replicas AS r (namespace, replica, pushed_seq, last_seen)
-                    VALUES (ns, pusher, pushed_through, now())
-                    ON CONFLICT (namespace, replica) DO UPDATE
-                        SET pushed_seq = GREATEST(r.pushed_seq, excluded.pushed_seq), last_seen = now();
-                END IF;
-                PERFORM pg_catalog.set_config('settingsd.writing', '', true);
-                RETURN base;
-            END $$;
+        \(pushFunction(lineage: false))
         REVOKE ALL ON FUNCTION settingsd.member(name), settingsd.enter(name), settingsd.join(name),
-            settingsd.push(name, bytea, bigint, text[], bytea[], bigint[], bytea[]) FROM PUBLIC;
-        GRANT EXECUTE ON FUNCTION settingsd.join(name),
-            settingsd.push(name, bytea, bigint, text[], bytea[], bigint[], bytea[]) TO settingsd_user;
+            \(pushSignature(lineage: false)) FROM PUBLIC;
+        GRANT EXECUTE ON FUNCTION settingsd.join(name), \(pushSignature(lineage: false)) TO settingsd_user;
         REVOKE INSERT, UPDATE ON \(namespacedTables.map { "settingsd.\($0)" }.joined(separator: ", "))
             FROM settingsd_user;
         \(policies)
         """
 
     /// The tables with a `namespace` column, which row-level security guards.
-    private static let namespacedTables = ["namespaces", "entries", "replicas", "channels"]
+    static let namespacedTables = ["namespaces", "entries", "replicas", "channels"]
 
     /// The namespace a write function named for this transaction (NULL: none).
     private static let writing =

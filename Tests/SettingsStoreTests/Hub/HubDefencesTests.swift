@@ -140,7 +140,7 @@ extension HubReliability {
             }
             for call in [
                 "SELECT settingsd.join('\(alice.name)')",
-                "SELECT settingsd.push('\(alice.name)', '\\x00', 0, ARRAY['k'], ARRAY[NULL::bytea], ARRAY[1::bigint], ARRAY['\\x00'::bytea])",
+                "SELECT settingsd.push('\(alice.name)', '\\x00', 0, ARRAY['k'], ARRAY[NULL::bytea], ARRAY[1::bigint], ARRAY['\\x00'::bytea], NULL, NULL, NULL)",
             ] {
                 let result = psql(url, call)
                 #expect(result.status != 0, "\(call)")
@@ -153,7 +153,7 @@ extension HubReliability {
                 url,
                 """
                 SELECT length(settingsd.join(current_user));
-                SELECT settingsd.push(current_user, '\\x00', 0, ARRAY['k'], ARRAY[NULL::bytea], ARRAY[1::bigint], ARRAY['\\x00'::bytea]);
+                SELECT settingsd.push(current_user, '\\x00', 0, ARRAY['k'], ARRAY[NULL::bytea], ARRAY[1::bigint], ARRAY['\\x00'::bytea], NULL, NULL, NULL);
                 SELECT key, hub_seq FROM settingsd.entries
                 """)
             #expect(own.status == 0, "\(own.error)")
@@ -174,7 +174,7 @@ extension HubReliability {
                 url,
                 """
                 BEGIN; SELECT settingsd.push(current_user, '\\x00', 0, ARRAY['held'], ARRAY[NULL::bytea],
-                    ARRAY[1::bigint], ARRAY['\\x00'::bytea]); SELECT pg_sleep(7); COMMIT
+                    ARRAY[1::bigint], ARRAY['\\x00'::bytea], NULL, NULL, NULL); SELECT pg_sleep(7); COMMIT
                 """)
             #expect(daemon.cli("set", "during.lock", "1").status == 0)
             try await waitUntil(timeout: 20) {

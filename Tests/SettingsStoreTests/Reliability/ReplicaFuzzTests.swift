@@ -201,7 +201,7 @@ extension SyncReliability {
                         ARRAY[\(batch.map(\.key).joined(separator: ", "))]::text[],
                         ARRAY[\(batch.map(\.value).joined(separator: ", "))]::bytea[],
                         ARRAY[\(batch.map { String($0.hlc) }.joined(separator: ", "))]::bigint[],
-                        ARRAY[\(batch.map(\.replica).joined(separator: ", "))]::bytea[]);
+                        ARRAY[\(batch.map(\.replica).joined(separator: ", "))]::bytea[], NULL, NULL, NULL);
                     """
             }
             let pushed = DaemonProcess.run(
