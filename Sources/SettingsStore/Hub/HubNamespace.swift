@@ -216,17 +216,23 @@ package struct HubNamespace {
         let expected = ledger.records[replica]
         // The batch travels as four arrays, so the statement's text never changes with its size;
         // `settingsd.push` (schema 6) does the rest inside PostgreSQL.
-        let result = try connection.execute(
-            "SELECT settingsd.push($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
-            [
-                .text(name), .bytes(replica.bytes), .int64(through), .textArray(entries.map(\.key)),
-                .bytesArray(entries.map { $0.value?.encoded() }),
-                .int64Array(entries.map { Int64(bitPattern: $0.version.timestamp.rawValue) }),
-                .bytesArray(entries.map { $0.version.replica.bytes }),
-                incarnation.map { .bytes(ReplicaID($0).bytes) } ?? .null,
-                expected.map { .int64($0.sequence) } ?? .null,
-                expected?.incarnation.map { .bytes(ReplicaID($0).bytes) } ?? .null,
-            ])
+        let result: PostgresRows
+        do {
+            result = try connection.execute(
+                "SELECT settingsd.push($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+                [
+                    .text(name), .bytes(replica.bytes), .int64(through), .textArray(entries.map(\.key)),
+                    .bytesArray(entries.map { $0.value?.encoded() }),
+                    .int64Array(entries.map { Int64(bitPattern: $0.version.timestamp.rawValue) }),
+                    .bytesArray(entries.map { $0.version.replica.bytes }),
+                    incarnation.map { .bytes(ReplicaID($0).bytes) } ?? .null,
+                    expected.map { .int64($0.sequence) } ?? .null,
+                    expected?.incarnation.map { .bytes(ReplicaID($0).bytes) } ?? .null,
+                ])
+        } catch  where error.message.contains("[SQLSTATE \(HubSchema.positionMovedState)]") {
+            // Another copy of the replica pushed meanwhile, or the hub's record changed.
+            throw SettingsError(.replicaForked, error.message, sql: error.sql)
+        }
         if expected != nil, entries.isEmpty || (result.count == 1 && !result.isNull(0, 0)) {
             ledger.records[replica] = PushedRecord(sequence: through, incarnation: incarnation)
         }

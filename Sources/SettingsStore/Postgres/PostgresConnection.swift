@@ -173,7 +173,6 @@ package final class PostgresConnection {
         let code: SettingsError.Code =
             switch state {
             case "42501": .accessDenied  // insufficient privilege, row-level security included
-            case HubSchema.positionMovedState: .replicaForked  // another copy pushed under this id
             case _ where broken: .connectionLost
             default: .io
             }
