@@ -53,11 +53,45 @@ public final class PostgresCluster: Sendable {
         try runAsOwner(
             "\(bin)/initdb",
             ["-D", "\(folder)/data", "-A", "trust", "-U", "postgres", "-E", "UTF8", "--no-sync"])
-        try "local all postgres trust\nlocal all all scram-sha-256\n".write(
+        try "local all postgres trust\nlocal replication postgres trust\nlocal all all scram-sha-256\n".write(
             toFile: "\(folder)/data/pg_hba.conf", atomically: false, encoding: .utf8)
         try start()
         PostgresClusterRegistry.register(stop: "\(bin)/pg_ctl", data: "\(folder)/data", folder: folder)
         try psql("CREATE DATABASE \(Self.database)", database: "postgres")
+    }
+
+    /// A cluster of the caller's own, not the run's shared one: for a test that stops, restores or
+    /// fails over its hub. It is stopped when the run ends.
+    public static func makePrivate() throws -> PostgresCluster {
+        try PostgresCluster()
+    }
+
+    /// Makes this server a streaming standby of `primary`: stops it, replaces its data with a
+    /// base backup of `primary` (which writes the standby's connection to it), and starts it.
+    public func becomeStandby(of primary: PostgresCluster) throws {
+        try? stop(immediate: true)
+        try runAsOwner("/bin/rm", ["-rf", "\(folder)/data"])
+        try runAsOwner(
+            "\(bin)/pg_basebackup", ["-h", primary.folder, "-U", "postgres", "-D", "\(folder)/data", "-R", "--no-sync"])
+        try start()
+    }
+
+    /// Promotes this standby to a primary, waiting until it accepts writes.
+    public func promote() throws {
+        try runAsOwner("\(bin)/pg_ctl", ["-D", "\(folder)/data", "-w", "promote"])
+    }
+
+    /// Writes the schema `settingsd` of `database` to `file` (`pg_dump`, custom format).
+    public func dumpHub(to file: String, database: String = PostgresCluster.database) throws {
+        try Self.run(
+            "\(bin)/pg_dump", ["-h", folder, "-U", "postgres", "-d", database, "-n", "settingsd", "-Fc", "-f", file])
+    }
+
+    /// Replaces the schema `settingsd` of `database` with the one `dumpHub` wrote to `file`, as
+    /// an administrator restoring a backup would (sessions that use it wait, then see the old state).
+    public func restoreHub(from file: String, database: String = PostgresCluster.database) throws {
+        try psql("DROP SCHEMA settingsd CASCADE", database: database)
+        try Self.run("\(bin)/pg_restore", ["-h", folder, "-U", "postgres", "-d", database, file])
     }
 
     /// Starts the server (after `stop`, or a crash).

@@ -445,6 +445,7 @@ enum ClientCommands {
                 line += clockNotes(hub)
                 if let error = hub["lastError"] { line += ", last error: \(text(error))" }
                 if let rewind = hub["lastRewind"] { line += ", last rewind: \(text(rewind))" }
+                if let change = hub["lastAccountChange"] { line += ", \(text(change))" }
                 Output.line(line)
             }
         }

@@ -73,6 +73,7 @@ open class NSUbiquitousKeyValueStore: NSObject, @unchecked Sendable {  // state:
         case .replica: reason = NSUbiquitousKeyValueStoreServerChange
         case .initialSync: reason = NSUbiquitousKeyValueStoreInitialSyncChange
         case .quotaViolation: reason = NSUbiquitousKeyValueStoreQuotaViolationChange
+        case .accountChange: reason = NSUbiquitousKeyValueStoreAccountChange
         default: return
         }
         let keys = change.keys

@@ -12,6 +12,10 @@ public enum ChangeReason: String, Sendable, Codable, CaseIterable, CustomStringC
     case replica
     /// The first catch-up with a peer this replica had never synced with.
     case initialSync
+    /// The store moved to another hub namespace: its synced keys were replaced by the new
+    /// namespace's contents, whatever their versions (keys of scope `local` stay), as
+    /// `NSUbiquitousKeyValueStore` does when the iCloud account changes.
+    case accountChange
     /// An incoming change was refused because it would break a local limit; the key is unchanged.
     case quotaViolation
     /// An incoming change was refused because it breaks the key's schema; the key is unchanged.

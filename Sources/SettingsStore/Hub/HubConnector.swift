@@ -192,6 +192,7 @@ final class HubConnector: Sendable {
         guard settings.replicaID == localID else {
             throw SettingsError(.connectionLost, "this replica took a new id; reconnecting")
         }
+        try settleAccount(on: hub)
         var pushed = try continuedPosition(on: hub, as: localID)
         var cursor = settings.receivedSequence(from: hub.peerID)
         let initialTarget = cursor == nil ? try hub.lastSequence() : nil
@@ -364,7 +365,7 @@ final class HubConnector: Sendable {
             let isInitial = initialTarget.map { batch.through <= $0 && $0 > 0 } ?? false
             let outcome = try settings.applyRemote(
                 entries, from: hub.peerID, through: batch.through,
-                reason: isInitial ? .initialSync : .replica)
+                reason: isInitial ? .initialSync : .replica, fromHub: true)
             if outcome.rejected > 0 {
                 logger?.log(
                     .warning,
@@ -381,6 +382,23 @@ final class HubConnector: Sendable {
             update { $0.lastContactMilliseconds = settings.configuration.clock() }
             if batch.complete { return cursor }
         }
+    }
+
+    /// Joins the store's first namespace (its keys merge into it), or, when the store synced as
+    /// another one before, changes accounts: the synced keys are replaced by the namespace's,
+    /// and nothing of the old namespace is pushed into this one.
+    private func settleAccount(on hub: HubNamespace) throws(SettingsError) {
+        guard let account = settings.account else { return try settings.joinAccount(hub.name) }
+        guard account.namespace != hub.name else { return }
+        let counter = try hub.lastSequence()
+        let rows = try hub.allEntries(limits: settings.configuration.limits)
+        let change = try settings.changeAccount(
+            to: hub.name, entries: rows.entries.map(\.entry), from: hub.peerID, through: counter)
+        if let sequences = change.sequences { noteFromHub(sequences) }
+        let message =
+            "moved from hub namespace \(account.namespace) to \(hub.name): an account change; this replica's synced keys were replaced by the namespace's \(rows.entries.count) entries (\(change.changed) keys changed; keys of scope local stay)"
+        logger?.log(.warning, message)
+        update { $0.lastAccountChange = message }
     }
 
     /// Where this replica's pushes to `hub` continue from: the position the hub recorded, when

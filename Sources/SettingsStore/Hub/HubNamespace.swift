@@ -288,6 +288,13 @@ package struct HubNamespace {
             limits: limits)
     }
 
+    /// Every row of the namespace, as `entries(inBuckets:)` reads them.
+    func allEntries(limits: SettingsLimits)
+        throws(SettingsError) -> (entries: [(entry: SettingEntry, fingerprint: UInt64)], unreadable: [UInt64])
+    {
+        try rows(where: "hub_seq >= $2::bigint", .int64(Int64.min), limits: limits)
+    }
+
     /// The namespace's rows of `keys`, as `entries(inBuckets:)` reads them.
     func entries(forKeys keys: [String], limits: SettingsLimits)
         throws(SettingsError) -> (entries: [(entry: SettingEntry, fingerprint: UInt64)], unreadable: [UInt64])

@@ -70,6 +70,9 @@ public struct HubStatus: Sendable, Equatable {
     public var statements = 0
     /// Why the hub was last found to have gone back (a restore, a failover, a reset counter).
     public var lastRewind: String?
+    /// The last account change since the link started: the namespace it moved from and to, and
+    /// how many keys changed (`ChangeReason.accountChange`).
+    public var lastAccountChange: String?
     /// How far the hub server's clock is ahead of this replica's (negative: behind), in
     /// milliseconds, as measured when the link last connected.
     public var clockOffsetMilliseconds: Int64 = 0

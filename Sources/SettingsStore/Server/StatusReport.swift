@@ -76,6 +76,7 @@ enum StatusReport {
         ]
         if hub.mode == "poll" { members["pollSeconds"] = .double(hub.pollSeconds) }
         if let rewind = hub.lastRewind { members["lastRewind"] = .string(rewind) }
+        if let change = hub.lastAccountChange { members["lastAccountChange"] = .string(change) }
         if let namespace = hub.namespace { members["namespace"] = .string(namespace) }
         if let error = hub.lastError { members["lastError"] = .string(error) }
         return .object(members)

@@ -57,4 +57,6 @@ final class MemoryBackend: SettingsBackend {
     func adopt(_ replicaID: ReplicaID, lineage: Lineage) {}
 
     func collectTombstones(below cutoff: HybridTimestamp, horizon: HybridTimestamp) {}
+
+    func recordAccount(_ account: SyncAccount, forgetting keys: [String]) {}
 }

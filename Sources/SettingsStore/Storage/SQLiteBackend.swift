@@ -158,7 +158,8 @@ final class SQLiteBackend: SettingsBackend {
         return LoadedReplica(
             replicaID: replicaID, entries: entries, peers: peers, lineage: lineage,
             tombstoneHorizon: HybridTimestamp(rawValue: UInt64(bitPattern: horizon)),
-            historyCount: try historyCount(), fingerprintKey: try loadFingerprintKey())
+            historyCount: try historyCount(), fingerprintKey: try loadFingerprintKey(),
+            account: try loadAccount())
     }
 
     /// The key of the history's secret fingerprints, made and stored at the first writable open
@@ -195,6 +196,34 @@ final class SQLiteBackend: SettingsBackend {
             try record.bind(Int64(bitPattern: horizon.rawValue), at: 1)
             try record.run()
         }
+    }
+
+    func recordAccount(_ account: SyncAccount, forgetting keys: [String]) throws(SettingsError) {
+        let delete = try connection.prepare("DELETE FROM entries WHERE key = ?1 AND value IS NULL")
+        let record = try connection.prepare("INSERT OR REPLACE INTO meta (name, value) VALUES (?1, ?2)")
+        // Tombstones still owed to `entries` are written first, so they are deleted too.
+        try foldOwedRows()
+        try connection.transaction { () throws(SettingsError) in
+            for key in keys {
+                try delete.bind(key, at: 1)
+                try delete.run()
+            }
+            try record.bind("account_namespace", at: 1)
+            try record.bind(account.namespace, at: 2)
+            try record.run()
+            try record.bind("account_since", at: 1)
+            try record.bind(Int64(bitPattern: account.since.rawValue), at: 2)
+            try record.run()
+        }
+    }
+
+    /// The hub namespace recorded by `recordAccount`, if any.
+    private func loadAccount() throws(SettingsError) -> SyncAccount? {
+        let select = try connection.prepare("SELECT value FROM meta WHERE name = 'account_namespace'")
+        guard try select.step(), !select.isNull(at: 0) else { return nil }
+        let namespace = select.string(at: 0)
+        let since = try connection.scalar("SELECT value FROM meta WHERE name = 'account_since'") ?? 0
+        return SyncAccount(namespace: namespace, since: HybridTimestamp(rawValue: UInt64(bitPattern: since)))
     }
 
     /// The stored lineage with a new incarnation begun at `sequence` (stored unless read-only).

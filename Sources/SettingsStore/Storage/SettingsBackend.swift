@@ -40,6 +40,10 @@ protocol SettingsBackend: AnyObject {
 
     /// Deletes the tombstones stamped below `cutoff` and records `horizon`, in one commit.
     func collectTombstones(below cutoff: HybridTimestamp, horizon: HybridTimestamp) throws(SettingsError)
+
+    /// Deletes the entries of `keys` (tombstones: an account change leaves no trace of the old
+    /// account's keys) and records `account`, in one commit.
+    func recordAccount(_ account: SyncAccount, forgetting keys: [String]) throws(SettingsError)
 }
 
 /// What a replica remembers of a peer: the last of its sequence numbers applied here, and the
@@ -69,4 +73,6 @@ struct LoadedReplica {
     var historyCount = 0
     /// The key of this store's secret fingerprints (kept in the file; random for memory stores).
     var fingerprintKey = FingerprintKey.random()
+    /// The hub namespace the store syncs as, if it ever joined one.
+    var account: SyncAccount? = nil
 }

@@ -51,7 +51,14 @@ extension ReplicaCache {
     /// Splits entries from a replica into those that win over the local state (the highest
     /// version per key) and fit the limits, the refused ones, and the expired ones (older than
     /// `horizon` for keys not held here). Removals always fit.
-    func merge(_ incoming: [SettingEntry], limits: SettingsLimits, horizon: HybridTimestamp) -> Merge {
+    ///
+    /// With `replacing`, an entry wins whenever it differs from the local one, whatever the
+    /// versions (an account change). Entries stamped below `floor` are left out: written under
+    /// an account the store has left.
+    func merge(
+        _ incoming: [SettingEntry], limits: SettingsLimits, horizon: HybridTimestamp, replacing: Bool = false,
+        floor: HybridTimestamp? = nil
+    ) -> Merge {
         var winners: [String: SettingEntry] = [:]
         var order: [String] = []
         var rejected: [SettingsError] = []
@@ -71,15 +78,21 @@ extension ReplicaCache {
                 : SettingEntry(
                     key: KeyIdentity.normalize(received.key), value: received.value,
                     version: received.version, sequence: received.sequence)
+            if let floor, entry.version.timestamp < floor { continue }
             let current = winners[entry.key] ?? entries[entry.key]
-            guard current.map({ entry.wins(over: $0) }) ?? true else { continue }
+            let wins = { (current: SettingEntry) in
+                replacing
+                    ? current.version != entry.version || !Self.sameValue(current.value, entry.value)
+                    : entry.wins(over: current)
+            }
+            guard current.map(wins) ?? true else { continue }
             if winners.updateValue(entry, forKey: entry.key) == nil { order.append(entry.key) }
         }
         var result = Merge(rejected: rejected)
         var running = totals
         for key in order {
             guard let entry = winners[key] else { continue }
-            if entries[key] == nil, entry.version.timestamp < horizon {
+            if !replacing, entries[key] == nil, entry.version.timestamp < horizon {
                 result.expired.append(key)
                 continue
             }
@@ -114,5 +127,14 @@ extension ReplicaCache {
             }
         }
         return result
+    }
+
+    /// Whether two values (nil: a tombstone) are the same.
+    static func sameValue(_ a: SettingValue?, _ b: SettingValue?) -> Bool {
+        switch (a, b) {
+        case (nil, nil): true
+        case (let a?, let b?): a.isIdentical(to: b)
+        default: false
+        }
     }
 }

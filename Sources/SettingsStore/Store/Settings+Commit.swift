@@ -124,11 +124,16 @@ extension Settings {
     @discardableResult
     func applyRemote(
         _ incoming: [SettingEntry], from peer: ReplicaID, through: Int64?, reason: ChangeReason,
-        peerIncarnation: UUID? = nil
+        peerIncarnation: UUID? = nil, fromHub: Bool = false
     ) throws(SettingsError) -> RemoteBatchOutcome {
         let outcome = try writer.withLock { (writer) throws(SettingsError) -> RemoteBatchOutcome in
             let horizon = writer.tombstoneHorizon
-            let merge = cache.withLock { $0.merge(incoming, limits: configuration.limits, horizon: horizon) }
+            // After an account change, a socket peer's entries from before it belong to the old
+            // account: not taken (the hub's are the new account's, whatever their stamps).
+            let floor = fromHub ? nil : writer.account.map(\.since).flatMap { $0 > .zero ? $0 : nil }
+            let merge = cache.withLock {
+                $0.merge(incoming, limits: configuration.limits, horizon: horizon, floor: floor)
+            }
             var accepted = merge.accepted
             // A key deleted before the horizon must not come back: record its deletion again,
             // newer than what arrived, so the sender deletes it too.

@@ -108,7 +108,8 @@ public final class Settings: Sendable {
                 backend: backend, ownerLock: lock,
                 clock: HybridLogicalClock(last: highWater.timestamp, wallMilliseconds: configuration.clock),
                 lastSequence: highWater.sequence, peers: loaded.peers, lineage: loaded.lineage,
-                tombstoneHorizon: loaded.tombstoneHorizon, historyCount: loaded.historyCount))
+                tombstoneHorizon: loaded.tombstoneHorizon, historyCount: loaded.historyCount,
+                account: loaded.account))
     }
 
     /// A name for messages: the path, or `<memory>`.

@@ -17,6 +17,8 @@ struct SettingsWriter {
     var tombstoneHorizon: HybridTimestamp
     /// How many history records the database holds.
     var historyCount: Int
+    /// The hub namespace the store syncs as (nil: it never joined one).
+    var account: SyncAccount? = nil
 
     /// Versions local writes: one transaction is one instant, and each key appears once in it,
     /// so one fresh stamp orders them all. The stamp is above every version the writes replace,
