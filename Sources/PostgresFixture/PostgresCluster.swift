@@ -72,7 +72,11 @@ public final class PostgresCluster: Sendable {
         try? stop(immediate: true)
         try runAsOwner("/bin/rm", ["-rf", "\(folder)/data"])
         try runAsOwner(
-            "\(bin)/pg_basebackup", ["-h", primary.folder, "-U", "postgres", "-D", "\(folder)/data", "-R", "--no-sync"])
+            "\(bin)/pg_basebackup",
+            [
+                "-h", primary.folder, "-U", "postgres", "-D", "\(folder)/data", "-R", "--no-sync",
+                "--checkpoint=fast",
+            ])
         try start()
     }
 
@@ -84,7 +88,8 @@ public final class PostgresCluster: Sendable {
     /// Writes the schema `settingsd` of `database` to `file` (`pg_dump`, custom format).
     public func dumpHub(to file: String, database: String = PostgresCluster.database) throws {
         try Self.run(
-            "\(bin)/pg_dump", ["-h", folder, "-U", "postgres", "-d", database, "-n", "settingsd", "-Fc", "-f", file])
+            "\(bin)/pg_dump",
+            ["-h", folder, "-U", "postgres", "-d", database, "-n", "settingsd", "-Fc", "-f", file])
     }
 
     /// Replaces the schema `settingsd` of `database` with the one `dumpHub` wrote to `file`, as

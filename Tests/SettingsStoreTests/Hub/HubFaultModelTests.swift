@@ -1,0 +1,259 @@
+import Foundation
+import PostgresFixture
+import Testing
+
+@testable import SettingsStore
+
+extension HubReliability {
+    @Suite(
+        "PostgreSQL hub: a seeded model of hub faults: nothing acknowledged is lost, nothing deleted returns, sync --wait never lies",
+        .enabled(if: PostgresCluster.testsEnabled, "PostgreSQL is not installed (apt-get install postgresql)")
+    )
+    struct HubFaultModelTests {
+        let directory = TemporaryDirectory()
+
+        /// What the run did to the hub and the daemons, and what they must hold: each key is
+        /// written by one daemon only, so its last acknowledged write is its state.
+        struct Model {
+            var expected: [String: String?] = [:]
+            var dumps: [String] = []
+            var log: [String] = []
+
+            var live: [String: String] { expected.compactMapValues { $0 } }
+        }
+
+        /// The hub's two servers: the primary and a standby streaming from it. The daemons' URL
+        /// names both socket folders with `target_session_attrs=read-write`, so a failover is
+        /// followed without a configuration change.
+        final class Servers {
+            var primary: PostgresCluster
+            var standby: PostgresCluster
+
+            init() throws {
+                primary = try PostgresCluster.makePrivate()
+                standby = try PostgresCluster.makePrivate()
+                _ = try HubAdministration.initialize(url: primary.conninfo())
+            }
+
+            /// Stops the standby, lets `meanwhile` push to the primary alone, crashes the primary
+            /// and promotes the standby, which misses those pushes; the old primary's folder then
+            /// becomes the new standby.
+            func failOver(meanwhile: () throws -> Void) throws {
+                try standby.stop()
+                try meanwhile()
+                try primary.stop(immediate: true)
+                try standby.start()
+                try standby.promote()
+                swap(&primary, &standby)
+                try standby.becomeStandby(of: primary)
+            }
+        }
+
+        private func daemon(_ name: String, url: String) throws -> DaemonProcess {
+            try DaemonProcess(
+                directory, database: directory.file("\(name).sqlite"),
+                arguments: ["--hub", url, "--hub-stall-timeout", "3"])
+        }
+
+        /// Writes a few random sets and deletes of `writer`'s own keys; records the acknowledged ones.
+        private func write(
+            _ writer: String, on daemon: DaemonProcess, model: inout Model,
+            using generator: inout SeededGenerator
+        ) {
+            for _ in 0..<Int.random(in: 2...5, using: &generator) {
+                let key = "k.\(writer).\(Int.random(in: 0..<8, using: &generator))"
+                if model.live[key] != nil, Int.random(in: 0..<4, using: &generator) == 0 {
+                    if daemon.cli("delete", key).status == 0 { model.expected[key] = .some(nil) }
+                } else {
+                    let value = "v\(Int.random(in: 0..<1_000_000, using: &generator))"
+                    if daemon.cli("set", key, value).status == 0 { model.expected[key] = value }
+                }
+            }
+        }
+
+        /// The `k.` keys `daemon` holds, with their values.
+        private func held(_ daemon: DaemonProcess) throws -> [String: String] {
+            guard case .object(let members) = try JSONValue.parse(daemon.cli("list", "k.", "--json").output)
+            else {
+                return [:]
+            }
+            return members.compactMapValues { if case .string(let text) = $0 { text } else { nil } }
+        }
+
+        /// The namespace's `k.` rows on the primary: values of live keys, and the tombstoned keys.
+        private func hubState(_ servers: Servers, namespace: String) throws -> (
+            live: [String: String], tombstones: Set<String>
+        ) {
+            let connection = try PostgresConnection(conninfo: servers.primary.conninfo(), defaults: [:])
+            let rows = try connection.execute(
+                "SELECT key, value FROM settingsd.entries WHERE namespace = $1 AND key LIKE 'k.%'",
+                [.text(namespace)])
+            var live: [String: String] = [:]
+            var tombstones: Set<String> = []
+            for row in 0..<rows.count {
+                guard !rows.isNull(row, 1) else {
+                    tombstones.insert(rows.text(row, 0))
+                    continue
+                }
+                let value = rows.bytes(row, 1).withUnsafeBytes { try? SettingValue(decoding: $0) }
+                if case .string(let text)? = value { live[rows.text(row, 0)] = text }
+            }
+            return (live, tombstones)
+        }
+
+        /// After a quiet period: `sync --wait` passes on every daemon, and then every daemon and
+        /// the hub hold exactly the model.
+        private func expectConverged(
+            _ daemons: [DaemonProcess], _ servers: Servers, namespace: String, model: Model, seed: UInt64
+        ) throws {
+            let context = "seed \(seed), after \(model.log.joined(separator: ", "))"
+            for daemon in daemons {
+                let wait = daemon.cli("sync", "--wait", "--timeout", "60")
+                #expect(wait.status == 0, "\(context): sync --wait failed: \(wait.output)\(wait.error)")
+            }
+            let expected = model.live
+            for (index, daemon) in daemons.enumerated() {
+                let got = try held(daemon)
+                let wrong = Set(got.keys).union(expected.keys).filter { got[$0] != expected[$0] }
+                #expect(wrong.isEmpty, "\(context): daemon \(index) differs on \(wrong.sorted())")
+            }
+            let hub = try hubState(servers, namespace: namespace)
+            let wrong = Set(hub.live.keys).union(expected.keys).filter { hub.live[$0] != expected[$0] }
+            #expect(wrong.isEmpty, "\(context): the hub differs on \(wrong.sorted())")
+        }
+
+        /// While the hub is not quiet, `sync --wait` may fail; when it passes, the daemon's own
+        /// writes must all be on the hub.
+        private func probeWait(
+            _ daemon: DaemonProcess, writer: String, _ servers: Servers, namespace: String, model: Model,
+            seed: UInt64
+        ) throws {
+            guard daemon.cli("sync", "--wait", "--timeout", "1").status == 0 else { return }
+            let hub = try hubState(servers, namespace: namespace)
+            let own = model.live.filter { $0.key.hasPrefix("k.\(writer).") }
+            let missing = own.filter { hub.live[$0.key] != $0.value }.map(\.key)
+            let returned = model.expected.filter { $0.key.hasPrefix("k.\(writer).") && $0.value == nil }
+                .map(\.key).filter { hub.live[$0] != nil }
+            #expect(
+                missing.isEmpty && returned.isEmpty,
+                "seed \(seed): sync --wait passed on \(writer) while the hub lacked \(missing.sorted()) and held deleted \(returned.sorted()) (after \(model.log.joined(separator: ", ")))"
+            )
+        }
+
+        @Test(
+            "restores from earlier dumps, a failover to a standby that missed pushes, truncated tables, a reset counter, a re-created schema, copied and restored store files, frozen backends"
+        )
+        func seededHubFaults() async throws {
+            let seed = SeededGenerator.seed
+            var generator = SeededGenerator(seed: seed)
+            let servers = try Servers()
+            let role = try servers.primary.makeRole("model")
+            try servers.standby.becomeStandby(of: servers.primary)
+            let url =
+                "host=\(servers.primary.folder),\(servers.standby.folder) dbname=\(PostgresCluster.database) user=\(role.name) password=\(role.password) target_session_attrs=read-write"
+            var names = ["a", "b", "c"]
+            var daemons = try names.map { try daemon($0, url: url) }
+            var model = Model()
+            let faults = [
+                "dump", "restore", "failover", "truncate", "counter reset", "schema re-created",
+                "copied file",
+                "restored file", "frozen backend",
+            ]
+            // Every fault once, in an order of the seed's, then some of the seed's choosing.
+            var plan = faults.shuffled(using: &generator)
+            plan.insert("dump", at: 0)
+            for _ in 0..<SuiteScale.pick(ci: 1, full: 12) {
+                plan.append(faults.randomElement(using: &generator) ?? "dump")
+            }
+            for fault in plan {
+                for (index, daemon) in daemons.enumerated() {
+                    write(names[index], on: daemon, model: &model, using: &generator)
+                }
+                var step = fault
+                switch fault {
+                case "dump":
+                    let file = directory.file("dump-\(model.dumps.count).pgdump")
+                    try servers.primary.dumpHub(to: file)
+                    model.dumps.append(file)
+                case "restore":
+                    guard let file = model.dumps.randomElement(using: &generator) else { continue }
+                    try servers.primary.restoreHub(from: file)
+                    step += " \(file.split(separator: "/").last ?? "")"
+                case "failover":
+                    try servers.failOver {
+                        // Pushed to the primary alone: the standby never sees them.
+                        for (index, daemon) in daemons.enumerated() {
+                            write(names[index], on: daemon, model: &model, using: &generator)
+                            _ = daemon.cli("sync", "--wait", "--timeout", "20")
+                        }
+                    }
+                case "truncate":
+                    let table =
+                        ["entries", "replicas", "namespaces", "channels"].randomElement(using: &generator)
+                        ?? "entries"
+                    try servers.primary.psql("TRUNCATE settingsd.\(table)")
+                    step += " \(table)"
+                case "counter reset":
+                    try servers.primary.psql("UPDATE settingsd.namespaces SET last_seq = 0")
+                case "schema re-created":
+                    try servers.primary.psql("DROP SCHEMA settingsd CASCADE")
+                    _ = try HubAdministration.initialize(url: servers.primary.conninfo())
+                case "copied file":
+                    let index = Int.random(in: 0..<daemons.count, using: &generator)
+                    let name = "copy\(daemons.count)"
+                    #expect(daemons[index].terminate() == 0)
+                    try FileManager.default.copyItem(
+                        atPath: daemons[index].database, toPath: directory.file("\(name).sqlite"))
+                    try daemons[index].start()
+                    daemons.append(try daemon(name, url: url))
+                    names.append(name)
+                    step += " of \(names[index])"
+                case "restored file":
+                    let index = Int.random(in: 0..<daemons.count, using: &generator)
+                    let target = daemons[index]
+                    let backup = directory.file("backup-\(names[index]).sqlite")
+                    _ = target.cli("sync", "--wait", "--timeout", "20")
+                    #expect(target.terminate() == 0)
+                    try? FileManager.default.removeItem(atPath: backup)
+                    try FileManager.default.copyItem(atPath: target.database, toPath: backup)
+                    try target.start()
+                    // Writes the backup lacks reach the hub; then the file goes back.
+                    write(names[index], on: target, model: &model, using: &generator)
+                    _ = target.cli("sync", "--wait", "--timeout", "20")
+                    #expect(target.terminate() == 0)
+                    for suffix in ["", "-wal", "-shm"] {
+                        try? FileManager.default.removeItem(atPath: target.database + suffix)
+                    }
+                    try FileManager.default.copyItem(atPath: backup, toPath: target.database)
+                    try target.start()
+                    step += " of \(names[index])"
+                case "frozen backend":
+                    let connection = try PostgresConnection(
+                        conninfo: servers.primary.conninfo(), defaults: [:])
+                    let rows = try connection.execute(
+                        "SELECT pid::bigint FROM pg_stat_activity WHERE usename = $1", [.text(role.name)])
+                    let pids = (0..<rows.count).map { pid_t(rows.int64($0, 0)) }
+                    for pid in pids { kill(pid, SIGSTOP) }
+                    let index = Int.random(in: 0..<daemons.count, using: &generator)
+                    write(names[index], on: daemons[index], model: &model, using: &generator)
+                    let wait = daemons[index].cli("sync", "--wait", "--timeout", "2")
+                    #expect(
+                        pids.isEmpty || wait.status != 0,
+                        "seed \(seed): sync --wait passed with every backend of the hub frozen: \(wait.output)"
+                    )
+                    // Past the stall timeout the links reconnect; the frozen sessions then resume.
+                    try await Task.sleep(for: .seconds(2))
+                    for pid in pids { kill(pid, SIGCONT) }
+                default:
+                    break
+                }
+                model.log.append(step)
+                let probe = Int.random(in: 0..<daemons.count, using: &generator)
+                try probeWait(
+                    daemons[probe], writer: names[probe], servers, namespace: role.name, model: model,
+                    seed: seed)
+                try expectConverged(daemons, servers, namespace: role.name, model: model, seed: seed)
+            }
+        }
+    }
+}
