@@ -33,7 +33,7 @@ public final class SettingsDaemon: Sendable {
     /// The server on the socket.
     package let server: SettingsServer
     /// The dconf bridge, when `dconfDirs` names any dir.
-    public let dconf: DconfBridge?
+    package let dconf: DconfBridge?
     private let running = Mutex<Running?>(nil)
 
     /// Opens the store (reading the schema and system folders first) and prepares the server;

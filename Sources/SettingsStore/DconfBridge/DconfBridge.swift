@@ -22,11 +22,11 @@ import Synchronization
 /// bridge.status.keysFromDconf
 /// bridge.stop()
 /// ```
-public final class DconfBridge: Sendable {
+package final class DconfBridge: Sendable {
     /// The store mirrored.
-    public let settings: Settings
+    package let settings: Settings
     /// The dconf dirs mirrored, each ending in `/`.
-    public let dirs: [String]
+    package let dirs: [String]
     private let statePath: String?
     private let logger: SettingsLogger?
     private let running = Mutex<Running?>(nil)
@@ -43,7 +43,7 @@ public final class DconfBridge: Sendable {
     /// A bridge between `settings` and the dconf dirs `dirs`; nothing runs until `start()`.
     ///
     /// - Parameter statePath: Where the states both sides last agreed on are kept (nil: memory).
-    public init(settings: Settings, dirs: [String], statePath: String?, logger: SettingsLogger? = nil) {
+    package init(settings: Settings, dirs: [String], statePath: String?, logger: SettingsLogger? = nil) {
         self.settings = settings
         self.dirs = dirs
         self.statePath = statePath
@@ -56,7 +56,7 @@ public final class DconfBridge: Sendable {
     }
 
     /// What the bridge has done and is doing.
-    public var status: DconfBridgeStatus {
+    package var status: DconfBridgeStatus {
         statusState.withLock { $0 }
     }
 
@@ -65,7 +65,7 @@ public final class DconfBridge: Sendable {
     ///
     /// - Throws: `invalidKey` for a dir that is not a dconf dir; `io` when libdconf cannot be
     ///   loaded or the state file cannot be opened.
-    public func start() throws(SettingsError) {
+    package func start() throws(SettingsError) {
         guard running.withLock({ $0 == nil }) else { return }
         for dir in dirs { try DconfPath.validateDir(dir) }
         try Self.checkSessionBus()
@@ -95,7 +95,7 @@ public final class DconfBridge: Sendable {
     }
 
     /// Stops watching both sides; changes made meanwhile are compared at the next start.
-    public func stop() {
+    package func stop() {
         guard
             let stopped = running.withLock({ state in
                 defer { state = nil }

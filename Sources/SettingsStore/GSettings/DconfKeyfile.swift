@@ -3,22 +3,22 @@
 ///
 /// Values are typed by the schema where it types the key (`GVariantType` of the rule), else by
 /// their text: an annotated value keeps its type (`uint32 7` comes back as `uint32 7`).
-public enum DconfKeyfile {
+package enum DconfKeyfile {
     /// One `key=value` line: the dconf key path it names and its GVariant text.
-    public struct Entry: Sendable, Equatable {
+    package struct Entry: Sendable, Equatable {
         /// The dconf key path (`/org/gnome/desktop/interface/gtk-theme`).
-        public var path: String
+        package var path: String
         /// The value's GVariant text.
-        public var text: String
+        package var text: String
         /// The line it is on.
-        public var line: Int
+        package var line: Int
     }
 
     /// The entries of `text`, a keyfile loaded at `dir`; a key given twice keeps its last value.
     ///
     /// - Throws: `invalidValue` naming the line of anything that is not a group, a `key=value`
     ///   line, a comment or blank, and of a key that makes no dconf path.
-    public static func entries(in text: String, dir: String) throws(SettingsError) -> [Entry] {
+    package static func entries(in text: String, dir: String) throws(SettingsError) -> [Entry] {
         try DconfPath.validateDir(dir)
         var entries: [Entry] = []
         var index: [String: Int] = [:]
@@ -83,7 +83,7 @@ public enum DconfKeyfile {
     ///
     /// - Throws: `invalidValue` naming the line and key of a value that is not GVariant text,
     ///   or not of the type its schema gives the key; nothing is returned unless all are read.
-    public static func values(in text: String, dir: String, schema: SettingsSchema) throws(SettingsError)
+    package static func values(in text: String, dir: String, schema: SettingsSchema) throws(SettingsError)
         -> [String: SettingValue]
     {
         var values: [String: SettingValue] = [:]
@@ -104,7 +104,7 @@ public enum DconfKeyfile {
 
     /// `values` (by settingsd key) under `dir` as `dconf dump dir` would print them, with the
     /// keys that cannot be written (a date, a name a keyfile cannot hold) and why.
-    public static func text(of values: [String: SettingValue], dir: String, schema: SettingsSchema)
+    package static func text(of values: [String: SettingValue], dir: String, schema: SettingsSchema)
         throws(SettingsError) -> (text: String, skipped: [(key: String, reason: String)])
     {
         try DconfPath.validateDir(dir)

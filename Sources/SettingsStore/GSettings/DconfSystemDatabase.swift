@@ -1,19 +1,19 @@
 /// A site's dconf keyfile database (`/etc/dconf/db/local.d`): its keyfiles are system defaults,
 /// its `locks/` files lock keys, as `dconf update` would compile them.
-public struct DconfSystemDatabase: Sendable {
+package struct DconfSystemDatabase: Sendable {
     /// The defaults, by settingsd key, typed by the schema given.
-    public var defaults: [String: SettingValue] = [:]
+    package var defaults: [String: SettingValue] = [:]
     /// The locked keys.
-    public var locks: [String] = []
+    package var locks: [String] = []
     /// Lines that were not taken, and why (a lock on a dir: dconf locks exact keys only).
-    public var notes: [String] = []
+    package var notes: [String] = []
 
     /// Reads the keyfiles of `directory` in file-name order (later files win, as in dconf) and
     /// the lock files of `directory/locks`.
     ///
     /// - Throws: `invalidValue` naming the file and line of a keyfile that cannot be read, or a
     ///   value that does not fit its key's schema.
-    public init(directory: String, schema: SettingsSchema) throws(SettingsError) {
+    package init(directory: String, schema: SettingsSchema) throws(SettingsError) {
         for name in try FileSystem.regularFiles(in: directory).names {
             let file = "\(directory)/\(name)"
             do throws(SettingsError) {

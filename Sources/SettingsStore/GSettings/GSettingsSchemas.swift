@@ -7,26 +7,26 @@
 /// (`…media-keys.custom-keybinding` under `…media-keys`'s path:
 /// `org.gnome.settings-daemon.plugins.media-keys.*.binding`), and exact keys where a `<child>`
 /// places it.
-public struct GSettingsSchemas: Sendable {
+package struct GSettingsSchemas: Sendable {
     /// Something a schema says that settingsd does not keep, or a file it could not read.
-    public struct Note: Sendable, Equatable, CustomStringConvertible {
+    package struct Note: Sendable, Equatable, CustomStringConvertible {
         /// The schema file.
-        public let file: String
+        package let file: String
         /// The key the note is about, or nil for the whole file.
-        public let key: String?
+        package let key: String?
         /// What was not kept, and why.
-        public let message: String
+        package let message: String
 
         /// `FILE: KEY: MESSAGE`.
-        public var description: String { "\(file): " + (key.map { "\($0): " } ?? "") + message }
+        package var description: String { "\(file): " + (key.map { "\($0): " } ?? "") + message }
     }
 
     /// The rules, one per key (or pattern) of every schema.
-    public private(set) var rules: [SchemaRule] = []
+    package private(set) var rules: [SchemaRule] = []
     /// What was not kept, key by key.
-    public private(set) var notes: [Note] = []
+    package private(set) var notes: [Note] = []
     /// Files that could not be read at all (skipped, the others still load).
-    public private(set) var failedFiles: [Note] = []
+    package private(set) var failedFiles: [Note] = []
 
     private var schemas: [String: GSchemaFile.Schema] = [:]
     private var files: [String: String] = [:]
@@ -36,7 +36,7 @@ public struct GSettingsSchemas: Sendable {
 
     /// The `*.gschema.xml`, `*.enums.xml` and `*.gschema.override` files of `directories`, by name, a schema id
     /// from an earlier folder hiding the same id in a later one (as `$XDG_DATA_DIRS` orders them).
-    public init(directories: [String]) {
+    package init(directories: [String]) {
         var schemaFiles: [String] = []
         var overrideFiles: [String] = []
         for directory in directories {
@@ -53,7 +53,7 @@ public struct GSettingsSchemas: Sendable {
     }
 
     /// The rules of `schemaFiles`, with the vendor defaults of `overrideFiles` (later win).
-    public init(schemaFiles: [String], overrideFiles: [String] = []) {
+    package init(schemaFiles: [String], overrideFiles: [String] = []) {
         for file in schemaFiles {
             do throws(SettingsError) {
                 let parsed = try GSchemaFile(path: file)

@@ -13,14 +13,14 @@
 /// to it as is, and any other keeps its type beside it: `{"$gvariant": "u", "$value": 7}`.
 extension GVariant {
     /// The name of the member that carries the type of an untyped value that needs one.
-    public static let typeMember = "$gvariant"
+    package static let typeMember = "$gvariant"
     /// The name of the member that carries the value of an untyped value that needs a type.
-    public static let valueMember = "$value"
+    package static let valueMember = "$value"
 
     /// The setting value that stands for this value where its type is known (a schema's).
     ///
     /// - Throws: `invalidValue` for a `uint64` above `Int64.max`, the largest integer kept.
-    public func settingValue() throws(SettingsError) -> SettingValue {
+    package func settingValue() throws(SettingsError) -> SettingValue {
         switch self {
         case .boolean(let value): return .bool(value)
         case .byte(let value): return .integer(Int64(value))
@@ -62,7 +62,7 @@ extension GVariant {
 
     /// The setting value that stands for this value where no type is known: the natural one
     /// when it implies this type, else the type and the natural value together.
-    public func untypedSettingValue() throws(SettingsError) -> SettingValue {
+    package func untypedSettingValue() throws(SettingsError) -> SettingValue {
         let natural = try settingValue()
         if Self.naturalType(of: natural) == type { return natural }
         return .dictionary([Self.typeMember: .string(type.description), Self.valueMember: natural])
@@ -71,7 +71,7 @@ extension GVariant {
     /// The value of `type` that `value` stands for.
     ///
     /// - Throws: `invalidValue` naming the type and what does not fit it.
-    public init(_ value: SettingValue, type: GVariantType) throws(SettingsError) {
+    package init(_ value: SettingValue, type: GVariantType) throws(SettingsError) {
         func mismatch(_ detail: String? = nil) -> SettingsError {
             SettingsError(
                 .invalidValue,
@@ -155,7 +155,7 @@ extension GVariant {
     ///
     /// - Throws: `invalidValue` for a date (GVariant has no dates), or a typed member that
     ///   does not fit its type.
-    public init(untyped value: SettingValue) throws(SettingsError) {
+    package init(untyped value: SettingValue) throws(SettingsError) {
         if let (type, content) = Self.typed(value) {
             self = try GVariant(content, type: try GVariantType(type))
             return

@@ -6,10 +6,10 @@ extension GVariant {
     /// The value in GLib's text format with type annotations where the text alone would not
     /// give the type back, exactly as `g_variant_print(value, TRUE)` prints it (and so as
     /// `dconf dump` and `gsettings get` do): `uint32 7`, `@as []`, `{'a': <1>}`.
-    public var text: String { text(annotated: true) }
+    package var text: String { text(annotated: true) }
 
     /// The value in GLib's text format, annotated (`text`) or not (`g_variant_print(value, FALSE)`).
-    public func text(annotated: Bool) -> String {
+    package func text(annotated: Bool) -> String {
         var output = ""
         print(into: &output, annotated: annotated)
         return output

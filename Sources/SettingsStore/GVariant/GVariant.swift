@@ -3,7 +3,7 @@
 /// Read one from GLib's text format with `GVariant(parsing:type:)`, print it with `text`, and
 /// move between it and a `SettingValue` with `GVariant(_:type:)` and `settingValue` (the
 /// mapping is in `docs/SCHEMA.md`).
-public indirect enum GVariant: Hashable, Sendable {
+package indirect enum GVariant: Hashable, Sendable {
     /// `b`
     case boolean(Bool)
     /// `y`
@@ -42,7 +42,7 @@ public indirect enum GVariant: Hashable, Sendable {
     case dictEntry(key: GVariant, value: GVariant)
 
     /// The value's type.
-    public var type: GVariantType {
+    package var type: GVariantType {
         switch self {
         case .boolean: .boolean
         case .byte: .byte

@@ -11,7 +11,7 @@ extension GVariant {
     /// strings `s`, an empty array needs an annotation).
     ///
     /// - Throws: `invalidValue` quoting the text, with where in it and what is wrong.
-    public init(parsing text: String, type: GVariantType? = nil) throws(SettingsError) {
+    package init(parsing text: String, type: GVariantType? = nil) throws(SettingsError) {
         var parser = GVariantParser(text: text)
         do throws(GVariantParser.Failure) {
             self = try parser.parseValue(type: type)

@@ -1,6 +1,6 @@
 /// A definite GVariant type, as GSettings schemas and dconf name them (`b`, `u`, `a(ss)`,
 /// `a{sv}`, `mi`): the type system of GLib's GVariant, without indefinite types.
-public indirect enum GVariantType: Hashable, Sendable, CustomStringConvertible {
+package indirect enum GVariantType: Hashable, Sendable, CustomStringConvertible {
     /// `b`
     case boolean
     /// `y`, an unsigned 8-bit integer.
@@ -44,7 +44,7 @@ public indirect enum GVariantType: Hashable, Sendable, CustomStringConvertible {
     /// The type named by `text`.
     ///
     /// - Throws: `invalidValue` naming the text and where it stops being a type.
-    public init(_ text: String) throws(SettingsError) {
+    package init(_ text: String) throws(SettingsError) {
         var scanner = Scanner(bytes: Array(text.utf8))
         guard let type = scanner.scan(depth: 0), scanner.index == scanner.bytes.count else {
             throw SettingsError(.invalidValue, "'\(text.debugDescriptionTruncated)' is not a GVariant type")
@@ -53,7 +53,7 @@ public indirect enum GVariantType: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The type string.
-    public var description: String {
+    package var description: String {
         switch self {
         case .boolean: "b"
         case .byte: "y"
@@ -77,7 +77,7 @@ public indirect enum GVariantType: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Whether the type is basic: a number, a Boolean or a string (a dictionary key must be).
-    public var isBasic: Bool {
+    package var isBasic: Bool {
         switch self {
         case .variant, .maybe, .array, .tuple, .dictEntry: false
         default: true

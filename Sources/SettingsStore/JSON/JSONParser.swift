@@ -55,7 +55,7 @@ extension JSONValue {
     /// Parses a JSON text (RFC 8259; nesting at most 64 levels).
     ///
     /// - Throws: `SettingsError` with code `protocolError` saying what is wrong and where.
-    public static func parse(_ text: some Collection<UInt8>) throws(SettingsError) -> JSONValue {
+    package static func parse(_ text: some Collection<UInt8>) throws(SettingsError) -> JSONValue {
         let result = text.withContiguousStorageIfAvailable { buffer -> Result<JSONValue, SettingsError> in
             do throws(SettingsError) {
                 return .success(try JSONParser.parse(UnsafeRawBufferPointer(buffer)))
@@ -68,7 +68,7 @@ extension JSONValue {
     }
 
     /// Parses a JSON text given as a string.
-    public static func parse(_ text: String) throws(SettingsError) -> JSONValue {
+    package static func parse(_ text: String) throws(SettingsError) -> JSONValue {
         try parse(Array(text.utf8))
     }
 }

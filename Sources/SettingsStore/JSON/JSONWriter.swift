@@ -1,6 +1,6 @@
 extension JSONValue {
     /// The JSON text, keys sorted so equal values always print the same; one line unless `pretty`.
-    public func serialized(pretty: Bool = false) -> String {
+    package func serialized(pretty: Bool = false) -> String {
         var bytes: [UInt8] = []
         write(to: &bytes, pretty: pretty, indent: 0)
         return String(decoding: bytes, as: UTF8.self)

@@ -57,7 +57,7 @@ public struct SchemaRule: Sendable, Equatable {
     /// The exact GVariant type, from a GSettings schema or a JSON rule's `gvariant`: values
     /// must have that form (an `i` is a 32-bit integer, an `as` an array of strings), and go
     /// out to dconf in it.
-    public var gvariantType: GVariantType?
+    package var gvariantType: GVariantType?
     /// Whether the rule only sets the scope of the keys it covers (it declares no type): the
     /// most specific scope-only rule decides a key's scope over the rule that types it.
     public var isScopeOnly = false
@@ -87,7 +87,7 @@ public struct SchemaRule: Sendable, Equatable {
     var typeName: String { type.rawValue + (gvariantType.map { " (GVariant '\($0)')" } ?? "") }
 
     /// The value type that holds values of a GVariant type.
-    public static func valueType(for type: GVariantType) -> ValueType {
+    package static func valueType(for type: GVariantType) -> ValueType {
         switch type {
         case .boolean: .bool
         case .byte, .int16, .uint16, .int32, .uint32, .int64, .uint64, .handle: .int

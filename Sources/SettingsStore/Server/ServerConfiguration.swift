@@ -34,7 +34,7 @@ public struct ServerConfiguration: Sendable {
     /// The smallest frame that carries a `set` of any value `limits` allow: the JSON form of a
     /// value takes at most 6 bytes per stored byte (a control character is written `\u0001`),
     /// and so does its key, plus the request's envelope.
-    public static func minimumFrameBytes(for limits: SettingsLimits) -> Int {
+    package static func minimumFrameBytes(for limits: SettingsLimits) -> Int {
         6 * (limits.maximumValueBytes + limits.maximumKeyBytes) + 1024
     }
 }

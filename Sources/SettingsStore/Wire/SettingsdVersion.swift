@@ -4,7 +4,7 @@ public enum SettingsdVersion {
     public static let current = "0.1.0"
     /// The wire protocol version this build speaks to clients (2: a `$date` counts seconds since
     /// 2001-01-01T00:00:00Z, the reference date dates are kept in, so every date travels exactly).
-    public static let protocolVersion: Int64 = 2
+    package static let protocolVersion: Int64 = 2
     /// The replica sync protocol version this build speaks (`docs/SYNC.md`; 3: exact dates).
-    public static let replicaProtocolVersion: Int64 = 3
+    package static let replicaProtocolVersion: Int64 = 3
 }

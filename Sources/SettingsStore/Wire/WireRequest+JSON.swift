@@ -172,7 +172,7 @@ extension WireRequest {
     }
 
     /// The request as a frame's JSON object, with `id`.
-    public func json(id: Int64) -> JSONValue {
+    package func json(id: Int64) -> JSONValue {
         var members: [String: JSONValue] = ["id": .integer(id), "op": .string(operation)]
         switch self {
         case .hello(let hello):
