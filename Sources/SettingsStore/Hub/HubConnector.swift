@@ -172,6 +172,10 @@ final class HubConnector: Sendable {
         }
     }
 
+    /// The most local sequence numbers, all of entries from the hub, pushed without recording
+    /// the position on the hub.
+    static let unrecordedLimit: Int64 = 1_000
+
     /// How long a hub statement waits for a lock another session holds.
     static let lockTimeoutMilliseconds = 5_000
     /// The least time between rounds that notifications alone cause: a flood of NOTIFY costs at
@@ -229,6 +233,11 @@ final class HubConnector: Sendable {
             if asked > checks.verifyRequestsSeen {
                 checks.verifyRequestsSeen = asked
                 checks.isForced = true
+            }
+            if before == (cursor, pushed), behind <= 0, hub.recordLags(localID, behind: pushed) {
+                // Quiet: record how far pushing got (rounds that had only the hub's own entries
+                // to push skipped it).
+                try hub.push([], from: localID, through: pushed, incarnation: incarnation)
             }
             if before == (cursor, pushed), behind <= 0,
                 checks.isDue(sequence: settings.sequence, counter: counter)
@@ -441,8 +450,15 @@ final class HubConnector: Sendable {
                     && (policy.isEmpty || !policy.isLocal(entry.key))
                     && (entry.value?.nestingDepth ?? 0) <= SettingValue.maximumNestingDepth
             }
-            let numbers = try hub.push(
-                needed, from: replica, through: last.sequence, incarnation: incarnation)
+            // Nothing but the hub's own entries: recording the position alone is a write
+            // transaction on the hub, which a change would cost every machine on the namespace.
+            // It waits for a quiet round (or `unrecordedLimit` numbers), and a reconnect before
+            // then only offers the hub entries it already holds.
+            let skips =
+                needed.isEmpty && !hub.recordLags(replica, behind: last.sequence, by: Self.unrecordedLimit)
+            let numbers =
+                skips
+                ? nil : try hub.push(needed, from: replica, through: last.sequence, incarnation: incarnation)
             if let numbers, numbers.lowerBound == (cursor ?? 0) + 1 {
                 // Persisted like any cursor, in the store's own commit.
                 try settings.applyRemote([], from: hub.peerID, through: numbers.upperBound, reason: .replica)

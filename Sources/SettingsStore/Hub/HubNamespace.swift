@@ -88,6 +88,12 @@ package struct HubNamespace {
         return record
     }
 
+    /// Whether the position this connection last read or wrote for `replica` is more than `slack`
+    /// numbers behind `position` (true when it knows none).
+    func recordLags(_ replica: ReplicaID, behind position: Int64, by slack: Int64 = 0) -> Bool {
+        (ledger.records[replica]?.sequence).map { position - $0 > slack } ?? true
+    }
+
     /// The entries after hub sequence `cursor`, in hub order (each entry's `sequence` is its hub
     /// sequence number), at most `limit` and about `byteBudget` bytes of values (always at least
     /// one), except those `replica` pushed itself: they come without their value, as the keys
