@@ -36,6 +36,10 @@ typedef struct {
     __typeof__(PQflush) *_Nonnull flush;
     __typeof__(PQsetnonblocking) *_Nonnull setnonblocking;
     __typeof__(PQbackendPID) *_Nonnull backendPID;
+    __typeof__(PQprepare) *_Nonnull prepare;
+    __typeof__(PQexecPrepared) *_Nonnull execPrepared;
+    __typeof__(PQsendPrepare) *_Nonnull sendPrepare;
+    __typeof__(PQsendQueryPrepared) *_Nonnull sendQueryPrepared;
 } CSettingsLibPQ;
 
 /// Opens libpq (`libpq.so.5`) and fills `api`; returns NULL, or why it cannot.
@@ -76,6 +80,10 @@ static inline const char *_Nullable csettings_libpq_load(CSettingsLibPQ *_Nonnul
     CSETTINGS_LOAD(flush, PQflush)
     CSETTINGS_LOAD(setnonblocking, PQsetnonblocking)
     CSETTINGS_LOAD(backendPID, PQbackendPID)
+    CSETTINGS_LOAD(prepare, PQprepare)
+    CSETTINGS_LOAD(execPrepared, PQexecPrepared)
+    CSETTINGS_LOAD(sendPrepare, PQsendPrepare)
+    CSETTINGS_LOAD(sendQueryPrepared, PQsendQueryPrepared)
 #undef CSETTINGS_LOAD
     return NULL;
 }

@@ -95,8 +95,21 @@ public final class PostgresCluster: Sendable {
     /// Replaces the schema `settingsd` of `database` with the one `dumpHub` wrote to `file`, as
     /// an administrator restoring a backup would (sessions that use it wait, then see the old state).
     public func restoreHub(from file: String, database: String = PostgresCluster.database) throws {
-        try psql("DROP SCHEMA settingsd CASCADE", database: database)
+        try dropHub(database: database)
         try Self.run("\(bin)/pg_restore", ["-h", folder, "-U", "postgres", "-d", database, file])
+    }
+
+    /// Drops the schema `settingsd` of `database` under running daemons, trying again when
+    /// PostgreSQL chose the drop as a deadlock's victim (it locks every object of the schema, in
+    /// an order a push may cross), as an administrator would.
+    public func dropHub(database: String = PostgresCluster.database) throws {
+        for attempt in 1... {
+            do {
+                return try psql("DROP SCHEMA settingsd CASCADE", database: database)
+            } catch  where attempt < 5 && "\(error)".contains("deadlock detected") {
+                continue
+            }
+        }
     }
 
     /// Starts the server (after `stop`, or a crash).

@@ -125,6 +125,9 @@ final class HubConnector: Sendable {
             do throws(SettingsError) {
                 let (connection, polls) = try connect()
                 connection.stallTimeout = configuration.stallTimeout
+                // A session of its own: each statement is parsed and planned once, not per round
+                // (a change costs every listening machine a pull, and a pull is a large statement).
+                connection.preparesStatements = !polls
                 defer { state.withLock { $0.closedStatements += connection.statementCount } }
                 try session(on: connection, polls: polls) { backoff.reset() }
             } catch {

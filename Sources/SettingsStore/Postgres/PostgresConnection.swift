@@ -22,6 +22,13 @@ package final class PostgresConnection {
     }
     /// The statements sent on this connection so far (scripts count one each).
     package private(set) var statementCount = 0
+    /// Whether statements with parameters are prepared the first time they run and only
+    /// executed after that, so PostgreSQL parses each once per connection. Not through a pooler
+    /// in transaction pooling: the next transaction may run on a server connection that never
+    /// saw the statement prepared.
+    var preparesStatements = false
+    /// The names of the statements prepared on this connection, by their text.
+    private var prepared: [String: String] = [:]
 
     /// Connects with `conninfo` (a libpq connection string or `postgresql://` URI; every libpq
     /// option, TLS and `~/.pgpass` included). `defaults` apply only where `conninfo` is silent.
@@ -67,18 +74,29 @@ package final class PostgresConnection {
         -> PostgresRows
     {
         let encoded = parameters.map(\.encoded)
+        let name =
+            preparesStatements && !parameters.isEmpty
+            ? try preparedName(of: sql, parameters: encoded.count) : nil
         statementCount += 1
         let result: OpaquePointer?
         if let stallTimeout {
             let sent = encoded.withParameterPointers { values, lengths, formats in
-                pq.sendQueryParams(connection, sql, Int32(encoded.count), nil, values, lengths, formats, 1)
+                if let name {
+                    pq.sendQueryPrepared(connection, name, Int32(encoded.count), values, lengths, formats, 1)
+                } else {
+                    pq.sendQueryParams(
+                        connection, sql, Int32(encoded.count), nil, values, lengths, formats, 1)
+                }
             }
             guard sent == 1 else { throw failure(sql: sql, result: nil) }
-            result = try awaitResult(
-                sql: sql, deadline: SettingsConfiguration.systemClock() + UInt64(stallTimeout * 1000))
+            result = try awaitResult(sql: sql, deadline: deadline(after: stallTimeout))
         } else {
             result = encoded.withParameterPointers { values, lengths, formats in
-                pq.execParams(connection, sql, Int32(encoded.count), nil, values, lengths, formats, 1)
+                if let name {
+                    pq.execPrepared(connection, name, Int32(encoded.count), values, lengths, formats, 1)
+                } else {
+                    pq.execParams(connection, sql, Int32(encoded.count), nil, values, lengths, formats, 1)
+                }
             }
         }
         guard let result else { throw failure(sql: sql, result: nil) }
@@ -89,6 +107,31 @@ package final class PostgresConnection {
             defer { pq.clear(result) }
             throw failure(sql: sql, result: result)
         }
+    }
+
+    /// The name `sql` is prepared under on this connection, preparing it the first time.
+    private func preparedName(of sql: String, parameters: Int) throws(SettingsError) -> String {
+        if let name = prepared[sql] { return name }
+        let name = "settingsd_\(prepared.count + 1)"
+        let result: OpaquePointer?
+        if let stallTimeout {
+            guard pq.sendPrepare(connection, name, sql, Int32(parameters), nil) == 1 else {
+                throw failure(sql: sql, result: nil)
+            }
+            result = try awaitResult(sql: sql, deadline: deadline(after: stallTimeout))
+        } else {
+            result = pq.prepare(connection, name, sql, Int32(parameters), nil)
+        }
+        guard let result else { throw failure(sql: sql, result: nil) }
+        defer { pq.clear(result) }
+        guard pq.resultStatus(result) == PGRES_COMMAND_OK else { throw failure(sql: sql, result: result) }
+        prepared[sql] = name
+        return name
+    }
+
+    /// `seconds` from now, in milliseconds since 1970.
+    private func deadline(after seconds: Double) -> UInt64 {
+        SettingsConfiguration.systemClock() + UInt64(seconds * 1000)
     }
 
     /// Sends what libpq still holds of a statement and reads its result, waiting on the socket

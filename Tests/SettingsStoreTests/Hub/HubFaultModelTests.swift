@@ -196,7 +196,7 @@ extension HubReliability {
                 case "counter reset":
                     try servers.primary.psql("UPDATE settingsd.namespaces SET last_seq = 0")
                 case "schema re-created":
-                    try servers.primary.psql("DROP SCHEMA settingsd CASCADE")
+                    try servers.primary.dropHub()
                     _ = try HubAdministration.initialize(url: servers.primary.conninfo())
                 case "copied file":
                     let index = Int.random(in: 0..<daemons.count, using: &generator)
