@@ -39,6 +39,7 @@ struct HubAntiEntropy {
     /// Takes in every entry committed since the last call.
     mutating func refresh(from settings: Settings) {
         let changed = settings.entries(after: seenSequence)
+        if fingerprints.isEmpty { fingerprints.reserveCapacity(changed.count) }
         for entry in changed {
             // What a push leaves out (`HubConnector.pushAll`) is not compared either.
             if (entry.value?.nestingDepth ?? 0) > SettingValue.maximumNestingDepth {

@@ -8,20 +8,16 @@
 enum HubFingerprint {
     /// The fingerprint of `entry` as the hub's generated column holds it.
     static func of(_ entry: SettingEntry) -> UInt64 {
+        let encoded = entry.value?.encoded() ?? []
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(entry.key.utf8.count + 26 + (entry.value == nil ? 0 : 16))
+        bytes.reserveCapacity(entry.key.utf8.count + 26 + encoded.count)
         bytes.append(contentsOf: entry.key.utf8)
         bytes.append(0)
         withUnsafeBytes(of: entry.version.timestamp.rawValue.bigEndian) { bytes.append(contentsOf: $0) }
-        bytes.append(contentsOf: entry.version.replica.bytes)
-        if let value = entry.value {
-            bytes.append(1)
-            bytes.append(contentsOf: value.encoded())
-        } else {
-            bytes.append(0)
-        }
-        let digest = MD5.hash(bytes)
-        return digest.prefix(8).reduce(0) { $0 << 8 | UInt64($1) }
+        withUnsafeBytes(of: entry.version.replica.uuid.uuid) { bytes.append(contentsOf: $0) }
+        bytes.append(entry.value == nil ? 0 : 1)
+        bytes.append(contentsOf: encoded)
+        return bytes.withUnsafeBytes { MD5.prefix64($0) }
     }
 
     /// The bucket (0 to 4095) of a hub fingerprint: its top 12 bits, as the hub groups them.

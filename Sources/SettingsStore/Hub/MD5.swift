@@ -21,52 +21,59 @@ enum MD5 {
         0xeb86_d391,
     ]
 
-    /// The 16-byte digest of `message`.
-    static func hash(_ message: [UInt8]) -> [UInt8] {
-        var padded = message
-        padded.append(0x80)
-        while padded.count % 64 != 56 { padded.append(0) }
-        withUnsafeBytes(of: (UInt64(message.count) &* 8).littleEndian) { padded.append(contentsOf: $0) }
+    /// The first 8 bytes of the MD5 digest of `message`, read big-endian: the hub's fingerprint.
+    /// Whole blocks are read in place and the tail is padded on the stack, so a call allocates
+    /// nothing (a comparison hashes every entry of the store once).
+    static func prefix64(_ message: UnsafeRawBufferPointer) -> UInt64 {
         var state: (UInt32, UInt32, UInt32, UInt32) = (0x6745_2301, 0xefcd_ab89, 0x98ba_dcfe, 0x1032_5476)
-        var words = [UInt32](repeating: 0, count: 16)
-        for chunk in stride(from: 0, to: padded.count, by: 64) {
-            for index in 0..<16 {
-                let at = chunk + index * 4
-                words[index] =
-                    UInt32(padded[at]) | UInt32(padded[at + 1]) << 8 | UInt32(padded[at + 2]) << 16
-                    | UInt32(padded[at + 3]) << 24
-            }
-            var (a, b, c, d) = state
-            for round in 0..<64 {
-                var f: UInt32
-                let g: Int
-                switch round {
-                case 0..<16:
-                    f = (b & c) | (~b & d)
-                    g = round
-                case 16..<32:
-                    f = (d & b) | (~d & c)
-                    g = (5 * round + 1) % 16
-                case 32..<48:
-                    f = b ^ c ^ d
-                    g = (3 * round + 5) % 16
-                default:
-                    f = c ^ (b | ~d)
-                    g = (7 * round) % 16
+        let whole = message.count / 64 * 64
+        shifts.withUnsafeBufferPointer { shifts in
+            constants.withUnsafeBufferPointer { constants in
+                var offset = 0
+                while offset < whole, let base = message.baseAddress {
+                    compress(&state, base + offset, shifts, constants)
+                    offset += 64
                 }
-                f = f &+ a &+ constants[round] &+ words[g]
-                a = d
-                d = c
-                c = b
-                b = b &+ (f << shifts[round] | f >> (32 - shifts[round]))
+                withUnsafeTemporaryAllocation(byteCount: 128, alignment: 8) { tail in
+                    guard let padded = tail.baseAddress else { return }
+                    tail.initializeMemory(as: UInt8.self, repeating: 0)
+                    let rest = message.count - whole
+                    if rest > 0, let base = message.baseAddress {
+                        padded.copyMemory(from: base + whole, byteCount: rest)
+                    }
+                    tail[rest] = 0x80
+                    let blocks = rest < 56 ? 1 : 2
+                    tail.storeBytes(
+                        of: (UInt64(message.count) &* 8).littleEndian, toByteOffset: blocks * 64 - 8,
+                        as: UInt64.self)
+                    for block in 0..<blocks { compress(&state, padded + block * 64, shifts, constants) }
+                }
             }
-            state = (state.0 &+ a, state.1 &+ b, state.2 &+ c, state.3 &+ d)
         }
-        var digest: [UInt8] = []
-        digest.reserveCapacity(16)
-        for word in [state.0, state.1, state.2, state.3] {
-            withUnsafeBytes(of: word.littleEndian) { digest.append(contentsOf: $0) }
+        return UInt64(state.0.byteSwapped) << 32 | UInt64(state.1.byteSwapped)
+    }
+
+    /// Mixes one 64-byte block at `block` into `state`.
+    @inline(__always)
+    private static func compress(
+        _ state: inout (UInt32, UInt32, UInt32, UInt32), _ block: UnsafeRawPointer,
+        _ shifts: UnsafeBufferPointer<UInt32>, _ constants: UnsafeBufferPointer<UInt32>
+    ) {
+        @inline(__always) func word(_ index: Int) -> UInt32 {
+            block.loadUnaligned(fromByteOffset: index * 4, as: UInt32.self).littleEndian
         }
-        return digest
+        var (a, b, c, d) = state
+        @inline(__always) func step(_ f: UInt32, _ round: Int, _ g: Int) {
+            let sum = f &+ a &+ constants[round] &+ word(g)
+            a = d
+            d = c
+            c = b
+            b = b &+ (sum << shifts[round] | sum >> (32 - shifts[round]))
+        }
+        for round in 0..<16 { step((b & c) | (~b & d), round, round) }
+        for round in 16..<32 { step((d & b) | (~d & c), round, (5 * round + 1) & 15) }
+        for round in 32..<48 { step(b ^ c ^ d, round, (3 * round + 5) & 15) }
+        for round in 48..<64 { step(c ^ (b | ~d), round, (7 * round) & 15) }
+        state = (state.0 &+ a, state.1 &+ b, state.2 &+ c, state.3 &+ d)
     }
 }
