@@ -251,11 +251,9 @@ package struct HubNamespace {
     }
 
     /// The namespace's digest: the sum, modulo 2^64, of its rows' fingerprints (PostgreSQL's
-    /// generated column), and how many rows it holds.
+    /// generated column), and how many rows it holds (`settingsd.digest`, schema 7).
     package func digest() throws(SettingsError) -> (sum: UInt64, rows: Int64) {
-        let rows = try connection.execute(
-            "SELECT \(Self.partialSums), count(*)::bigint FROM settingsd.entries WHERE namespace = $1",
-            [.text(name)])
+        let rows = try connection.execute("SELECT * FROM settingsd.digest($1)", [.text(name)])
         guard rows.count == 1 else {
             throw SettingsError(.protocolError, "the hub's digest of '\(name)' is malformed")
         }
@@ -264,26 +262,13 @@ package struct HubNamespace {
 
     /// The sums of the namespace's non-empty buckets (the fingerprint's top 12 bits).
     package func bucketSums() throws(SettingsError) -> [Int: UInt64] {
-        let rows = try connection.execute(
-            """
-            SELECT ((fp >> 52) & 4095)::bigint, \(Self.partialSums)
-            FROM settingsd.entries WHERE namespace = $1 GROUP BY 1
-            """, [.text(name)])
+        let rows = try connection.execute("SELECT * FROM settingsd.bucket_sums($1)", [.text(name)])
         var sums: [Int: UInt64] = [:]
         for row in 0..<rows.count { sums[Int(rows.int64(row, 0))] = Self.sum(rows, row: row, from: 1) }
         return sums
     }
 
-    /// A sum of fingerprints as three sums of 32- and 16-bit pieces, each `int4`, which
-    /// PostgreSQL adds in machine integers (summing the `bigint` itself takes `numeric`, twice as
-    /// slow on a million rows); `sum(_:row:from:)` puts them back together modulo 2^64.
-    private static let partialSums = """
-        coalesce(sum(CAST(fp >> 32 AS int4)), 0)::bigint,
-            coalesce(sum(CAST((fp >> 16) & 65535 AS int4)), 0)::bigint,
-            coalesce(sum(CAST(fp & 65535 AS int4)), 0)::bigint
-        """
-
-    /// The fingerprint sum from `partialSums` in three columns of `row` from `column` on.
+    /// The fingerprint sum from `HubSchema.partialSums` in three columns of `row` from `column` on.
     private static func sum(_ rows: PostgresRows, row: Int, from column: Int) -> UInt64 {
         let high = UInt64(bitPattern: rows.int64(row, column))
         let middle = UInt64(bitPattern: rows.int64(row, column + 1))
