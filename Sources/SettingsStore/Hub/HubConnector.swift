@@ -237,14 +237,13 @@ final class HubConnector: Sendable {
                 checks.verifyRequestsSeen = asked
                 checks.isForced = true
             }
-            if before == (cursor, pushed), behind <= 0, hub.recordLags(localID, behind: pushed) {
-                // Quiet: record how far pushing got (rounds that had only the hub's own entries
-                // to push skipped it).
+            let isQuiet = before == (cursor, pushed) && behind <= 0
+            if isQuiet, hub.recordLags(localID, behind: pushed) {
+                // Record how far pushing got (rounds that had only the hub's own entries to push
+                // skipped it).
                 try hub.push([], from: localID, through: pushed, incarnation: incarnation)
             }
-            if before == (cursor, pushed), behind <= 0,
-                checks.isDue(sequence: settings.sequence, counter: counter)
-            {
+            if isQuiet, checks.isDue(sequence: settings.sequence, counter: counter) {
                 try check(
                     hub, schedule: &checks, as: localID, incarnation: incarnation, pushed: pushed,
                     counter: counter, cursor: cursor ?? 0)

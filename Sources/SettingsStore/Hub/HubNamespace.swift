@@ -239,13 +239,14 @@ package struct HubNamespace {
             // Another copy of the replica pushed meanwhile, or the hub's record changed.
             throw SettingsError(.replicaForked, error.message, sql: error.sql)
         }
-        if expected != nil, entries.isEmpty || (result.count == 1 && !result.isNull(0, 0)) {
+        guard entries.isEmpty || (result.count == 1 && !result.isNull(0, 0)) else {
+            throw SettingsError(.io, "the hub did not number a push to namespace '\(name)'")
+        }
+        // Recorded by the push, in the transaction that numbered it.
+        if expected != nil {
             ledger.records[replica] = PushedRecord(sequence: through, incarnation: incarnation)
         }
         guard !entries.isEmpty else { return nil }
-        guard result.count == 1, !result.isNull(0, 0) else {
-            throw SettingsError(.io, "the hub did not number a push to namespace '\(name)'")
-        }
         let base = try Arrival.position(result.int64(0, 0), "the hub's counter for '\(name)'")
         return (base + 1)...(base + Int64(entries.count))
     }

@@ -14,12 +14,8 @@ extension ReplicaCache {
             let (key, value) = (write.key, write.value)
             let current = entries[key]
             let old = current?.value
-            switch (old, value) {
-            case (nil, nil): continue
             // Writing what a key already holds changes nothing: no version, no event, no sync.
-            case (let old?, let value?) where value.isIdentical(to: old): continue
-            default: break
-            }
+            if SettingValue.identical(old, value) { continue }
             if let value { try limits.check(value, forKey: key) }
             staged.append(
                 StagedWrite(key: key, value: value, replaces: current?.version.timestamp, actor: write.actor))
@@ -82,7 +78,7 @@ extension ReplicaCache {
             let current = winners[entry.key] ?? entries[entry.key]
             let wins = { (current: SettingEntry) in
                 replacing
-                    ? current.version != entry.version || !Self.sameValue(current.value, entry.value)
+                    ? current.version != entry.version || !SettingValue.identical(current.value, entry.value)
                     : entry.wins(over: current)
             }
             guard current.map(wins) ?? true else { continue }
@@ -127,14 +123,5 @@ extension ReplicaCache {
             }
         }
         return result
-    }
-
-    /// Whether two values (nil: a tombstone) are the same.
-    static func sameValue(_ a: SettingValue?, _ b: SettingValue?) -> Bool {
-        switch (a, b) {
-        case (nil, nil): true
-        case (let a?, let b?): a.isIdentical(to: b)
-        default: false
-        }
     }
 }

@@ -41,7 +41,7 @@ extension Settings {
                 let kept = Set(
                     entries.filter { entry in
                         cache.entries[entry.key].map {
-                            $0.version == entry.version && ReplicaCache.sameValue($0.value, entry.value)
+                            $0.version == entry.version && SettingValue.identical($0.value, entry.value)
                         } ?? false
                     }.map(\.key))
                 let taken = Set(merge.accepted.map(\.key))
@@ -50,7 +50,7 @@ extension Settings {
                 })
                 // A new version of the same value changes nothing an observer sees.
                 let unchanged = merge.accepted.filter { entry in
-                    cache.entries[entry.key].map { ReplicaCache.sameValue($0.value, entry.value) } ?? false
+                    cache.entries[entry.key].map { SettingValue.identical($0.value, entry.value) } ?? false
                 }.map(\.key)
                 return (merge, leftovers, unchanged)
             }

@@ -20,6 +20,15 @@ extension SettingValue {
         }
     }
 
+    /// Whether two stored states (nil: none, or a tombstone) are the same to the bit.
+    static func identical(_ a: SettingValue?, _ b: SettingValue?) -> Bool {
+        switch (a, b) {
+        case (nil, nil): true
+        case (let a?, let b?): a.isIdentical(to: b)
+        default: false
+        }
+    }
+
     /// Whether the two values are the same to the bit: what is stored, synced and announced.
     ///
     /// Unlike `==`, `0.0` and `-0.0` differ, a NaN is identical to the same NaN, and strings
