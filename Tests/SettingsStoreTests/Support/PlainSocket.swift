@@ -28,6 +28,8 @@ final class PlainSocket {
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
             let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            // A signal (another test's child exiting) interrupts the read; it is not the end.
+            if count < 0, errno == EINTR { continue }
             if count <= 0 { return result }
             result += buffer[0..<count]
         }
@@ -39,6 +41,7 @@ final class PlainSocket {
         var buffer = [UInt8](repeating: 0, count: 4096)
         while pending.filter({ $0 == 0x0A }).count < count {
             let read = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if read < 0, errno == EINTR { continue }
             if read <= 0 { break }
             pending += buffer[0..<read]
         }
