@@ -32,7 +32,8 @@ let package = Package(
         ),
         .systemLibrary(
             // Linux headers the Glibc module leaves out: malloc.h (malloc_trim after a store loads,
-            // see HeapRelease.swift) and sys/epoll.h (the daemon's event loop, PollLoop.swift).
+            // see HeapRelease.swift), sys/epoll.h (the daemon's event loop, PollLoop.swift) and
+            // posix_spawn's close-everything action (the test fixtures' servers).
             name: "CLinux"
         ),
         .target(
@@ -71,7 +72,7 @@ let package = Package(
         .target(
             name: "PostgresFixture",
             // A private PostgreSQL cluster for the hub tests and the hub benchmark.
-            dependencies: ["SettingsStore"],
+            dependencies: ["SettingsStore", "CLinux"],
             swiftSettings: upcomingFeatures
         ),
         .executableTarget(

@@ -1,4 +1,5 @@
 import Foundation
+import CLinux
 import SettingsStore
 import Synchronization
 
@@ -200,6 +201,11 @@ public final class PostgresCluster: Sendable {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        // Nothing else of this process's is inherited: a server `pg_ctl start` leaves running would
+        // hold it for its whole life. Foundation's `Process` learns that a child exited when the
+        // last copy of a socket it gave that child closes, so a server holding a copy made every
+        // `waitUntilExit` of a test's daemon started meanwhile wait for ever.
+        posix_spawn_file_actions_addclosefrom_np(&actions, 3)
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         // The child starts with no signal blocked, whatever this thread blocks (a server that
