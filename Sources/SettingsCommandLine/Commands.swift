@@ -39,7 +39,7 @@ enum Commands {
             name: "describe",
             overview:
                 "Show a key's schema (type, default, range, choices, summary, scope), lock and value's source.",
-            arguments: [key], options: [Options.json] + Options.connection, run: ClientCommands.describe),
+            arguments: [key], options: [Options.json] + Options.connection, run: DescribeCommand.run),
         CommandSpec(
             name: "list", overview: "List keys and values under a prefix, sorted; strings are quoted.",
             arguments: [
@@ -59,7 +59,7 @@ enum Commands {
                         "an exact key; an argument ending in '.' or '*' is a prefix; none watches everything",
                     isOptional: true, isRepeatable: true, completion: .keys)
             ],
-            options: [Options.jsonEvents, Options.socket], run: ClientCommands.watch),
+            options: [Options.jsonEvents, Options.socket], run: WatchCommand.run),
         CommandSpec(
             name: "export", overview: "Write every value as one JSON document, or as dconf dump writes them.",
             arguments: [
@@ -152,11 +152,11 @@ enum Commands {
         CommandSpec(
             name: "sync",
             overview: "Wait until every connected peer and hub has every local change, and the peers agree.",
-            options: [Options.wait, Options.timeout, Options.socket], run: ClientCommands.sync),
+            options: [Options.wait, Options.timeout, Options.socket], run: StatusCommands.sync),
         CommandSpec(
             name: "status",
             overview: "Show the daemon's replica id, key count, size, clients, digest and peers.",
-            options: [Options.json] + Options.connection, run: ClientCommands.status),
+            options: [Options.json] + Options.connection, run: StatusCommands.status),
         CommandSpec(
             name: "completions",
             overview: "Print a completion script for bash, zsh or fish (commands, options, keys, files).",

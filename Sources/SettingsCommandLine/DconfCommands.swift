@@ -4,23 +4,20 @@ import SettingsStore
 /// daemon's schemas (GSettings' among them).
 enum DconfCommands {
     /// `settingsd export --format dconf [DIR] [FILE]`.
-    static func export(_ arguments: ParsedArguments, target: any RequestTarget) throws -> Int32 {
+    static func export(_ arguments: ParsedArguments, from service: any SettingsService) throws -> Int32 {
         let positionals = try arguments.positionals(0...2)
         let dir = positionals.count == 2 ? positionals[0] : "/"
         let file = positionals.last ?? "-"
-        let at = try arguments.value(Options.at)
-        let document = try ExportDocument(
-            json: try target.request(at.map { .exportAt(timeMilliseconds: $0) } ?? .export)["document"]
-                ?? .null)
+        let document = try service.export(at: try arguments.value(Options.at))
         let (text, skipped) = try DconfKeyfile.text(
-            of: document.values, dir: dir, schema: try schema(of: target))
+            of: document.values, dir: dir, schema: try schema(of: service))
         try FileIO.write(text, to: file, endingLine: false)
         reportSkipped(skipped)
         return 0
     }
 
     /// `settingsd import --format dconf [--replace] [DIR] FILE`.
-    static func importFile(_ arguments: ParsedArguments, target: any RequestTarget) throws -> Int32 {
+    static func importFile(_ arguments: ParsedArguments, into service: any SettingsService) throws -> Int32 {
         let positionals = try arguments.positionals(1...2)
         let dir = positionals.count == 2 ? positionals[0] : "/"
         let file = positionals[positionals.count - 1]
@@ -29,19 +26,16 @@ enum DconfCommands {
             guard let text = String(validating: try FileIO.read(file), as: UTF8.self) else {
                 throw SettingsError(.invalidValue, "a dconf keyfile is UTF-8 text")
             }
-            values = try DconfKeyfile.values(in: text, dir: dir, schema: try schema(of: target))
+            values = try DconfKeyfile.values(in: text, dir: dir, schema: try schema(of: service))
         } catch {
             throw SettingsError(
                 error.code, "'\(file)' cannot be imported: \(error.message)", key: error.key, path: file)
         }
         let replace = arguments.isSet(Options.replace)
         let prefixes = replace ? try replacedPrefixes(dir) : []
-        let fields = try target.importDocument(
-            ExportDocument(values: values), replace: replace, under: prefixes)
-        ClientCommands.reportSkippedLocked(fields)
-        if case .integer(let count)? = fields["imported"] {
-            Output.standardError("imported \(count) value(s)\n")
-        }
+        ClientCommands.reportImported(
+            try service.importDocument(
+                ExportDocument(values: values), replacingExisting: replace, under: prefixes))
         return 0
     }
 
@@ -53,30 +47,8 @@ enum DconfCommands {
     }
 
     /// The schema rules the daemon (or the database's policy) types keys by.
-    private static func schema(of target: any RequestTarget) throws(SettingsError) -> SettingsSchema {
-        guard case .array(let entries)? = try target.request(.schema)["keys"] else { return SettingsSchema() }
-        var schema = SettingsSchema()
-        for entry in entries {
-            guard case .string(let key)? = entry["rule"]?["key"] else { continue }
-            let scope = entry["rule"]?["scope"] == "local" ? SchemaRule.Scope.local : .synced
-            var file = ""
-            if case .string(let name)? = entry["rule"]?["file"] { file = name }
-            if entry["rule"]?["scopeOnly"] == .bool(true) {
-                var rule = SchemaRule(key: key, type: .any, scope: scope, file: file)
-                rule.isScopeOnly = true
-                try? schema.add(rule)
-                continue
-            }
-            guard case .string(let typeName)? = entry["rule"]?["type"],
-                let type = SchemaRule.ValueType(rawValue: typeName)
-            else { continue }
-            var rule = SchemaRule(key: key, type: type, scope: scope, file: file)
-            if case .string(let gvariant)? = entry["rule"]?["gvariant"] {
-                rule.gvariantType = try? GVariantType(gvariant)
-            }
-            try? schema.add(rule)
-        }
-        return schema
+    private static func schema(of service: any SettingsService) throws(SettingsError) -> SettingsSchema {
+        try SettingsSchema(rules: service.schemaEntries().map(\.rule))
     }
 
     /// `settingsd dconf audit [DIR]`: every key under the mirrored dirs (or DIR) with its scope
@@ -86,34 +58,32 @@ enum DconfCommands {
         guard positionals[0] == "audit" else {
             throw UsageError("dconf has no action '\(positionals[0])' (audit)", command: "dconf")
         }
-        let target = try arguments.requestTarget(forWriting: false)
+        let service = try arguments.service(forWriting: false)
         var dirs: [String] = []
         if positionals.count == 2 {
             let dir = positionals[1].hasSuffix("/") ? positionals[1] : positionals[1] + "/"
             try DconfPath.validateDir(dir)
             dirs = [dir]
-        } else if case .array(let mirrored)? = try target.request(.status)["dconf"]?["dirs"] {
-            dirs = mirrored.compactMap { if case .string(let dir) = $0 { dir } else { nil } }
+        } else {
+            dirs = try service.status().dconf?.dirs ?? []
         }
         guard !dirs.isEmpty else {
             throw UsageError(
                 "the daemon mirrors no dconf dir: name one (settingsd dconf audit /org/gnome/), or start it with 'settingsd run --dconf /org/gnome/'",
                 command: "dconf")
         }
-        let schema = try schema(of: target)
+        let schema = try schema(of: service)
         let since = SettingsConfiguration.systemClock() - min(SettingsConfiguration.systemClock(), 86_400_000)
         var changes: [String: Int] = [:]
         var truncated = false
         for prefix in Set(try dirs.flatMap(replacedPrefixes)) {
-            if case .array(let keys)? = try target.request(.list(prefix: prefix, includeValues: false))[
-                "keys"]
-            {
-                for case .string(let key) in keys where changes[key] == nil { changes[key] = 0 }
+            for key in try service.list(prefix: prefix, includeValues: false).keys where changes[key] == nil {
+                changes[key] = 0
             }
             let query = HistoryQuery(keyOrPrefix: prefix, sinceMilliseconds: since, limit: 100_000)
-            guard case .array(let records)? = try target.request(.history(query))["records"] else { continue }
+            let records = try service.history(query)
             truncated = truncated || records.count == 100_000
-            for case .string(let key)? in records.map({ $0["key"] }) { changes[key, default: 0] += 1 }
+            for record in records { changes[record.key, default: 0] += 1 }
         }
         let rows = changes.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }
         if arguments.isSet(Options.json) {

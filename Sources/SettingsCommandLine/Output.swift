@@ -18,8 +18,8 @@ enum Output {
         text.withUTF8 { writeAll(STDOUT_FILENO, $0) }
     }
 
-    /// A number of seconds as people write it: `60`, not `60.0`.
-    static func seconds(_ value: Double) -> String {
+    /// A number as people write it: `60`, not `60.0`.
+    static func number(_ value: Double) -> String {
         value == value.rounded() && value.magnitude < 1e15 ? String(Int64(value)) : String(value)
     }
 

@@ -4,30 +4,12 @@ import SettingsStore
     import Glibc
 #endif
 
-/// Where the CLI's requests go: a running daemon, or a database opened directly (`--db`).
-protocol RequestTarget {
-    func request(_ request: WireRequest) throws(SettingsError) -> [String: JSONValue]
-    func importDocument(_ document: ExportDocument, replace: Bool, under prefixes: [String])
-        throws(SettingsError)
-        -> [String: JSONValue]
-}
-
-extension BlockingClient: RequestTarget {}
-
-extension DirectClient: RequestTarget {
-    func importDocument(_ document: ExportDocument, replace: Bool, under prefixes: [String])
-        throws(SettingsError)
-        -> [String: JSONValue]
-    {
-        try request(.import(document: document, replace: replace, replacingUnder: prefixes))
-    }
-}
-
 extension ParsedArguments {
-    /// The database at `--db`, else the daemon at `--socket` (or the default), else the database
-    /// at `$SETTINGSD_DB` when no daemon holds it. Commands that only read open the file read-only:
-    /// nothing is created, and a file this user cannot write can still be read.
-    func requestTarget(forWriting: Bool) throws(SettingsError) -> any RequestTarget {
+    /// Where the command's requests go: the database at `--db`, else the daemon at `--socket` (or
+    /// the default), else the database at `$SETTINGSD_DB` when no daemon holds it. Commands that
+    /// only read open the file read-only: nothing is created, and a file this user cannot write
+    /// can still be read.
+    func service(forWriting: Bool) throws(SettingsError) -> any SettingsService {
         if let database = value(Options.database) {
             return try direct(database, forWriting: forWriting)
         }
@@ -41,9 +23,7 @@ extension ParsedArguments {
                 return try direct(database, forWriting: forWriting)
             } catch  where error.code == .databaseInUse {
                 let client = try daemon(socket: socket)
-                let served = try client.request(.status)["database"].flatMap { json -> String? in
-                    if case .string(let path) = json { path } else { nil }
-                }
+                let served = try client.status().database
                 guard let served, Self.sameFile(served, database) else {
                     throw SettingsError(
                         .databaseInUse,

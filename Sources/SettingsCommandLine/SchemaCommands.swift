@@ -38,12 +38,7 @@ enum SchemaCommands {
 
     /// `schema check --store`: the stored values that break the schemas in force, one a line.
     private static func checkStore(_ arguments: ParsedArguments) throws -> Int32 {
-        let fields = try arguments.requestTarget(forWriting: false).request(.schema)
-        guard case .array(let entries)? = fields["keys"] else { return 0 }
-        let broken = entries.compactMap { entry -> String? in
-            guard case .string(let problem)? = entry["schemaProblem"] else { return nil }
-            return problem
-        }
+        let broken = try arguments.service(forWriting: false).schemaEntries().compactMap(\.schemaProblem)
         for problem in broken { Output.line(problem) }
         Output.standardError(
             broken.isEmpty

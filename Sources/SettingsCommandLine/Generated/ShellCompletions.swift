@@ -38,11 +38,10 @@ enum ShellCompletions {
     private static func keys(prefix: String, connection: [String]) -> [String] {
         guard let spec = CommandSpec.named("list"),
             let parsed = try? ParsedArguments(connection, spec: spec),
-            let target = try? parsed.requestTarget(forWriting: false),
-            let fields = try? target.request(.list(prefix: prefix, includeValues: false)),
-            case .array(let keys)? = fields["keys"]
+            let service = try? parsed.service(forWriting: false),
+            let listing = try? service.list(prefix: prefix, includeValues: false)
         else { return [] }
-        return keys.compactMap { if case .string(let key) = $0 { key } else { nil } }
+        return listing.keys
     }
 
     /// The script for `shell`, or nil for a shell without one.

@@ -9,9 +9,9 @@
 ///
 /// ```swift
 /// let client = try BlockingClient(socketPath: SettingsPaths.socket)
-/// let result = try client.request(.get(key: "audio.volume"))
+/// let volume = try client.value(forKey: "audio.volume")
 /// ```
-package final class BlockingClient {
+package final class BlockingClient: SettingsService {
     private let fd: Int32
     /// The socket this client is connected to.
     package let socketPath: String
@@ -65,18 +65,22 @@ package final class BlockingClient {
         }
     }
 
+    /// Sends `request` and waits for its answer (`request(_:)`, as `SettingsService` names it).
+    package func answer(_ request: WireRequest) throws(SettingsError) -> [String: JSONValue] {
+        try self.request(request)
+    }
+
     /// Imports `document` in one transaction, however large: it travels in parts that each fit
     /// a frame (`importPart`), and the daemon commits them all with the last one.
     ///
     /// - Returns: The response fields of the final `import`.
-    @discardableResult
-    package func importDocument(_ document: ExportDocument, replace: Bool, under prefixes: [String] = [])
+    package func answerImport(_ document: ExportDocument, replacingExisting: Bool, under prefixes: [String])
         throws(SettingsError) -> [String: JSONValue]
     {
         var parts = document.parts(ofAbout: Self.importPartBytes)
         let last = parts.removeLast()
         for part in parts { try request(.importPart(document: part)) }
-        return try request(.import(document: last, replace: replace, replacingUnder: prefixes))
+        return try request(.import(document: last, replace: replacingExisting, replacingUnder: prefixes))
     }
 
     /// The JSON bytes an import part carries, about: well inside the smallest frame a daemon accepts.

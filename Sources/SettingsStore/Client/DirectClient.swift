@@ -1,6 +1,6 @@
 /// Answers wire requests from a store opened in this process, exactly as the daemon would:
 /// for tools working on a database file when no daemon holds it (`settingsd --db PATH`).
-package final class DirectClient: Sendable {
+package final class DirectClient: SettingsService, Sendable {
     /// The store requests run against.
     package let settings: Settings
     private let handler: RequestHandler
@@ -13,7 +13,7 @@ package final class DirectClient: Sendable {
 
     /// Runs `request` and returns the response's fields; writes commit before it returns.
     /// `watch` and `unwatch` need a daemon and throw `unknownOperation`.
-    package func request(_ request: WireRequest) throws(SettingsError) -> [String: JSONValue] {
+    package func answer(_ request: WireRequest) throws(SettingsError) -> [String: JSONValue] {
         switch handler.handle(request) {
         case .answer(let result):
             return try result.get()
@@ -26,5 +26,12 @@ package final class DirectClient: Sendable {
                 return result
             }
         }
+    }
+
+    /// Imports `document` in one transaction: in process, no document is too large for one request.
+    package func answerImport(_ document: ExportDocument, replacingExisting: Bool, under prefixes: [String])
+        throws(SettingsError) -> [String: JSONValue]
+    {
+        try answer(.import(document: document, replace: replacingExisting, replacingUnder: prefixes))
     }
 }

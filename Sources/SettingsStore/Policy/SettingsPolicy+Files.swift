@@ -171,7 +171,10 @@ extension SettingsPolicy {
         return rule
     }
 
-    fileprivate static func rule(key: String, json: JSONValue, file: String) throws(SettingsError)
+    /// The rule for `key` in a schema file's form. A rule a daemon already holds (`trusted`, read
+    /// back from the wire) is taken as it is; one read from a file is refused when it is impossible
+    /// or its default breaks it.
+    static func rule(key: String, json: JSONValue, file: String, trusted: Bool = false) throws(SettingsError)
         -> SchemaRule
     {
         let fields = try JSONFields(json, what: "the rule for '\(key)'")
@@ -224,12 +227,12 @@ extension SettingsPolicy {
             scope: scope, file: file)
         rule.isSecret = try fields.bool("secret", default: false)
         rule.gvariantType = gvariantType
-        if let problem = rule.declarationProblem {
+        if !trusted, let problem = rule.declarationProblem {
             throw SettingsError(.schemaViolation, "'\(key)': \(problem)", key: key)
         }
         if let json = fields.members["default"], json != .null {
             let value = try SettingValue(json: json)
-            try rule.check(value, forKey: "\(key) (its default)")
+            if !trusted { try rule.check(value, forKey: "\(key) (its default)") }
             rule.defaultValue = value
         }
         return rule

@@ -41,28 +41,13 @@ struct RequestHandler {
             for key in keys { if let value = settings.value(forKey: key) { values[key] = value.json } }
             return .answer(.success(["values": .object(values)]))
         case .list(let prefix, let includeValues):
-            let keys = settings.keys(withPrefix: prefix)
-            var result: [String: JSONValue] = ["keys": .array(keys.map { .string($0) })]
-            if includeValues {
-                // The values `get` answers: a locked key shows what the lock holds it to.
-                var values: [String: JSONValue] = [:]
-                var locked: [JSONValue] = []
-                let policy = settings.policy
-                for key in keys {
-                    let isLocked = policy.lock(forKey: key) != nil
-                    if isLocked { locked.append(.string(key)) }
-                    let value = isLocked ? settings.value(forKey: key) : settings.storedValue(forKey: key)
-                    if let value { values[key] = value.json }
-                }
-                result["values"] = .object(values)
-                if !locked.isEmpty { result["locked"] = .array(locked) }
-            }
-            return .answer(.success(result))
+            return .answer(
+                .success(KeyListing(prefix: prefix, includeValues: includeValues, in: settings).fields))
         case .status:
-            return .answer(.success(StatusReport.fields(settings: settings, server: server)))
+            return .answer(.success(StatusReport.status(of: settings, server: server).fields))
         case .statusVerifyingHubs:
             server?.replicator.verifyHubs()
-            return .answer(.success(StatusReport.fields(settings: settings, server: server)))
+            return .answer(.success(StatusReport.status(of: settings, server: server).fields))
         case .export:
             return .answer(.success(["document": ExportDocument(values: settings.snapshot()).json]))
         case .set(let key, let value):
@@ -92,26 +77,21 @@ struct RequestHandler {
                 let skipped = try transaction.importValues(
                     document.values, replacingExisting: replace, under: prefixes)
                 let written = document.values.count - skipped.filter { document.values[$0] != nil }.count
-                return [
-                    "imported": .integer(Int64(written)),
-                    "skippedLocked": .array(skipped.map { .string($0) }),
-                ]
+                return BulkChangeReport(count: written, skippedLocked: skipped).fields(countingAs: "imported")
             }
         case .describe(let key):
-            return .answer(.success(PolicyReport.describe(KeyIdentity.normalize(key), in: settings)))
+            return .answer(.success(KeyDescription(KeyIdentity.normalize(key), in: settings).fields))
         case .schema:
-            return .answer(.success(PolicyReport.schema(of: settings)))
+            return .answer(.success(SchemaEntry.fields(of: SchemaEntry.all(in: settings))))
         case .reset(let keyOrPrefix):
             return .write(reason: .reset) { transaction in
                 let (removed, skipped) = try transaction.resetReporting(keyOrPrefix)
-                return [
-                    "removed": .integer(Int64(removed)), "skippedLocked": .array(skipped.map { .string($0) }),
-                ]
+                return BulkChangeReport(count: removed, skippedLocked: skipped).fields(countingAs: "removed")
             }
         case .history(let query):
             do throws(SettingsError) {
                 let records = try settings.history(query)
-                return .answer(.success(["records": .array(records.map { HistoryReport.json(of: $0) })]))
+                return .answer(.success(["records": .array(records.map(\.json))]))
             } catch {
                 return .answer(.failure(error))
             }
@@ -138,10 +118,8 @@ struct RequestHandler {
                 let changes = try settings.historicValues(under: key, at: time)
                 return .write(reason: .revert) { transaction in
                     let skipped = try transaction.restore(changes, under: key)
-                    return [
-                        "reverted": .integer(Int64(changes.count - skipped.count)),
-                        "skippedLocked": .array(skipped.map { .string($0) }),
-                    ]
+                    return BulkChangeReport(count: changes.count - skipped.count, skippedLocked: skipped)
+                        .fields(countingAs: "reverted")
                 }
             } catch {
                 return .answer(.failure(error))

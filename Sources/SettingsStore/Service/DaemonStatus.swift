@@ -3,22 +3,41 @@ package struct DaemonStatus: Sendable, Equatable {
     /// One peer of the replica, as it reports it.
     package struct Peer: Sendable, Equatable {
         /// The peer's replica id.
-        package let replica: ReplicaID
+        package var replica: ReplicaID
         /// The socket dialled for it, or `incoming`.
-        package let address: String
+        package var address = ""
         /// Whether a sync connection is open now.
-        package let isConnected: Bool
+        package var isConnected = false
+        /// Sync connections open now.
+        package var connections = 0
         /// Local changes the peer has not acknowledged yet.
-        package let pendingOutgoing: Int64
+        package var pendingOutgoing: Int64 = 0
         /// The peer's changes not applied here yet.
-        package let pendingIncoming: Int64
+        package var pendingIncoming: Int64 = 0
+        /// The last local sequence number sent to the peer.
+        package var sentThrough: Int64 = 0
+        /// The last local sequence number the peer acknowledged.
+        package var acknowledgedThrough: Int64 = 0
+        /// The last sequence number of the peer's applied here.
+        package var receivedThrough: Int64 = 0
         /// When the peer last said anything, in milliseconds since 1970 (0: never).
-        package let lastContactMilliseconds: Int64
+        package var lastContactMilliseconds: Int64 = 0
         /// The last anti-entropy verdict: `agreed`, `agreed (n keys refused)`, `diverged (n keys)`,
         /// `checking` or `unknown`.
-        package let agreement: String
+        package var agreement = "unknown"
         /// Keys anti-entropy found different with this peer and repaired, during this run.
-        package let repairedKeys: Int
+        package var repairedKeys = 0
+        /// The peer's entries this replica refused (its schema, its limits) and does not hold.
+        package var refusedKeys = 0
+        /// How far the peer's clock is ahead of this one (negative: behind), in milliseconds.
+        package var clockOffsetMilliseconds: Int64 = 0
+        /// The peer's entries stamped beyond this clock's bound.
+        package var entriesAheadOfClock = 0
+
+        /// A peer known by its replica id.
+        package init(replica: ReplicaID) {
+            self.replica = replica
+        }
 
         /// Whether the peer was last found to hold this replica's entries (but those it refuses).
         package var agrees: Bool { agreement.hasPrefix("agreed") }
@@ -27,131 +46,95 @@ package struct DaemonStatus: Sendable, Equatable {
     /// A link the replica dials, as it reports it.
     package struct Link: Sendable, Equatable {
         /// The socket dialled.
-        package let address: String
+        package var address: String
         /// `connecting`, `handshaking` or `syncing`.
-        package let state: String
+        package var state: String
+        /// The replica at the other end, once known.
+        package var replica: ReplicaID?
         /// Why the last attempt failed, if it did.
-        package let lastError: String?
+        package var lastError: String?
         /// Attempts that failed in a row.
-        package let failures: Int
+        package var failures = 0
     }
-
-    /// The replica id.
-    package let replica: ReplicaID
-    /// Keys holding values.
-    package let keys: Int
-    /// Bytes those keys and values take.
-    package let bytes: Int
-    /// The replica's sequence number.
-    package let sequence: Int64
-    /// Connected clients (0 in process).
-    package let clients: Int
-    /// Active watches across clients (0 in process).
-    package let watches: Int
-    /// The database file (nil for a store in memory).
-    package let database: String?
-    /// The socket the daemon listens on (nil in process).
-    package let socket: String?
-    /// The daemon's pid (nil in process).
-    package let pid: Int32?
-    /// Seconds since the daemon started (nil in process).
-    package let uptimeSeconds: Double?
-    /// The release version of the replica's build.
-    package let version: String
-    /// The fingerprint of the replica's content (equal on converged replicas).
-    package let digest: String?
-    /// The peers this replica syncs or synced with during this run.
-    package let peers: [Peer]
-    /// The links this replica dials.
-    package let links: [Link]
-    /// The hubs this replica syncs through.
-    package let hubs: [Hub]
-    /// The daemon's dconf bridge, when it runs one.
-    package let dconf: DconfBridgeStatus?
 
     /// A hub link, as the replica reports it.
     package struct Hub: Sendable, Equatable {
         /// The connection string without its password.
-        package let address: String
+        package var address: String
         /// The namespace, once known.
-        package let namespace: String?
+        package var namespace: String?
         /// Whether a connection is up now.
-        package let isConnected: Bool
+        package var isConnected = false
+        /// When the hub last answered, in milliseconds since 1970 (0: never).
+        package var lastContactMilliseconds: Int64 = 0
         /// Local changes not pushed yet.
-        package let pendingUp: Int64
+        package var pendingUp: Int64 = 0
         /// The hub's changes not applied here yet.
-        package let pendingDown: Int64
+        package var pendingDown: Int64 = 0
         /// The last comparison of digests: `agreed`, `diverged (n keys)`, `checking`, `unknown`.
-        package let agreement: String
+        package var agreement = "unknown"
+        /// Keys found different with the hub and repaired, during this run.
+        package var repairedKeys = 0
         /// Why the last attempt failed, if it did.
-        package let lastError: String?
+        package var lastError: String?
         /// `listen` or `poll` (through a pooler in transaction pooling).
         package var mode = "listen"
+        /// The interval of the next poll, in seconds, when polling.
+        package var pollSeconds: Double?
+        /// The last time the hub's numbering went back (a restore, a failover), in words.
+        package var lastRewind: String?
+        /// The last account change (another namespace), in words.
+        package var lastAccountChange: String?
+        /// How far the hub's clock is ahead of this one (negative: behind), in milliseconds.
+        package var clockOffsetMilliseconds: Int64 = 0
+        /// Entries from the hub stamped beyond this clock's bound.
+        package var entriesAheadOfClock = 0
+
+        /// A hub at `address`.
+        package init(address: String) {
+            self.address = address
+        }
     }
 
-    /// Reads a `status` result.
-    package init(fields: [String: JSONValue]) throws(SettingsError) {
-        let fields = try JSONFields(.object(fields), what: "a status result")
-        replica = try fields.replicaID("replica")
-        keys = Int(try fields.integer("keys"))
-        bytes = Int(try fields.integer("bytes"))
-        sequence = try fields.integer("sequence")
-        clients = Int(try fields.optionalInteger("clients") ?? 0)
-        watches = Int(try fields.optionalInteger("watches") ?? 0)
-        database = try fields.optionalString("database")
-        socket = try fields.optionalString("socket")
-        pid = try fields.optionalInteger("pid").map { Int32(truncatingIfNeeded: $0) }
-        uptimeSeconds = try fields.optionalNumber("uptimeSeconds")
-        version = try fields.string("version")
-        digest = try fields.optionalString("digest")
-        var peers: [Peer] = []
-        for element in try fields.optionalArray("peers") ?? [] {
-            let peer = try JSONFields(element, what: "each of 'peers'")
-            peers.append(
-                Peer(
-                    replica: try peer.replicaID("replica"), address: try peer.optionalString("address") ?? "",
-                    isConnected: try peer.bool("connected", default: false),
-                    pendingOutgoing: try peer.optionalInteger("pendingOut") ?? 0,
-                    pendingIncoming: try peer.optionalInteger("pendingIn") ?? 0,
-                    lastContactMilliseconds: try peer.optionalInteger("lastContactMs") ?? 0,
-                    agreement: try peer.optionalString("agreement") ?? "unknown",
-                    repairedKeys: Int(clamping: try peer.optionalInteger("repairedKeys") ?? 0)))
-        }
-        self.peers = peers
-        var links: [Link] = []
-        for element in try fields.optionalArray("links") ?? [] {
-            let link = try JSONFields(element, what: "each of 'links'")
-            links.append(
-                Link(
-                    address: try link.string("address"), state: try link.string("state"),
-                    lastError: try link.optionalString("lastError"),
-                    failures: Int(clamping: try link.optionalInteger("failures") ?? 0)))
-        }
-        self.links = links
-        var hubs: [Hub] = []
-        for element in try fields.optionalArray("hubs") ?? [] {
-            let hub = try JSONFields(element, what: "each of 'hubs'")
-            hubs.append(
-                Hub(
-                    address: try hub.string("address"), namespace: try hub.optionalString("namespace"),
-                    isConnected: try hub.bool("connected", default: false),
-                    pendingUp: try hub.optionalInteger("pendingUp") ?? 0,
-                    pendingDown: try hub.optionalInteger("pendingDown") ?? 0,
-                    agreement: try hub.optionalString("agreement") ?? "unknown",
-                    lastError: try hub.optionalString("lastError"),
-                    mode: try hub.optionalString("mode") ?? "listen"))
-        }
-        self.hubs = hubs
-        dconf = try fields.members["dconf"].map { json throws(SettingsError) in
-            let bridge = try JSONFields(json, what: "'dconf'")
-            var status = DconfBridgeStatus(dirs: try bridge.strings("dirs", limit: 10_000) ?? [])
-            status.isRunning = try bridge.bool("running", default: false)
-            status.keysFromDconf = Int(clamping: try bridge.optionalInteger("keysFromDconf") ?? 0)
-            status.keysToDconf = Int(clamping: try bridge.optionalInteger("keysToDconf") ?? 0)
-            status.changeSets = Int(clamping: try bridge.optionalInteger("changeSets") ?? 0)
-            status.lockedPaths = try bridge.strings("locked", limit: 1_000_000) ?? []
-            status.lastError = try bridge.optionalString("lastError")
-            return status
-        }
+    /// The replica id.
+    package var replica: ReplicaID
+    /// Keys holding values.
+    package var keys = 0
+    /// Bytes those keys and values take.
+    package var bytes = 0
+    /// The replica's sequence number.
+    package var sequence: Int64 = 0
+    /// Records the history keeps.
+    package var historyRecords: Int?
+    /// Connected clients (0 in process).
+    package var clients = 0
+    /// Active watches across clients (0 in process).
+    package var watches = 0
+    /// The database file (nil for a store in memory).
+    package var database: String?
+    /// The socket the daemon listens on (nil in process).
+    package var socket: String?
+    /// The daemon's pid (nil in process).
+    package var pid: Int32?
+    /// Seconds since the daemon started (nil in process).
+    package var uptimeSeconds: Double?
+    /// The release version of the replica's build.
+    package var version = SettingsdVersion.current
+    /// The fingerprint of the replica's content (equal on converged replicas).
+    package var digest: String?
+    /// The peers this replica syncs or synced with during this run.
+    package var peers: [Peer] = []
+    /// The links this replica dials.
+    package var links: [Link] = []
+    /// The hubs this replica syncs through.
+    package var hubs: [Hub] = []
+    /// The daemon's dconf bridge, when it runs one.
+    package var dconf: DconfBridgeStatus?
+    /// Fields of a newer daemon that this build does not know, kept so they still show.
+    package var otherFields: [String: JSONValue] = [:]
+
+    /// The status of the replica `replica`, with nothing else known yet.
+    package init(replica: ReplicaID) {
+        self.replica = replica
     }
 }

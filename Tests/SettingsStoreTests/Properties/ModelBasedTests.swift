@@ -140,7 +140,8 @@ extension SyncReliability {
                 case 75..<85:
                     guard case let document? = try client.request(.export)["document"] else { continue }
                     let sequence = try DaemonStatus(fields: client.request(.status)).sequence
-                    try client.importDocument(try ExportDocument(json: document), replace: corpus.chance(50))
+                    _ = try client.importDocument(
+                        try ExportDocument(json: document), replacingExisting: corpus.chance(50))
                     #expect(try DaemonStatus(fields: client.request(.status)).sequence == sequence)
                 case 85..<92:
                     var values: [String: SettingValue] = [:]
@@ -148,7 +149,8 @@ extension SyncReliability {
                         values[corpus.key()] = corpus.value()
                     }
                     let replacing = corpus.chance(30)
-                    try client.importDocument(ExportDocument(values: values), replace: replacing)
+                    _ = try client.importDocument(
+                        ExportDocument(values: values), replacingExisting: replacing)
                     model.importValues(values, replacing: replacing)
                 default:
                     if corpus.chance(50) { daemon.kill() } else { _ = daemon.terminate() }

@@ -156,7 +156,7 @@ final class DaemonProcess {
 
     /// The daemon's `status`.
     func status() throws -> DaemonStatus {
-        try DaemonStatus(fields: client().request(.status))
+        try client().status()
     }
 
     /// Runs `settingsd` with `arguments` and waits for it.
