@@ -13,13 +13,13 @@ public enum SettingsPaths {
     }
 
     /// `$SETTINGSD_DB` when it is set and not empty.
-    public static var databaseFromEnvironment: String? {
+    package static var databaseFromEnvironment: String? {
         environment("SETTINGSD_DB")
     }
 
     /// `$SETTINGSD_HUB` when it is set and not empty: the PostgreSQL hub `settingsd run` syncs
     /// through and `settingsd hub` administers.
-    public static var hubFromEnvironment: String? {
+    package static var hubFromEnvironment: String? {
         environment("SETTINGSD_HUB")
     }
 

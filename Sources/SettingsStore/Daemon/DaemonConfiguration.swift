@@ -42,5 +42,5 @@ public struct DaemonConfiguration: Sendable {
     }
 
     /// Where the daemon logs.
-    public var logger: SettingsLogger { server.logger }
+    package var logger: SettingsLogger { server.logger }
 }

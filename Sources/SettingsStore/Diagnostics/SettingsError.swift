@@ -58,7 +58,7 @@ public struct SettingsError: Error, Sendable, Equatable, CustomStringConvertible
         public var rawValue: String { kind.rawValue }
 
         /// The code named `rawValue`, or nil when this version does not know it.
-        public init?(rawValue: String) {
+        package init?(rawValue: String) {
             guard let kind = Kind(rawValue: rawValue) else { return nil }
             self.kind = kind
         }

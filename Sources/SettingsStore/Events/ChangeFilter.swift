@@ -10,7 +10,7 @@ public enum ChangeFilter: Sendable, Hashable {
     case all
 
     /// Whether `key` is selected.
-    public func matches(_ key: String) -> Bool {
+    package func matches(_ key: String) -> Bool {
         switch self {
         case .keys(let keys): keys.contains(key)
         case .prefixes(let prefixes): prefixes.contains { KeyIdentity.hasPrefix(key, $0) }

@@ -18,7 +18,7 @@ public struct SettingsChange: Sendable, Equatable {
         public let refusedVersion: SettingVersion?
 
         /// Creates a key change.
-        public init(key: String, value: SettingValue?, version: SettingVersion) {
+        package init(key: String, value: SettingValue?, version: SettingVersion) {
             self.key = key
             self.value = value
             self.version = version
@@ -50,7 +50,7 @@ public struct SettingsChange: Sendable, Equatable {
     public let changes: [KeyChange]
 
     /// Creates a change.
-    public init(reason: ChangeReason, origin: ReplicaID, changes: [KeyChange]) {
+    package init(reason: ChangeReason, origin: ReplicaID, changes: [KeyChange]) {
         self.reason = reason
         self.origin = origin
         self.changes = changes

@@ -10,7 +10,7 @@ public final class SubscriptionToken: Sendable {
     private let onCancel: Mutex<(@Sendable () -> Void)?>
 
     /// Creates a token that runs `onCancel` once, on `cancel()` or deinit, whichever comes first.
-    public init(onCancel: @escaping @Sendable () -> Void) {
+    package init(onCancel: @escaping @Sendable () -> Void) {
         self.onCancel = Mutex(onCancel)
     }
 

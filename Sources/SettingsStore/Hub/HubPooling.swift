@@ -1,6 +1,6 @@
 /// How a hub link learns of other replicas' changes, which depends on what stands between it
 /// and PostgreSQL.
-public enum HubPooling: String, Sendable, Equatable, CaseIterable {
+package enum HubPooling: String, Sendable, Equatable, CaseIterable {
     /// Found out on connecting: a connection pooler in front of PostgreSQL is polled through,
     /// a direct connection listens. A pooler is known by the server process it hands out not
     /// being the one it announced, or by its refusing the `options` startup parameter.

@@ -12,19 +12,25 @@ public struct HubConfiguration: Sendable, Equatable {
     public var stallTimeout: Double
 
     /// Whether the link listens or polls (`?settingsd_pool=` in `url` says it too, and wins).
-    public var pooling: HubPooling
+    package var pooling: HubPooling
 
     /// The least and the most time between polls when the link polls, in seconds: the least
     /// after activity, doubling while all is quiet up to the most (`?settingsd_poll_min=` and
     /// `?settingsd_poll_max=` in `url` say it too, and win). A change reaches a quiet machine
     /// within the most.
-    public var pollInterval: ClosedRange<Double>
+    package var pollInterval: ClosedRange<Double>
 
     /// The poll interval unless the configuration says otherwise.
-    public static let defaultPollInterval = 0.25...5.0
+    package static let defaultPollInterval = 0.25...5.0
 
-    /// Creates a configuration.
-    public init(
+    /// Creates a configuration; `url` may carry settingsd's own options (`settingsd_pool`,
+    /// `settingsd_poll_min`, `settingsd_poll_max`, see the README).
+    public init(url: String, namespace: String? = nil, stallTimeout: Double = 30) {
+        self.init(url: url, namespace: namespace, stallTimeout: stallTimeout, pooling: .auto)
+    }
+
+    /// Creates a configuration that also says how to reach the hub and how often to poll it.
+    package init(
         url: String, namespace: String? = nil, stallTimeout: Double = 30, pooling: HubPooling = .auto,
         pollInterval: ClosedRange<Double> = defaultPollInterval
     ) {
@@ -45,11 +51,11 @@ public struct HubStatus: Sendable, Equatable {
     /// Whether a connection is up now.
     public var isConnected = false
     /// When the hub last answered, in milliseconds since 1970 (0: never).
-    public var lastContactMilliseconds: UInt64 = 0
+    package var lastContactMilliseconds: UInt64 = 0
     /// Why the last attempt or statement failed, if one did.
     public var lastError: String?
     /// The last local sequence number pushed to the hub.
-    public var pushedThrough: Int64 = 0
+    package var pushedThrough: Int64 = 0
     /// Local changes not pushed yet.
     public var pendingUp: Int64 = 0
     /// The hub's changes not applied here yet, as of the last look.
@@ -58,26 +64,26 @@ public struct HubStatus: Sendable, Equatable {
     /// (the store or the hub changed since), or `unknown` (not compared yet).
     public var agreement = "unknown"
     /// Keys repaired by anti-entropy with the hub since the link started, both ways.
-    public var repairedKeys = 0
+    package var repairedKeys = 0
     /// How the link learns of others' changes: `listen` (notifications), or `poll` (through a
     /// pooler in transaction pooling; the interval now is `pollSeconds`).
-    public var mode = "listen"
+    package var mode = "listen"
     /// The time between polls now, in seconds (0 while the link listens).
-    public var pollSeconds = 0.0
+    package var pollSeconds = 0.0
     /// Polls of the namespace's counter since the link started (each one statement).
-    public var polls = 0
+    package var polls = 0
     /// Statements the link sent to the hub since it started, on every connection.
-    public var statements = 0
+    package var statements = 0
     /// Why the hub was last found to have gone back (a restore, a failover, a reset counter).
-    public var lastRewind: String?
+    package var lastRewind: String?
     /// The last account change since the link started: the namespace it moved from and to, and
     /// how many keys changed (`ChangeReason.accountChange`).
-    public var lastAccountChange: String?
+    package var lastAccountChange: String?
     /// How far the hub server's clock is ahead of this replica's (negative: behind), in
     /// milliseconds, as measured when the link last connected.
-    public var clockOffsetMilliseconds: Int64 = 0
+    package var clockOffsetMilliseconds: Int64 = 0
     /// Entries pulled from the hub stamped further ahead of this replica's clock than
     /// `SettingsConfiguration.maximumClockSkew` (a machine with a clock far ahead, a forged row):
     /// applied, but they do not move this clock, so later writes here still win.
-    public var entriesAheadOfClock = 0
+    package var entriesAheadOfClock = 0
 }

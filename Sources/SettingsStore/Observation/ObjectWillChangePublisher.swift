@@ -59,7 +59,7 @@ public final class ObjectWillChangePublisher: Sendable {
     }
 
     /// The number of current subscribers.
-    public var subscriberCount: Int {
+    package var subscriberCount: Int {
         subscribers.withLock { $0.handlers.count }
     }
 

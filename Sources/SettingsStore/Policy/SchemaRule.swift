@@ -1,8 +1,8 @@
 /// What a schema declares about one key, or about every key under a pattern (`window.*`): its
 /// type, default, bounds, description and sync scope (see `docs/SCHEMA.md`).
-public struct SchemaRule: Sendable, Equatable {
+package struct SchemaRule: Sendable, Equatable {
     /// The type a value must have.
-    public enum ValueType: String, Sendable, CaseIterable {
+    package enum ValueType: String, Sendable, CaseIterable {
         /// `true` or `false`.
         case bool
         /// A 64-bit integer.
@@ -24,7 +24,7 @@ public struct SchemaRule: Sendable, Equatable {
     }
 
     /// Whether a key travels to peers and the hub.
-    public enum Scope: String, Sendable {
+    package enum Scope: String, Sendable {
         /// Synced like any key (the default).
         case synced
         /// Kept on this replica only: never sent to peers or the hub, never applied from them.
@@ -32,40 +32,40 @@ public struct SchemaRule: Sendable, Equatable {
     }
 
     /// The key (`audio.volume`) or the pattern (`window.*`, every key starting `window.`).
-    public let key: String
+    package let key: String
     /// The type.
-    public var type: ValueType
+    package var type: ValueType
     /// The default, read while no value is stored (never stored or synced).
-    public var defaultValue: SettingValue?
+    package var defaultValue: SettingValue?
     /// The smallest number allowed.
-    public var minimum: Double?
+    package var minimum: Double?
     /// The largest number allowed.
-    public var maximum: Double?
+    package var maximum: Double?
     /// The strings allowed, if only some are: for an array, the strings its elements may be
     /// (GSettings' flags).
-    public var choices: [String]?
+    package var choices: [String]?
     /// The longest string (characters), data (bytes), array or dictionary (elements) allowed.
-    public var maximumLength: Int?
+    package var maximumLength: Int?
     /// One line about the key.
-    public var summary: String?
+    package var summary: String?
     /// More about the key.
-    public var description: String?
+    package var description: String?
     /// Whether the key syncs.
-    public var scope: Scope
+    package var scope: Scope
     /// Whether the history records the key's values only as fingerprints.
-    public var isSecret = false
+    package var isSecret = false
     /// The exact GVariant type, from a GSettings schema or a JSON rule's `gvariant`: values
     /// must have that form (an `i` is a 32-bit integer, an `as` an array of strings), and go
     /// out to dconf in it.
     package var gvariantType: GVariantType?
     /// Whether the rule only sets the scope of the keys it covers (it declares no type): the
     /// most specific scope-only rule decides a key's scope over the rule that types it.
-    public var isScopeOnly = false
+    package var isScopeOnly = false
     /// The schema file that declared it.
-    public var file: String
+    package var file: String
 
     /// Creates a rule; everything but the key, the type and the file is optional.
-    public init(
+    package init(
         key: String, type: ValueType, defaultValue: SettingValue? = nil, minimum: Double? = nil,
         maximum: Double? = nil, choices: [String]? = nil, maximumLength: Int? = nil, summary: String? = nil,
         description: String? = nil, scope: Scope = .synced, file: String
@@ -104,7 +104,7 @@ public struct SchemaRule: Sendable, Equatable {
     /// stands for one or more names (`window.*` covers every key starting `window.`;
     /// `media-keys.*.binding` covers `media-keys.custom-keybindings.custom0.binding`, a
     /// relocatable GSettings schema).
-    public var isPattern: Bool {
+    package var isPattern: Bool {
         // A `*` that is a whole name (`.*` at the end, `.*.` inside, `*.` at the start).
         guard key.utf8.count > 1 else { return false }
         var previous = UInt8(ascii: ".")
@@ -174,7 +174,7 @@ public struct SchemaRule: Sendable, Equatable {
 
     /// Throws `schemaViolation` unless `value` obeys the rule; the message names the key, the
     /// rule and the file.
-    public func check(_ value: SettingValue, forKey name: String) throws(SettingsError) {
+    package func check(_ value: SettingValue, forKey name: String) throws(SettingsError) {
         if let problem = violation(of: value) {
             throw SettingsError(
                 .schemaViolation, "'\(name)' \(problem) (schema \(file), key \(key))", key: name, path: file)

@@ -107,7 +107,7 @@ extension SettingsSchema {
     ///
     /// - Throws: `schemaViolation` naming the file and what is wrong with it; `io` when it
     ///   cannot be read.
-    public static func rules(inFile file: String) throws(SettingsError) -> [SchemaRule] {
+    package static func rules(inFile file: String) throws(SettingsError) -> [SchemaRule] {
         try rules(in: { () throws(SettingsError) in try FileSystem.read(file, limit: 16 << 20) }, file: file)
     }
 

@@ -6,32 +6,32 @@
 /// default), the stored value, the system default, a registered default, the schema default.
 public struct SettingsPolicy: Sendable, Equatable {
     /// A system default and the file that set it.
-    public struct SystemDefault: Sendable, Equatable {
+    package struct SystemDefault: Sendable, Equatable {
         /// The value.
-        public let value: SettingValue
+        package let value: SettingValue
         /// The `defaults.d` file.
-        public let file: String
+        package let file: String
     }
 
     /// A lock on a key, or on every key under a prefix ending in `.`.
-    public struct Lock: Sendable, Equatable {
+    package struct Lock: Sendable, Equatable {
         /// The key or the prefix.
-        public let key: String
+        package let key: String
         /// The `locks.d` file.
-        public let file: String
+        package let file: String
     }
 
     /// The schema rules.
-    public var schema = SettingsSchema()
+    package var schema = SettingsSchema()
     /// System defaults by key.
-    public var systemDefaults: [String: SystemDefault] = [:]
+    package var systemDefaults: [String: SystemDefault] = [:]
     /// Locks.
-    public var locks: [Lock] = [] {
+    package var locks: [Lock] = [] {
         didSet { lockIndex = LockIndex(locks) }
     }
     private var lockIndex = LockIndex([])
     /// Whether keys no schema declares are refused (`settingsd run --strict-schemas`).
-    public var isStrict = false
+    package var isStrict = false
     /// What the daemon logs as warnings after loading: entries of the policy folders that are not
     /// regular files (a FIFO would block a reader forever), GSettings schema files that could not
     /// be read, GSettings keys a settingsd schema types otherwise.
@@ -51,13 +51,13 @@ public struct SettingsPolicy: Sendable, Equatable {
     public var isEmpty: Bool { schema.isEmpty && systemDefaults.isEmpty && locks.isEmpty && !isStrict }
 
     /// The lock covering `key`, if any.
-    public func lock(forKey key: String) -> Lock? {
+    package func lock(forKey key: String) -> Lock? {
         locks.isEmpty ? nil : lockIndex.first(covering: key).map { locks[$0] }
     }
 
     /// Throws `locked` or `schemaViolation` unless a local write of `value` (nil: a removal) to
     /// `key` is allowed.
-    public func checkWrite(_ value: SettingValue?, forKey key: String) throws(SettingsError) {
+    package func checkWrite(_ value: SettingValue?, forKey key: String) throws(SettingsError) {
         guard !isEmpty else { return }
         if let lock = lock(forKey: key) {
             throw SettingsError(
@@ -83,7 +83,7 @@ public struct SettingsPolicy: Sendable, Equatable {
     }
 
     /// Whether `key` is kept on this replica only (schema scope `local`).
-    public func isLocal(_ key: String) -> Bool {
+    package func isLocal(_ key: String) -> Bool {
         schema.scope(forKey: key) == .local
     }
 }

@@ -1,49 +1,49 @@
 /// The rules of a set of schema files: exact keys, and patterns matched by their longest prefix.
 /// Rules that type keys and rules that only set their scope are apart: a scope-only rule
 /// (`"org.gnome.*.window-size": {"scope": "local"}`) applies over whatever types the key.
-public struct SettingsSchema: Sendable, Equatable {
+package struct SettingsSchema: Sendable, Equatable {
     /// The rules that type keys.
     private var typed = RuleIndex()
     /// The rules that only set the scope of the keys they cover (`isScopeOnly`).
     private var scopes = RuleIndex()
 
     /// Every rule that types keys, exact keys and patterns.
-    public var rules: [SchemaRule] { typed.rules }
+    package var rules: [SchemaRule] { typed.rules }
     /// Every rule that only sets a scope (`{"scope": "local"}` with no type), exact keys and patterns.
-    public var scopeRules: [SchemaRule] { scopes.rules }
+    package var scopeRules: [SchemaRule] { scopes.rules }
 
     /// An empty schema: every key is free-form.
-    public init() {}
+    package init() {}
 
     /// A schema of `rules`.
     ///
     /// - Throws: `schemaViolation` when two rules declare one key or pattern with different
     ///   types, naming both files.
-    public init(rules: [SchemaRule]) throws(SettingsError) {
+    package init(rules: [SchemaRule]) throws(SettingsError) {
         for rule in rules { try add(rule) }
     }
 
     /// Adds a rule; a key declared again must keep its type (the later rule replaces the rest).
     /// A scope-only rule replaces the scope-only rule of the same key or pattern.
-    public mutating func add(_ rule: SchemaRule) throws(SettingsError) {
+    package mutating func add(_ rule: SchemaRule) throws(SettingsError) {
         if rule.isScopeOnly { try scopes.add(rule) } else { try typed.add(rule) }
     }
 
     /// Whether there are no rules.
-    public var isEmpty: Bool { typed.rules.isEmpty && scopes.rules.isEmpty }
+    package var isEmpty: Bool { typed.rules.isEmpty && scopes.rules.isEmpty }
 
     /// The rule that types `key`: its own, else the most specific (longest) pattern that covers it.
-    public func rule(forKey key: String) -> SchemaRule? {
+    package func rule(forKey key: String) -> SchemaRule? {
         typed.rule(forKey: key)
     }
 
     /// The most specific scope-only rule that covers `key`, if any.
-    public func scopeRule(forKey key: String) -> SchemaRule? {
+    package func scopeRule(forKey key: String) -> SchemaRule? {
         scopes.rule(forKey: key)
     }
 
     /// The scope of `key`: the most specific scope-only rule's, else its typing rule's, else synced.
-    public func scope(forKey key: String) -> SchemaRule.Scope {
+    package func scope(forKey key: String) -> SchemaRule.Scope {
         scopes.rule(forKey: key)?.scope ?? typed.rule(forKey: key)?.scope ?? .synced
     }
 }

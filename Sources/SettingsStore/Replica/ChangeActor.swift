@@ -12,18 +12,18 @@ public struct ChangeActor: Sendable, Equatable {
     public var executable: String?
 
     /// Creates an actor.
-    public init(uid: UInt32, pid: Int32, executable: String?) {
+    package init(uid: UInt32, pid: Int32, executable: String?) {
         self.uid = uid
         self.pid = pid
         self.executable = executable
     }
 
     /// This process.
-    public static let current = ChangeActor(
+    package static let current = ChangeActor(
         uid: getuid(), pid: getpid(), executable: executable(of: getpid()))
 
     /// The executable of process `pid`, read from `/proc` (nil when it is gone or not ours to read).
-    public static func executable(of pid: Int32) -> String? {
+    package static func executable(of pid: Int32) -> String? {
         var buffer = [CChar](repeating: 0, count: 4096)
         let count = readlink("/proc/\(pid)/exe", &buffer, buffer.count - 1)
         guard count > 0 else { return nil }

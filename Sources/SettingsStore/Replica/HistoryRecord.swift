@@ -22,7 +22,7 @@ public struct HistoryRecord: Sendable, Equatable {
     public let actor: ChangeActor?
 
     /// Creates a record.
-    public init(
+    package init(
         key: String, value: SettingValue?, previous: SettingValue?, isRedacted: Bool = false,
         version: SettingVersion, sequence: Int64, reason: String, origin: ReplicaID, timeMilliseconds: UInt64,
         actor: ChangeActor?
@@ -57,7 +57,7 @@ public struct HistoryRetention: Sendable, Equatable {
     }
 
     /// Whether history is kept.
-    public var isEnabled: Bool { keepMilliseconds > 0 && maximumRecords > 0 }
+    package var isEnabled: Bool { keepMilliseconds > 0 && maximumRecords > 0 }
 
     /// No history.
     public static let off = HistoryRetention(keepMilliseconds: 0, maximumRecords: 0)

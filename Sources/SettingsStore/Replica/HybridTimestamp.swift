@@ -4,18 +4,18 @@
 /// not: a replica never issues a stamp lower than one it has issued or received.
 public struct HybridTimestamp: Hashable, Comparable, Sendable, CustomStringConvertible {
     /// The packed form, as stored and sent.
-    public let rawValue: UInt64
+    package let rawValue: UInt64
 
     /// The largest counter value; past it the clock moves to the next millisecond.
     static let counterMask: UInt64 = 0xFFFF
 
     /// Wraps a packed value.
-    public init(rawValue: UInt64) {
+    package init(rawValue: UInt64) {
         self.rawValue = rawValue
     }
 
     /// Packs milliseconds since 1970 and a counter.
-    public init(milliseconds: UInt64, counter: UInt16) {
+    package init(milliseconds: UInt64, counter: UInt16) {
         self.rawValue = milliseconds << 16 | UInt64(counter)
     }
 
@@ -36,7 +36,7 @@ public struct HybridTimestamp: Hashable, Comparable, Sendable, CustomStringConve
     static let maximumMilliseconds: UInt64 = 1 << 46
 
     /// The zero timestamp, below every real one.
-    public static let zero = HybridTimestamp(rawValue: 0)
+    package static let zero = HybridTimestamp(rawValue: 0)
 
     /// Packed order.
     public static func < (lhs: HybridTimestamp, rhs: HybridTimestamp) -> Bool {

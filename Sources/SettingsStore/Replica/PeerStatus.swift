@@ -28,35 +28,37 @@ public struct PeerStatus: Sendable, Equatable {
     /// The socket this replica dials for it, or `incoming` for a peer that connected here.
     public var address: String
     /// How many sync connections to it are open now (two when both sides dial each other).
-    public var connectionCount: Int
+    package var connectionCount: Int
     /// When the peer last said anything, in milliseconds since 1970.
     public var lastContactMilliseconds: UInt64
     /// The last local sequence number sent to the peer (or skipped because it has the entries).
-    public var sentThrough: Int64
+    package var sentThrough: Int64
     /// The last local sequence number the peer has made durable (or needs nothing up to).
-    public var acknowledgedThrough: Int64
+    package var acknowledgedThrough: Int64
     /// The last of the peer's sequence numbers applied here.
-    public var receivedThrough: Int64
+    package var receivedThrough: Int64
     /// How far the peer's log goes that it may still send here, as it last announced.
-    public var peerSequence: Int64
+    package var peerSequence: Int64
     /// The outcome of the last anti-entropy comparison.
     public var agreement: Agreement
     /// The peer's wall clock minus this one's, in milliseconds, measured at the hello.
-    public var clockOffsetMilliseconds: Int64
+    package var clockOffsetMilliseconds: Int64
     /// Keys anti-entropy found different with this peer and repaired, during this run.
-    public var repairedKeys: Int
+    package var repairedKeys: Int
     /// Keys whose entry from the peer this replica refused at the last agreement (its schemas,
     /// its limits, the arrival gate): left out of the comparison, so they do not stop agreement.
-    public var refusedKeys = 0
+    package var refusedKeys = 0
     /// Entries received from the peer stamped further ahead of this replica's clock than
     /// `SettingsConfiguration.maximumClockSkew` (applied, but not allowed to move the clock).
-    public var entriesAheadOfClock: Int
+    package var entriesAheadOfClock: Int
 
     /// Whether a sync connection is open now.
     public var isConnected: Bool { connectionCount > 0 }
 
     /// Local changes (by sequence number) the peer has not acknowledged yet.
-    public func pendingOutgoing(localSequence: Int64) -> Int64 { max(0, localSequence - acknowledgedThrough) }
+    package func pendingOutgoing(localSequence: Int64) -> Int64 {
+        max(0, localSequence - acknowledgedThrough)
+    }
 
     /// The peer's changes (by sequence number) not applied here yet.
     public var pendingIncoming: Int64 { max(0, peerSequence - receivedThrough) }

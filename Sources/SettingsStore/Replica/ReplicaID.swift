@@ -17,7 +17,7 @@ public struct ReplicaID: Hashable, Comparable, Sendable, CustomStringConvertible
     }
 
     /// A new random identity.
-    public static func random() -> ReplicaID {
+    package static func random() -> ReplicaID {
         ReplicaID(UUID())
     }
 

@@ -9,7 +9,7 @@ public struct SettingVersion: Hashable, Comparable, Sendable, CustomStringConver
     public let replica: ReplicaID
 
     /// Creates a version.
-    public init(timestamp: HybridTimestamp, replica: ReplicaID) {
+    package init(timestamp: HybridTimestamp, replica: ReplicaID) {
         self.timestamp = timestamp
         self.replica = replica
     }

@@ -19,7 +19,7 @@ public final class Replicator: Sendable {
     /// The store this replicator syncs.
     public let settings: Settings
     /// Where the sessions and links log.
-    public let logger: SettingsLogger?
+    package let logger: SettingsLogger?
     let registry = PeerRegistry()
     /// The hub links started here and not yet stopped, for `hubs` and their wake-ups.
     private let hubConnectors = Mutex<[ObjectIdentifier: HubConnector]>([:])
@@ -105,7 +105,7 @@ public final class Replicator: Sendable {
 
     /// Makes every hub link compare digests again at its next quiet moment; until it has, its
     /// status says `checking`.
-    public func verifyHubs() {
+    package func verifyHubs() {
         for connector in hubConnectors.withLock({ Array($0.values) }) { connector.verify() }
     }
 

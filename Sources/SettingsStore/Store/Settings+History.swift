@@ -25,7 +25,7 @@ extension Settings {
     }
 
     /// How many history records the database holds.
-    public var historyCount: Int {
+    package var historyCount: Int {
         writer.withLock { $0.historyCount }
     }
 

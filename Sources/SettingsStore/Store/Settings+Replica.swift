@@ -59,7 +59,7 @@ extension Settings {
 
     /// An order-independent fingerprint of every entry and its version; replicas that have
     /// converged have equal digests.
-    public var digest: String {
+    package var digest: String {
         cache.withLock { $0.digest }
     }
 

@@ -141,7 +141,7 @@ public final class Settings: Sendable {
     }
 
     /// The stored entry for `key` with its version, tombstones included; nil if never written.
-    public func entry(forKey key: String) -> SettingEntry? {
+    package func entry(forKey key: String) -> SettingEntry? {
         cache.withLock { $0.entries[key] }
     }
 
@@ -168,12 +168,12 @@ public final class Settings: Sendable {
     }
 
     /// How many keys hold values, and the bytes they take against `maximumTotalBytes`.
-    public var usage: StoreTotals {
+    package var usage: StoreTotals {
         cache.withLock { $0.totals }
     }
 
     /// The highest local sequence number applied so far.
-    public var sequence: Int64 {
+    package var sequence: Int64 {
         writer.withLock { $0.lastSequence }
     }
 

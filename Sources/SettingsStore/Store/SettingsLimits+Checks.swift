@@ -32,14 +32,14 @@ extension SettingsLimits {
 
 /// How many keys hold values, and the bytes they take (keys plus stored values), as counted
 /// against `SettingsLimits.maximumKeyCount` and `maximumTotalBytes`.
-public struct StoreTotals: Sendable, Equatable {
+package struct StoreTotals: Sendable, Equatable {
     /// Keys holding values.
-    public var keys: Int
+    package var keys: Int
     /// Bytes of those keys and their stored values.
-    public var bytes: Int
+    package var bytes: Int
 
     /// Creates totals.
-    public init(keys: Int, bytes: Int) {
+    package init(keys: Int, bytes: Int) {
         self.keys = keys
         self.bytes = bytes
     }

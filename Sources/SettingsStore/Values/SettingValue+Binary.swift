@@ -34,7 +34,7 @@ extension SettingValue {
     }
 
     /// The number of bytes the value takes in storage, counted against value-size limits.
-    public var storageSize: Int {
+    package var storageSize: Int {
         switch self {
         case .bool: 1
         case .integer, .double, .date: 9

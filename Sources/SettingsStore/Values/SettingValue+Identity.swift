@@ -9,10 +9,10 @@ extension SettingValue {
     /// deep, a scalar 0. Every write path refuses deeper values, so that any stored value fits in
     /// every frame that carries it (its JSON form nests at most `2 × 24 + 1` levels, well inside
     /// the wire's 64 with the envelope of an event, a list, an export or a replica batch).
-    public static let maximumNestingDepth = 24
+    package static let maximumNestingDepth = 24
 
     /// How deeply arrays and dictionaries nest in this value (0 for a scalar).
-    public var nestingDepth: Int {
+    package var nestingDepth: Int {
         switch self {
         case .array(let values): 1 + (values.lazy.map(\.nestingDepth).max() ?? 0)
         case .dictionary(let values): 1 + (values.values.lazy.map(\.nestingDepth).max() ?? 0)

@@ -4,10 +4,10 @@
 /// documents (written before dates became exact) are still read.
 public struct ExportDocument: Sendable, Equatable {
     /// The `format` field every document carries.
-    public static let format = "settingsd-export"
+    package static let format = "settingsd-export"
     /// The document version this library writes; it also reads version 1, whose `$date` numbers
     /// count seconds since 1970.
-    public static let version: Int64 = 2
+    package static let version: Int64 = 2
 
     /// The values, by key.
     public var values: [String: SettingValue]
@@ -60,7 +60,7 @@ public struct ExportDocument: Sendable, Equatable {
 
     /// The document split into documents whose JSON forms take about `bytes` each (a value
     /// larger than that goes alone), in key order, for sending a large document in parts.
-    public func parts(ofAbout bytes: Int) -> [ExportDocument] {
+    package func parts(ofAbout bytes: Int) -> [ExportDocument] {
         var parts: [ExportDocument] = []
         var current: [String: SettingValue] = [:]
         var size = 0
