@@ -259,7 +259,7 @@ struct StoreBenchmark {
         guard probe.terminationStatus == 0, fields.count == 2 else {
             throw SettingsError(.io, "the open probe failed: \(text)")
         }
-        report.seconds("open \(count / 1000)k keys", fields[0], target: .atMost(1, "<= 1 s (1M)"))
+        report.seconds("open \(count / 1000)k keys", fields[0], target: .atMost(0.7, "<= 0.7 s (1M)"))
         report.quantity(
             "open \(count / 1000)k keys: resident memory added", fields[1], unit: "MiB", format: "+%.0f MiB",
             target: .atMost(120, "<= +120 MiB (1M)"))

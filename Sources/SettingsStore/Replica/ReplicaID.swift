@@ -63,6 +63,17 @@ public struct ReplicaID: Hashable, Comparable, Sendable, CustomStringConvertible
         withUnsafeBytes(of: uuid.uuid) { Array($0) }
     }
 
+    /// Whether `bytes` are this identity's 16 bytes (no array is made: a store's load asks it of
+    /// every row).
+    func hasBytes(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard bytes.count == 16 else { return false }
+        return withUnsafeBytes(of: uuid.uuid) { own in
+            own.loadUnaligned(as: UInt64.self) == bytes.loadUnaligned(as: UInt64.self)
+                && own.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+                    == bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+        }
+    }
+
     /// Rebuilds an identity from 16 stored bytes.
     init?(bytes: some Collection<UInt8>) {
         guard bytes.count == 16 else { return nil }

@@ -96,6 +96,11 @@ struct EntryTable: Sequence {
         return (sequence, HybridTimestamp(rawValue: timestamp))
     }
 
+    /// Brings the index's slots for `keys` into the cache together (see `KeyIndex.touchSlots`).
+    func touchSlots(of keys: some Collection<String>) {
+        index.touchSlots(of: keys)
+    }
+
     /// Makes room for `capacity` entries in all. Growth stays geometric: an array reserves
     /// exactly what it is asked, so reserving a little more per batch would copy every row each time.
     mutating func reserveCapacity(_ capacity: Int) {
