@@ -60,6 +60,12 @@ private struct RuleIndex: Sendable, Equatable {
     /// Where the patterns are in `rules`, by their text before the first `*` (which ends at a
     /// dot, or is empty).
     private var patternsByPrefix: [String: [Int]] = [:]
+    /// The byte lengths of those texts: bit n for a length n below 64, and whether any is longer.
+    /// A key's prefix of another length names no pattern, so most prefixes of most keys are
+    /// passed over without being made into a string and hashed (every write and every arriving
+    /// entry asks for its key's rules, some several times).
+    private var prefixLengths: UInt64 = 0
+    private var hasLongPrefixes = false
 
     mutating func add(_ rule: SchemaRule) throws(SettingsError) {
         let key = KeyIdentity.normalize(rule.key)
@@ -76,7 +82,10 @@ private struct RuleIndex: Sendable, Equatable {
         }
         positions[key] = rules.count
         if rule.isPattern {
-            patternsByPrefix[String(key.prefix { $0 != "*" }), default: []].append(rules.count)
+            let prefix = String(key.prefix { $0 != "*" })
+            patternsByPrefix[prefix, default: []].append(rules.count)
+            let length = prefix.utf8.count
+            if length < 64 { prefixLengths |= 1 << length } else { hasLongPrefixes = true }
         } else {
             exact[key] = rules.count
         }
@@ -90,20 +99,24 @@ private struct RuleIndex: Sendable, Equatable {
         // The longest pattern wins; between two as long, the one with more text before its `*`,
         // then the one declared first.
         var best: (index: Int, rank: (Int, Int, Int))?
-        let bytes = Array(name.utf8)
-        func consider(_ prefix: Substring) {
-            for index in patternsByPrefix[String(prefix)] ?? [] where rules[index].covers(name, bytes: bytes)
-            {
-                let rank = (rules[index].key.utf8.count, prefix.utf8.count, -index)
+        var bytes: [UInt8]?
+        func consider(_ length: Int) {
+            guard length < 64 ? prefixLengths >> length & 1 == 1 : hasLongPrefixes,
+                let candidates = patternsByPrefix[String(decoding: name.utf8.prefix(length), as: UTF8.self)]
+            else { return }
+            let keyBytes = bytes ?? Array(name.utf8)
+            bytes = keyBytes
+            for index in candidates where rules[index].covers(name, bytes: keyBytes) {
+                let rank = (rules[index].key.utf8.count, length, -index)
                 if let current = best, current.rank >= rank { continue }
                 best = (index, rank)
             }
         }
-        consider("")
-        var position = name.startIndex
-        while let dot = name[position...].firstIndex(of: ".") {
-            position = name.index(after: dot)
-            consider(name[..<position])
+        consider(0)
+        var length = 0
+        for byte in name.utf8 {
+            length += 1
+            if byte == UInt8(ascii: ".") { consider(length) }
         }
         return best.map { rules[$0.index] }
     }

@@ -29,6 +29,43 @@ struct PolicyIndexTests {
         }
     }
 
+    @Test(
+        "The indexed lookup answers as a scan of every rule, for random patterns and keys",
+        arguments: [1, 2, 3] as [UInt64])
+    func indexedLookupIsAScan(seed: UInt64) throws {
+        var random = SeededGenerator(seed: seed)
+        // Short and long names (prefixes of 64 bytes and more take the index's other path),
+        // names with dots inside a segment's reach, and non-ASCII ones.
+        let names = ["a", "b", "org", "gnome", "caf\u{E9}", String(repeating: "long", count: 20), "x1", "x2"]
+        func name() -> String { names.randomElement(using: &random) ?? "a" }
+        var rules: [SchemaRule] = []
+        for index in 0..<60 {
+            var parts = (0..<Int.random(in: 1...4, using: &random)).map { _ in name() }
+            if Bool.random(using: &random) {
+                parts[Int.random(in: 0..<parts.count, using: &random)] = "*"
+                if parts == ["*"] { parts.append(name()) }
+            }
+            rules.append(SchemaRule(key: parts.joined(separator: "."), type: .any, file: "\(index)"))
+        }
+        var schema = SettingsSchema()
+        var kept: [SchemaRule] = []
+        for rule in rules where !kept.contains(where: { $0.key == rule.key }) {
+            try schema.add(rule)
+            kept.append(rule)
+        }
+        for _ in 0..<3_000 {
+            let key = (0..<Int.random(in: 1...5, using: &random)).map { _ in name() }.joined(separator: ".")
+            let exact = kept.first { !$0.isPattern && $0.key == key }
+            var best: (rule: SchemaRule, rank: (Int, Int, Int))?
+            for (index, rule) in kept.enumerated() where rule.isPattern && rule.covers(key) {
+                let rank = (rule.key.utf8.count, rule.key.prefix { $0 != "*" }.utf8.count, -index)
+                if let current = best, current.rank >= rank { continue }
+                best = (rule, rank)
+            }
+            #expect(schema.rule(forKey: key)?.file == (exact ?? best?.rule)?.file, "\(key)")
+        }
+    }
+
     @Test("A lock is found by exact key or by any prefix, the first in file order, among 20,000")
     func locksByKeyAndPrefix() throws {
         var policy = SettingsPolicy()
