@@ -26,7 +26,7 @@ extension Settings {
 
     /// How many history records the database holds.
     package var historyCount: Int {
-        writer.withLock { $0.historyCount }
+        gauges.historyCount
     }
 
     /// Every stored value as it was at `time` (milliseconds since 1970): for each key changed

@@ -28,6 +28,8 @@ public final class Settings: Sendable {
     public let configuration: SettingsConfiguration
 
     let writer: Mutex<SettingsWriter>
+    /// The writer's last sequence number and history count, readable without its lock.
+    let gauges: WriterGauges
     /// The replica id, changed only under the writer lock.
     let identity: Mutex<ReplicaID>
     let cache: Mutex<ReplicaCache>
@@ -103,11 +105,16 @@ public final class Settings: Sendable {
         self.path = path
         self.configuration = configuration
         self.cache = Mutex(cache)
+        let gauges = WriterGauges()
+        gauges.publish(lastSequence: highWater.sequence)
+        gauges.publish(historyCount: loaded.historyCount)
+        self.gauges = gauges
         self.writer = Mutex(
             SettingsWriter(
                 backend: backend, ownerLock: lock,
                 clock: HybridLogicalClock(last: highWater.timestamp, wallMilliseconds: configuration.clock),
-                lastSequence: highWater.sequence, peers: loaded.peers, lineage: loaded.lineage,
+                gauges: gauges, lastSequence: highWater.sequence, peers: loaded.peers,
+                lineage: loaded.lineage,
                 tombstoneHorizon: loaded.tombstoneHorizon, historyCount: loaded.historyCount,
                 account: loaded.account))
     }
@@ -174,7 +181,7 @@ public final class Settings: Sendable {
 
     /// The highest local sequence number applied so far.
     package var sequence: Int64 {
-        writer.withLock { $0.lastSequence }
+        gauges.lastSequence
     }
 
     /// Adds values to the registration layer: read when a key has no stored value, never

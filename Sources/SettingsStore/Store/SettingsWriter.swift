@@ -6,7 +6,11 @@ struct SettingsWriter {
     var backend: (any SettingsBackend)?
     var ownerLock: OwnerLock?
     var clock: HybridLogicalClock
-    var lastSequence: Int64
+    /// Where `lastSequence` and `historyCount` are published for readers that take no lock.
+    let gauges: WriterGauges
+    var lastSequence: Int64 {
+        didSet { gauges.publish(lastSequence: lastSequence) }
+    }
     /// Per peer, the last of its sequence numbers applied here and its incarnation then
     /// (absent: never synced).
     var peers: [ReplicaID: PeerRecord]
@@ -16,7 +20,9 @@ struct SettingsWriter {
     /// replica does not hold, may be one deleted long ago and is not taken back.
     var tombstoneHorizon: HybridTimestamp
     /// How many history records the database holds.
-    var historyCount: Int
+    var historyCount: Int {
+        didSet { gauges.publish(historyCount: historyCount) }
+    }
     /// The hub namespace the store syncs as (nil: it never joined one).
     var account: SyncAccount? = nil
 
