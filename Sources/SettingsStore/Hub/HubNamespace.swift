@@ -126,30 +126,7 @@ package struct HubNamespace {
         // there even past numbers no row holds now (a push whose lower version lost to the
         // hub's, a row renumbered by a later push), so nobody is left "behind" forever.
         let rows = try connection.execute(
-            """
-            SELECT b.key, b.value, b.hlc, b.replica, b.hub_seq, b.mine, b.oversize, c.last_seq, b.candidates
-            FROM (SELECT last_seq FROM settingsd.namespaces WHERE namespace = $1) AS c
-            LEFT JOIN LATERAL (
-                SELECT key, value, hlc, replica, hub_seq, mine, oversize, candidates FROM (
-                    SELECT CASE WHEN oversize THEN NULL ELSE key END AS key,
-                        CASE WHEN oversize OR mine THEN NULL ELSE value END AS value, hlc, replica, hub_seq,
-                        mine::int::bigint AS mine, oversize::int::bigint AS oversize,
-                        sum(CASE WHEN oversize OR mine THEN 0 ELSE coalesce(octet_length(value), 0) END)
-                            OVER (ORDER BY hub_seq) AS running,
-                        row_number() OVER (ORDER BY hub_seq) AS position,
-                        count(*) OVER () AS candidates
-                    FROM (
-                        SELECT key, value, hlc, replica, hub_seq, pushed_by = $4 AS mine,
-                            octet_length(key) > $5::bigint OR coalesce(octet_length(value), 0) > $6::bigint AS oversize
-                        FROM settingsd.entries
-                        WHERE namespace = $1 AND hub_seq > $2
-                            AND hub_seq <= CASE WHEN $2 + $8 < c.last_seq THEN $2 + $8 ELSE 9223372036854775807 END
-                        ORDER BY hub_seq LIMIT $3) AS candidates
-                ) AS batch
-                WHERE position = 1 OR running <= $7::bigint
-            ) AS b ON true
-            ORDER BY b.hub_seq
-            """,
+            "SELECT * FROM settingsd.pull($1, $2, $3, $4, $5, $6, $7, $8)",
             [
                 .text(name), .int64(cursor), .int64(Int64(limit)), .bytes(replica.bytes),
                 .int64(Int64(caps.keyBytes)), .int64(Int64(caps.valueBytes)), .int64(Int64(byteBudget)),

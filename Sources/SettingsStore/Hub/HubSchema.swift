@@ -196,6 +196,7 @@ enum HubSchema {
         Migration(version: 5, sql: writeFunctions),
         Migration(version: 6, sql: lineage),
         Migration(version: 7, sql: sums),
+        Migration(version: 8, sql: pull),
     ]
 
     /// Schema 5: every write goes through a function that runs as the schema's owner, so users

@@ -1,0 +1,66 @@
+extension HubSchema {
+    /// Schema 8: a link's pull is a function that checks the caller's membership once and then
+    /// reads as the schema's owner, as schema 7 made the digest. Read by the caller, row-level
+    /// security asked its membership of every row pulled (about 1.5 µs each): when a thousand
+    /// writers changed the namespace, 10,000 machines pulling their rows made ten million such
+    /// questions. The function's plan is also kept by the server session that runs it, where a
+    /// link through a pooler in transaction pooling sent the whole statement to be parsed and
+    /// planned on every pull.
+    ///
+    /// The columns are the pull statement's, in its order (`HubNamespace.pull` reads them by
+    /// position): the key and the value (NULL when the row is oversize, the value also when the
+    /// caller pushed the row), the version, the hub number, whether the caller pushed it and
+    /// whether it is oversize (as 0 or 1), the counter, and how many rows were candidates.
+    /// An empty batch is one row with the counter alone.
+    ///
+    /// `enter` now says "use", not "write": the reading functions check membership with it too.
+    static let pull = """
+        CREATE OR REPLACE FUNCTION settingsd.enter(ns name) RETURNS void
+            LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+            AS $$ BEGIN
+                IF NOT settingsd.member(ns) THEN
+                    RAISE EXCEPTION 'role % may not use hub namespace %', session_user, ns
+                        USING ERRCODE = 'insufficient_privilege';
+                END IF;
+                PERFORM pg_catalog.set_config('settingsd.writing', ns, true);
+            END $$;
+        CREATE FUNCTION settingsd.pull(ns name, after_seq bigint, most bigint, puller bytea,
+                key_cap bigint, value_cap bigint, budget bigint, span bigint)
+            RETURNS TABLE (pulled_key text, pulled_value bytea, pulled_hlc bigint, pulled_replica bytea,
+                pulled_seq bigint, pulled_mine bigint, pulled_oversize bigint, counter bigint,
+                candidate_count bigint)
+            LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+            AS $$ BEGIN
+                PERFORM settingsd.enter(ns);
+                RETURN QUERY
+                SELECT b.key, b.value, b.hlc, b.replica, b.hub_seq, b.mine, b.oversize, c.last_seq, b.candidates
+                FROM (SELECT n.last_seq FROM settingsd.namespaces AS n WHERE n.namespace = ns) AS c
+                LEFT JOIN LATERAL (
+                    SELECT w.key, w.value, w.hlc, w.replica, w.hub_seq, w.mine, w.oversize, w.candidates FROM (
+                        SELECT CASE WHEN r.oversize THEN NULL ELSE r.key END AS key,
+                            CASE WHEN r.oversize OR r.mine THEN NULL ELSE r.value END AS value, r.hlc, r.replica,
+                            r.hub_seq, r.mine::int::bigint AS mine, r.oversize::int::bigint AS oversize,
+                            sum(CASE WHEN r.oversize OR r.mine THEN 0 ELSE coalesce(octet_length(r.value), 0) END)
+                                OVER (ORDER BY r.hub_seq) AS running,
+                            row_number() OVER (ORDER BY r.hub_seq) AS position,
+                            count(*) OVER () AS candidates
+                        FROM (
+                            SELECT e.key, e.value, e.hlc, e.replica, e.hub_seq, e.pushed_by = puller AS mine,
+                                octet_length(e.key) > key_cap OR coalesce(octet_length(e.value), 0) > value_cap
+                                    AS oversize
+                            FROM settingsd.entries AS e
+                            WHERE e.namespace = ns AND e.hub_seq > after_seq
+                                AND e.hub_seq <= CASE WHEN after_seq + span < c.last_seq THEN after_seq + span
+                                    ELSE 9223372036854775807 END
+                            ORDER BY e.hub_seq LIMIT most) AS r
+                    ) AS w
+                    WHERE w.position = 1 OR w.running <= budget
+                ) AS b ON true
+                ORDER BY b.hub_seq;
+                PERFORM pg_catalog.set_config('settingsd.writing', '', true);
+            END $$;
+        REVOKE ALL ON FUNCTION settingsd.pull(name, bigint, bigint, bytea, bigint, bigint, bigint, bigint) FROM PUBLIC;
+        GRANT EXECUTE ON FUNCTION settingsd.pull(name, bigint, bigint, bytea, bigint, bigint, bigint, bigint)
+            TO settingsd_user;
+        """
+}
