@@ -42,11 +42,19 @@ final class DconfSession {
             environment["DCONF_PROFILE"] = directory.file("profile")
         }
         self.environment = environment
+        // A bus that activates nothing: with the session's service files, a `dconf` call made
+        // before this session's service owned its name had the bus start a second dconf-service,
+        // the bus's child, which outlived the bus and kept the test runner's output pipe open:
+        // `swift test` then waited for it after every test had passed.
+        try Self.busConfiguration.write(toFile: directory.file("bus.conf"), atomically: true, encoding: .utf8)
         bus = Process()
         bus.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
-        bus.arguments = ["--session", "--nofork", "--nopidfile", "--address=\(address)"]
+        bus.arguments = [
+            "--config-file=\(directory.file("bus.conf"))", "--nofork", "--nopidfile", "--address=\(address)",
+        ]
         bus.environment = environment
         bus.standardOutput = FileHandle.nullDevice
+        bus.standardError = FileHandle.nullDevice
         try bus.run()
         let socket = directory.file("bus")
         try await waitUntil { FileManager.default.fileExists(atPath: socket) }
@@ -54,10 +62,28 @@ final class DconfSession {
         service = Process()
         service.executableURL = URL(fileURLWithPath: "/usr/libexec/dconf-service")
         service.environment = environment
+        service.standardOutput = FileHandle.nullDevice
+        service.standardError = FileHandle.nullDevice
         try service.run()
         try await waitUntil { self.run("/usr/bin/dconf", ["write", "/settingsd-probe", "1"]).status == 0 }
         _ = run("/usr/bin/dconf", ["reset", "/settingsd-probe"])
     }
+
+    /// A session bus's policy with no service directories, so nothing is started by activation.
+    private static let busConfiguration = """
+        <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+         "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+        <busconfig>
+          <type>session</type>
+          <listen>unix:tmpdir=/tmp</listen>
+          <auth>EXTERNAL</auth>
+          <policy context="default">
+            <allow send_destination="*" eavesdrop="true"/>
+            <allow eavesdrop="true"/>
+            <allow own="*"/>
+          </policy>
+        </busconfig>
+        """
 
     deinit {
         // Killed outright: a child of the test runner inherits a mask that blocks SIGTERM.
