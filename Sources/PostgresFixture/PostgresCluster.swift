@@ -240,21 +240,29 @@ public final class PostgresCluster: Sendable {
     }()
 }
 
-/// Stops the test cluster when the test process exits.
+/// Stops every cluster the test process made when it exits (the run's shared one and the private
+/// ones). It used to keep only the last cluster registered, so every other one, a failover test's
+/// standby among them, went on running after the tests.
 enum PostgresClusterRegistry {
-    private static let command = Mutex<[String]?>(nil)
+    /// Per cluster: the stop command's arguments and the folder to remove.
+    private static let clusters = Mutex<[(arguments: [String], folder: String)]>([])
 
     static func register(stop pgCtl: String, data: String, folder: String) {
         let arguments =
             getuid() == 0
             ? ["/usr/sbin/runuser", "-u", "postgres", "--", pgCtl, "-D", data, "-m", "immediate", "stop"]
             : [pgCtl, "-D", data, "-m", "immediate", "stop"]
-        command.withLock { $0 = arguments + [folder] }
+        let isFirst = clusters.withLock { clusters in
+            clusters.append((arguments, folder))
+            return clusters.count == 1
+        }
+        guard isFirst else { return }
         atexit {
-            guard var arguments = PostgresClusterRegistry.command.withLock({ $0 }) else { return }
-            let folder = arguments.removeLast()
-            try? PostgresCluster.run(arguments[0], Array(arguments.dropFirst()))
-            try? FileManager.default.removeItem(atPath: folder)
+            for cluster in PostgresClusterRegistry.clusters.withLock({ $0 }) {
+                // At exit nothing can report a failure: a cluster already stopped is the usual case.
+                try? PostgresCluster.run(cluster.arguments[0], Array(cluster.arguments.dropFirst()))
+                try? FileManager.default.removeItem(atPath: cluster.folder)
+            }
         }
     }
 }
