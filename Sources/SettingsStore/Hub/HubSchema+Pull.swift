@@ -15,15 +15,7 @@ extension HubSchema {
     ///
     /// `enter` now says "use", not "write": the reading functions check membership with it too.
     static let pull = """
-        CREATE OR REPLACE FUNCTION settingsd.enter(ns name) RETURNS void
-            LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
-            AS $$ BEGIN
-                IF NOT settingsd.member(ns) THEN
-                    RAISE EXCEPTION 'role % may not use hub namespace %', session_user, ns
-                        USING ERRCODE = 'insufficient_privilege';
-                END IF;
-                PERFORM pg_catalog.set_config('settingsd.writing', ns, true);
-            END $$;
+        \(enterFunction(refusing: "use", replacing: true))
         CREATE FUNCTION settingsd.pull(ns name, after_seq bigint, most bigint, puller bytea,
                 key_cap bigint, value_cap bigint, budget bigint, span bigint)
             RETURNS TABLE (pulled_key text, pulled_value bytea, pulled_hlc bigint, pulled_replica bytea,

@@ -217,15 +217,7 @@ enum HubSchema {
         CREATE OR REPLACE FUNCTION settingsd.visible(namespace name) RETURNS boolean
             LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp
             AS $$ SELECT \(isMember("current_user", of: "namespace")) $$;
-        CREATE FUNCTION settingsd.enter(ns name) RETURNS void
-            LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
-            AS $$ BEGIN
-                IF NOT settingsd.member(ns) THEN
-                    RAISE EXCEPTION 'role % may not write to hub namespace %', session_user, ns
-                        USING ERRCODE = 'insufficient_privilege';
-                END IF;
-                PERFORM pg_catalog.set_config('settingsd.writing', ns, true);
-            END $$;
+        \(enterFunction(refusing: "write to"))
         -- Makes sure the namespace's counter and channel exist; returns the channel's secret.
         CREATE FUNCTION settingsd.join(ns name) RETURNS text
             LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET lock_timeout = '5s'
@@ -246,6 +238,23 @@ enum HubSchema {
             FROM settingsd_user;
         \(policies)
         """
+
+    /// `settingsd.enter(ns)`: refuses a session whose login role is not a member of `ns`
+    /// ("role R may not `refusing` hub namespace N"), then names `ns` in `settingsd.writing` for
+    /// the transaction. Schema 5 creates it; schema 8 replaces it with a wider word.
+    static func enterFunction(refusing verb: String, replacing: Bool = false) -> String {
+        """
+        CREATE \(replacing ? "OR REPLACE " : "")FUNCTION settingsd.enter(ns name) RETURNS void
+            LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+            AS $$ BEGIN
+                IF NOT settingsd.member(ns) THEN
+                    RAISE EXCEPTION 'role % may not \(verb) hub namespace %', session_user, ns
+                        USING ERRCODE = 'insufficient_privilege';
+                END IF;
+                PERFORM pg_catalog.set_config('settingsd.writing', ns, true);
+            END $$;
+        """
+    }
 
     /// The tables with a `namespace` column, which row-level security guards.
     static let namespacedTables = ["namespaces", "entries", "replicas", "channels"]
