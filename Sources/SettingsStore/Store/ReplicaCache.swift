@@ -35,18 +35,14 @@ struct ReplicaCache {
 
     /// Replaces the entries of `batch`, growing the table once for the whole batch.
     mutating func apply(_ batch: [SettingEntry]) {
-        guard batch.count >= Self.touchedGroup * 4 else {
-            if batch.count > 1 { entries.reserveCapacity(entries.count + batch.count) }
-            for entry in batch { apply(entry) }
-            return
-        }
-        entries.reserveCapacity(entries.count + batch.count)
+        if batch.count > 1 { entries.reserveCapacity(entries.count + batch.count) }
         // A large batch (a store opening, an initial sync) lands all over the index: each group's
         // slots are read together first, so their cache misses overlap.
+        let touches = batch.count >= Self.touchedGroup * 4
         var start = batch.startIndex
         while start < batch.endIndex {
             let group = batch[start..<Swift.min(start + Self.touchedGroup, batch.endIndex)]
-            entries.touchSlots(of: group.lazy.map(\.key))
+            if touches { entries.touchSlots(of: group.lazy.map(\.key)) }
             for entry in group { apply(entry) }
             start = group.endIndex
         }
