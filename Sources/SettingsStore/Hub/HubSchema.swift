@@ -11,6 +11,15 @@ enum HubSchema {
     struct Migration {
         let version: Int64
         let sql: String
+        /// The oldest schema version whose builds a hub at this version still serves: its own,
+        /// unless the step changed only how functions work, not what they take or return.
+        let compatibleSince: Int64
+
+        init(version: Int64, sql: String, compatibleSince: Int64? = nil) {
+            self.version = version
+            self.sql = sql
+            self.compatibleSince = compatibleSince ?? version
+        }
     }
 
     /// Row-level security's test (schema 2 on): the row's namespace is a role the current role is
@@ -197,6 +206,7 @@ enum HubSchema {
         Migration(version: 6, sql: lineage),
         Migration(version: 7, sql: sums),
         Migration(version: 8, sql: pull),
+        Migration(version: 9, sql: pullByBudget, compatibleSince: 8),
     ]
 
     /// Schema 5: every write goes through a function that runs as the schema's owner, so users
@@ -279,13 +289,15 @@ enum HubSchema {
     /// The schema version this build reads and writes.
     static var current: Int64 { migrations.last?.version ?? 0 }
 
-    /// Creates or upgrades the schema, idempotently, one transaction per step; returns the
-    /// version the hub had before (0: none).
+    /// Creates or upgrades the schema through version `target` (this build's by default),
+    /// idempotently, one transaction per step; returns the version the hub had before (0: none).
     ///
     /// Each step holds the migration lock for its own transaction only (nothing is left on a
     /// session), so `hub init` works through a pooler in transaction pooling too.
     @discardableResult
-    static func migrate(_ connection: PostgresConnection) throws(SettingsError) -> Int64 {
+    static func migrate(_ connection: PostgresConnection, through target: Int64 = current) throws(SettingsError)
+        -> Int64
+    {
         var before: Int64?
         while true {
             try connection.execute("BEGIN")
@@ -297,15 +309,15 @@ enum HubSchema {
                 let found = try version(connection)
                 if before == nil { before = found }
                 guard found <= current else { throw newer(found, connection) }
-                guard let migration = migrations.first(where: { $0.version > found }) else {
+                guard let migration = migrations.first(where: { $0.version > found && $0.version <= target }) else {
                     try connection.execute("COMMIT")
                     return before ?? found
                 }
                 try connection.executeScript(migration.sql)
                 try connection.execute(
-                    "INSERT INTO settingsd.meta (name, value) VALUES ('schema_version', $1) "
+                    "INSERT INTO settingsd.meta (name, value) VALUES ('schema_version', $1), ('compatible_since', $2) "
                         + "ON CONFLICT (name) DO UPDATE SET value = excluded.value",
-                    [.text(String(migration.version))])
+                    [.text(String(migration.version)), .text(String(migration.compatibleSince))])
                 try connection.execute("COMMIT")
             } catch {
                 _ = try? connection.execute("ROLLBACK")
@@ -364,7 +376,9 @@ enum HubSchema {
         }
     }
 
-    /// Throws unless the hub holds exactly this build's schema, with a message naming `hub init`.
+    /// Throws unless the hub's schema serves this build, with a message naming `hub init`: this
+    /// build's version, an older one whose functions take and return what this build's do (the
+    /// steps since changed only how they work), or a newer one that says it still serves it.
     static func check(_ connection: PostgresConnection) throws(SettingsError) {
         let found = try version(connection)
         guard found != 0 else {
@@ -373,8 +387,12 @@ enum HubSchema {
                 "the hub \(connection.displayName) has no settingsd schema; create it with 'settingsd hub init URL'"
             )
         }
-        guard found <= current else { throw newer(found, connection) }
-        guard found == current else {
+        if found > current {
+            let servedSince = try meta("compatible_since", connection).flatMap { Int64($0) } ?? found
+            guard servedSince <= current else { throw newer(found, connection) }
+            return
+        }
+        guard found >= (migrations.last?.compatibleSince ?? current) else {
             throw SettingsError(
                 .unsupportedSchema,
                 "the hub \(connection.displayName) has schema version \(found), older than this settingsd's \(current); upgrade it with 'settingsd hub init URL'"
@@ -386,9 +404,13 @@ enum HubSchema {
     static func version(_ connection: PostgresConnection) throws(SettingsError) -> Int64 {
         let exists = try connection.execute("SELECT (to_regclass('settingsd.meta') IS NOT NULL)::int::bigint")
         guard exists.count == 1, exists.int64(0, 0) == 1 else { return 0 }
-        let rows = try connection.execute("SELECT value FROM settingsd.meta WHERE name = 'schema_version'")
-        guard rows.count == 1, let version = Int64(rows.text(0, 0)) else { return 0 }
-        return version
+        return try meta("schema_version", connection).flatMap { Int64($0) } ?? 0
+    }
+
+    /// The value of `name` in `settingsd.meta` (nil: no such row).
+    private static func meta(_ name: String, _ connection: PostgresConnection) throws(SettingsError) -> String? {
+        let rows = try connection.execute("SELECT value FROM settingsd.meta WHERE name = $1", [.text(name)])
+        return rows.count == 1 && !rows.isNull(0, 0) ? rows.text(0, 0) : nil
     }
 
     private static func newer(_ version: Int64, _ connection: PostgresConnection) -> SettingsError {
