@@ -44,7 +44,7 @@ final class BenchDaemon {
 
     init(
         binary: String, scratch: Scratch, name: String = "daemon", arguments: [String] = [],
-        environment: [String: String]? = nil
+        environment: [String: String]? = nil, hub: String? = nil
     ) throws {
         socket = "/tmp/sdb-\(UUID().uuidString.prefix(8)).sock"
         process.executableURL = URL(fileURLWithPath: binary)
@@ -52,6 +52,12 @@ final class BenchDaemon {
             ["run", "--db", scratch.file("\(name).sqlite"), "--socket", socket, "--log-level", "error"]
             + arguments
         if let environment { process.environment = environment }
+        // The hub's URL carries a password: through the environment, not the arguments (which
+        // every user can read, and `settingsd` warns of).
+        if let hub {
+            process.environment = (environment ?? ProcessInfo.processInfo.environment)
+                .merging(["SETTINGSD_HUB": hub]) { $1 }
+        }
         let output = Pipe()
         process.standardOutput = output
         try process.run()

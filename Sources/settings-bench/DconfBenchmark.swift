@@ -36,11 +36,11 @@ struct DconfBenchmark {
         let url = try hub.newNamespace()
         let sessionA = try PrivateDconf(scratch: scratch.folder("a"))
         let sessionB = try PrivateDconf(scratch: scratch.folder("b"))
-        let bridge = ["--dconf", "/org/gnome/", "--schemas", GSettingsBenchmark.schemas, "--hub", url]
+        let bridge = ["--dconf", "/org/gnome/", "--schemas", GSettingsBenchmark.schemas]
         let a = try BenchDaemon(
-            binary: binary, scratch: scratch, name: "a", arguments: bridge, environment: sessionA.environment)
+            binary: binary, scratch: scratch, name: "a", arguments: bridge, environment: sessionA.environment, hub: url)
         let b = try BenchDaemon(
-            binary: binary, scratch: scratch, name: "b", arguments: bridge, environment: sessionB.environment)
+            binary: binary, scratch: scratch, name: "b", arguments: bridge, environment: sessionB.environment, hub: url)
         for daemon in [a, b] {
             ChildProcess.run([binary, "sync", "--wait", "--timeout", "30", "--socket", daemon.socket])
         }

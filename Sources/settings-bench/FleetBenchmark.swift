@@ -104,6 +104,12 @@ struct FleetBenchmark {
             "\(name): set → applied on every machine (idle fleet)", sorted: pooled.propagation,
             peer: direct?.propagation, peerName: peer,
             target: .percentiles(p50: interval.upperBound, p99: interval.upperBound + 0.1))
+        report.seconds(
+            "\(name): \(min(machines, 1_000)) writers at once → the hub numbered every write",
+            pooled.burstPushedSeconds, target: .reported)
+        report.quantity(
+            "\(name): statements the machines sent during that burst", Double(pooled.burstStatements),
+            unit: "statements", format: "%.0f", target: .reported)
         if pooled.burstSeconds.isFinite {
             report.seconds(
                 "\(name): \(min(machines, 1_000)) writers at once → every machine has every write",
@@ -125,7 +131,7 @@ struct FleetBenchmark {
         progress("10 real daemons through PgBouncer")
         let daemons = try (0..<10).map { index in
             try BenchDaemon(
-                binary: binary, scratch: scratch, name: "fleet\(index)", arguments: ["--hub", url])
+                binary: binary, scratch: scratch, name: "fleet\(index)", hub: url)
         }
         defer {
             for daemon in daemons {
@@ -159,9 +165,11 @@ struct FleetBenchmark {
             target: .percentiles(p50: interval.upperBound, p99: interval.upperBound + 0.1))
     }
 
-    private func progress(_ message: String) {
-        FileHandle.standardError.write(Data("fleet: \(message)\n".utf8))
-    }
+}
+
+/// A line on standard error saying what the fleet benchmark is doing (a run takes minutes).
+private func progress(_ message: String) {
+    FileHandle.standardError.write(Data("fleet: \(message)\n".utf8))
 }
 
 /// One fleet, measured: connected, settled, idle for a while, then propagation and a burst.
@@ -173,6 +181,10 @@ private struct FleetRun {
     var idleStatementsPerSecond = 0.0
     var propagation: [Double] = []
     var burstSeconds = 0.0
+    /// From the burst's start until the hub had numbered every one of its writes.
+    var burstPushedSeconds = 0.0
+    /// Statements the machines sent during the burst.
+    var burstStatements = 0
     /// Machines that had every write of the burst when it was measured.
     var burstReached = 0
     var failures = 0
@@ -192,6 +204,7 @@ private struct FleetRun {
         try waitUntilQuiet(simulation)
         // Idle: every machine at its longest interval.
         let window = quick ? 5.0 : 20.0
+        progress("\(machines) machines settled; idle for \(Int(window)) s")
         let postgres = try ProcessCPU.postgres(cluster: cluster)
         let poolerCPU = pooler.map { ProcessCPU(pids: [$0]) }
         let (cpuBefore, poolerBefore, statementsBefore) = (
@@ -228,15 +241,21 @@ private struct FleetRun {
         propagation.sort()
 
         let writers = min(machines, 1_000)
-        simulation.expect(try writer.lastSequence() + Int64(writers))
-        let started = FleetSimulation.now()
+        progress("\(machines) machines: \(writers) writers at once")
+        let goal = try writer.lastSequence() + Int64(writers)
+        simulation.expect(goal)
+        let (started, statementsAtBurst) = (FleetSimulation.now(), simulation.statements)
         simulation.burst(machines: writers, tag: "burst")
         let deadline = started + 300
         while simulation.arrivals.count < machines, FleetSimulation.now() < deadline {
             connections = max(connections, try Self.serverConnections(admin, role: role))
+            if burstPushedSeconds == 0, try writer.lastSequence() >= goal {
+                burstPushedSeconds = FleetSimulation.now() - started
+            }
             usleep(20_000)
         }
         burstSeconds = simulation.arrivals.count < machines ? .infinity : FleetSimulation.now() - started
+        burstStatements = simulation.statements - statementsAtBurst
         burstReached = simulation.arrivals.count
         serverConnections = max(connections, try Self.serverConnections(admin, role: role))
         failures = simulation.failures

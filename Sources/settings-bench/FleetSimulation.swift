@@ -205,8 +205,8 @@ private final class Worker: Sendable {
     }
 
     /// A poll as the pooled link makes it: the counter; when it moved, the link's round (pulls
-    /// until one holds every row after the cursor, then the counter again, once more at once while
-    /// that found more), then half the interval.
+    /// until one holds every row after the cursor, whose counter says whether to pull once more at
+    /// once), then half the interval.
     private func poll(_ machine: Machine, simulation: FleetSimulation) {
         guard var schedule = machine.schedule else { return }
         defer {
@@ -222,13 +222,17 @@ private final class Worker: Sendable {
             schedule.quiet()
             return
         }
-        do {
+        do throws(SettingsError) {
             let start = machine.cursor
             var retried = false
             while true {
                 let before = machine.cursor
-                pull(machine, simulation: simulation)
-                machine.seenCounter = try machine.hub.lastSequence()
+                // As the link: the last pull's counter, not another statement to ask it.
+                if let counter = pull(machine, simulation: simulation) {
+                    machine.seenCounter = counter
+                } else {
+                    machine.seenCounter = try machine.hub.lastSequence()
+                }
                 let progressed = machine.cursor != before
                 guard machine.seenCounter > machine.cursor, progressed || !retried else { break }
                 retried = !progressed
@@ -261,22 +265,24 @@ private final class Worker: Sendable {
         }
     }
 
-    private func pull(_ machine: Machine, simulation: FleetSimulation) {
+    /// Pulls until a batch holds every row after the cursor; returns the counter the last batch
+    /// saw (nil: none, or a statement failed).
+    @discardableResult
+    private func pull(_ machine: Machine, simulation: FleetSimulation) -> Int64? {
         let limits = SettingsLimits.desktop
         machine.sentStatements = true
+        defer { simulation.reached(machine) }
         while true {
             do {
                 let batch = try machine.hub.pull(after: machine.cursor, for: machine.replica, limits: limits)
-                guard batch.through > machine.cursor else { break }
+                guard batch.through > machine.cursor else { return batch.counter }
                 machine.cursor = batch.through
-                if batch.complete { break }
+                if batch.complete { return batch.counter }
             } catch {
                 failed(error)
-                break
+                return nil
             }
         }
-
-        simulation.reached(machine)
     }
 
     func describe(below goal: Int64) -> [String] {

@@ -56,7 +56,7 @@ struct HubBenchmark {
         let clock = ContinuousClock()
         let start = clock.now
         let fresh = try BenchDaemon(
-            binary: binary, scratch: scratch, name: "fresh", arguments: ["--hub", url])
+            binary: binary, scratch: scratch, name: "fresh", hub: url)
         try waitFor(timeout: 300) { try keyCount(fresh) == count }
         report.seconds(
             "initial sync of \(count / 1000)k keys from the hub to a fresh daemon",
@@ -147,7 +147,7 @@ struct HubBenchmark {
     ) throws -> [BenchDaemon] {
         let daemons = try (0..<count).map {
             try BenchDaemon(
-                binary: binary, scratch: scratch, name: "\(name)\($0)", arguments: ["--hub", url])
+                binary: binary, scratch: scratch, name: "\(name)\($0)", hub: url)
         }
         try waitFor(timeout: 30) { try daemons.allSatisfy { try hubConnected($0) } }
         return daemons

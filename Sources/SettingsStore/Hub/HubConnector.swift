@@ -215,11 +215,16 @@ final class HubConnector: Sendable {
                 throw SettingsError(.connectionLost, "this replica took a new id; reconnecting")
             }
             let before = (cursor, pushed)
-            cursor = try pullAll(
+            let pulled = try pullAll(
                 from: hub, after: cursor, as: localID, initialTarget: initialTarget, entropy: &checks.entropy)
+            cursor = pulled.cursor
             (pushed, cursor) = try pushAll(
                 to: hub, after: pushed, as: localID, incarnation: incarnation, cursor: cursor)
-            let counter = try hub.lastSequence()
+            // A round that pushed nothing knows the counter from its last pull's snapshot: on a
+            // fleet, asking again would cost every machine a statement more per change. A push
+            // landing since is the next poll's, as it would be a moment after this look.
+            let counter: Int64
+            if pushed == before.1, let seen = pulled.counter { counter = seen } else { counter = try hub.lastSequence() }
             if let current = cursor, counter < current {
                 // Numbers at or below the cursor are being handed out again: pull from the counter
                 // on, and let anti-entropy find what the hub lost or renumbered.
@@ -341,18 +346,19 @@ final class HubConnector: Sendable {
         _ = try connection.notifications()
     }
 
-    /// Applies what the hub has after `cursor`, batch by batch; returns the new cursor.
+    /// Applies what the hub has after `cursor`, batch by batch; returns the new cursor and the
+    /// counter the last batch saw.
     private func pullAll(
         from hub: HubNamespace, after cursor: Int64?, as replica: ReplicaID, initialTarget: Int64?,
         entropy: inout HubAntiEntropy
     )
-        throws(SettingsError) -> Int64?
+        throws(SettingsError) -> (cursor: Int64?, counter: Int64?)
     {
         var cursor = cursor
         while true {
             let limits = settings.configuration.limits
             let batch = try hub.pull(after: cursor ?? 0, for: replica, limits: limits)
-            guard batch.through > (cursor ?? 0) else { return cursor }
+            guard batch.through > (cursor ?? 0) else { return (cursor, batch.counter) }
             // Rows under this replica's id newer than what it holds (another copy of its file
             // pushed them, or they were forged): fetched and merged like any.
             var entries = batch.entries
@@ -391,7 +397,7 @@ final class HubConnector: Sendable {
             }
             cursor = batch.through
             update { $0.lastContactMilliseconds = settings.configuration.clock() }
-            if batch.complete { return cursor }
+            if batch.complete { return (cursor, batch.counter) }
         }
     }
 

@@ -109,10 +109,7 @@ package struct HubNamespace {
     package func pull(
         after cursor: Int64, for replica: ReplicaID, limits: SettingsLimits,
         limit: Int = batchEntries, byteBudget: Int = batchBytes
-    ) throws(SettingsError) -> (
-        entries: [SettingEntry], mine: [(key: String, version: SettingVersion)], through: Int64,
-        unreadable: Int, complete: Bool
-    ) {
+    ) throws(SettingsError) -> PulledBatch {
         let caps = Self.caps(for: limits)
         // A window of hub sequence numbers bounds the work whatever plan PostgreSQL picks: on a
         // table its statistics think small (a new hub, a burst of pushes since the last ANALYZE)
@@ -132,12 +129,9 @@ package struct HubNamespace {
                 .int64(Int64(caps.keyBytes)), .int64(Int64(caps.valueBytes)), .int64(Int64(byteBudget)),
                 .int64(window),
             ])
-        var entries: [SettingEntry] = []
-        var mine: [(key: String, version: SettingVersion)] = []
-        var through = cursor
-        var unreadable = 0
         // Every row carries the same counter (none: the namespace has no counter row).
         let counter = rows.count > 0 && !rows.isNull(0, 7) ? rows.int64(0, 7) : nil
+        var batch = PulledBatch(through: cursor, counter: counter.flatMap { Arrival.isPosition($0) ? $0 : nil })
         var candidates: Int64 = 0
         var returned: Int64 = 0
         for row in 0..<rows.count {
@@ -148,34 +142,35 @@ package struct HubNamespace {
             // A hub sequence number out of range is never computed with, nor taken as the cursor.
             let sequence = rows.int64(row, 4)
             guard Arrival.isPosition(sequence) else {
-                unreadable += 1
+                batch.unreadable += 1
                 continue
             }
-            through = max(through, sequence)
+            batch.through = max(batch.through, sequence)
             guard rows.int64(row, 6) == 0, let version = Self.version(rows, row) else {
-                unreadable += 1
+                batch.unreadable += 1
                 continue
             }
             if rows.int64(row, 5) == 1 {
-                mine.append((rows.text(row, 0), version))
+                batch.mine.append((rows.text(row, 0), version))
                 continue
             }
             guard let entry = Self.entry(rows, row, version: version, sequence: sequence) else {
-                unreadable += 1
+                batch.unreadable += 1
                 continue
             }
-            entries.append(entry)
+            batch.entries.append(entry)
         }
         // Every row of the window came: everything through its end has been seen. The last
         // window is open-ended (rows numbered past the counter by hand come too), and complete.
         guard returned == candidates, candidates < Int64(limit), let counter, Arrival.isPosition(counter)
-        else {
-            return (entries, mine, through, unreadable, false)
-        }
+        else { return batch }
         guard cursor + window >= counter else {
-            return (entries, mine, max(through, cursor + window), unreadable, false)
+            batch.through = max(batch.through, cursor + window)
+            return batch
         }
-        return (entries, mine, max(through, counter), unreadable, true)
+        batch.through = max(batch.through, counter)
+        batch.complete = true
+        return batch
     }
 
     /// Pushes `entries` (each key once) and records that `replica` has pushed through its local
@@ -320,7 +315,7 @@ package struct HubNamespace {
 
     /// The version in columns 2 (stamp) and 3 (replica) of `row`, nil for a malformed replica id.
     private static func version(_ rows: PostgresRows, _ row: Int) -> SettingVersion? {
-        guard let replica = ReplicaID(bytes: rows.bytes(row, 3)) else { return nil }
+        guard let replica = rows.withBytes(row, 3, { ReplicaID(bytes: $0) }) else { return nil }
         return SettingVersion(
             timestamp: HybridTimestamp(rawValue: UInt64(bitPattern: rows.int64(row, 2))), replica: replica)
     }
@@ -332,14 +327,10 @@ package struct HubNamespace {
     {
         var value: SettingValue?
         if !rows.isNull(row, 1) {
-            guard let decoded = decode(rows.bytes(row, 1)) else { return nil }
+            guard let decoded = rows.withBytes(row, 1, { try? SettingValue(decoding: $0) }) else { return nil }
             value = decoded
         }
         return SettingEntry(key: rows.text(row, 0), value: value, version: version, sequence: sequence)
-    }
-
-    private static func decode(_ bytes: [UInt8]) -> SettingValue? {
-        bytes.withUnsafeBytes { buffer in try? SettingValue(decoding: buffer) }
     }
 
     /// A stable replica id for a hub's namespace, derived from the hub's id and the name.

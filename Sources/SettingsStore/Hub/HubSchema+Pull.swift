@@ -60,13 +60,14 @@ extension HubSchema {
     /// 8's server time. Schema 8 numbered, summed and counted every candidate row with three
     /// window aggregates (about 1.1 µs a row of PostgreSQL's CPU: when a thousand writers changed
     /// a namespace, 10,000 machines pulling a thousand rows each spent 11 s of it on them). Now
-    /// one aggregate counts the candidates and sums their values' bytes, and when they fit the
-    /// byte budget (the common case: a budget of 8 MiB) they come straight from the index; only
-    /// a batch over the budget takes the windowed query to find where to cut it.
+    /// one aggregate counts the candidates and sums their values' bytes, and when those fit the
+    /// byte budget (the common case: a budget of 8 MiB) the rows come straight from the index;
+    /// only a batch over it takes the windowed query to find where to cut it.
     ///
-    /// The counter is read before the rows, each statement in a snapshot of its own: every row
-    /// numbered up to that counter had committed with it, so the rows' later snapshot holds them
-    /// all (and perhaps newer ones, which only move the cursor further).
+    /// The function is STABLE, so its statements share the calling statement's snapshot: the
+    /// counter and the rows agree, as in schema 8's one query (a volatile function reads each in
+    /// a snapshot of its own, and a push committing between them would give rows numbered past
+    /// the counter, which a link takes for a hub restored from a backup).
     ///
     /// Nothing a link sees changed, so a settingsd built for schema 8 uses a hub at 9
     /// (`compatibleSince`).
@@ -76,7 +77,7 @@ extension HubSchema {
             RETURNS TABLE (pulled_key text, pulled_value bytea, pulled_hlc bigint, pulled_replica bytea,
                 pulled_seq bigint, pulled_mine bigint, pulled_oversize bigint, counter bigint,
                 candidate_count bigint)
-            LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+            LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
             AS $$ DECLARE
                 last bigint;
                 upto bigint;
@@ -91,11 +92,10 @@ extension HubSchema {
                     RETURN;
                 END IF;
                 upto := CASE WHEN after_seq + span < last THEN after_seq + span ELSE 9223372036854775807 END;
-                SELECT count(*), coalesce(sum(CASE WHEN r.pushed_by = puller OR octet_length(r.key) > key_cap
-                        OR coalesce(octet_length(r.value), 0) > value_cap THEN 0
-                        ELSE coalesce(octet_length(r.value), 0) END), 0)
-                    INTO found_rows, found_bytes
-                    FROM (SELECT e.key, e.value, e.pushed_by FROM settingsd.entries AS e
+                -- Every value's bytes: at least what the budget counts (it leaves out the caller's
+                -- own rows and oversize ones), so a batch within it is within the budget.
+                SELECT count(*), coalesce(sum(octet_length(r.value)), 0) INTO found_rows, found_bytes
+                    FROM (SELECT e.value FROM settingsd.entries AS e
                         WHERE e.namespace = ns AND e.hub_seq > after_seq AND e.hub_seq <= upto
                         ORDER BY e.hub_seq LIMIT most) AS r;
                 IF found_rows = 0 THEN

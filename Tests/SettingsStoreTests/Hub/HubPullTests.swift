@@ -1,5 +1,6 @@
 import Foundation
 import PostgresFixture
+import Synchronization
 import Testing
 
 @testable import SettingsStore
@@ -100,6 +101,52 @@ extension HubReliability {
             ]
             #expect(try Self.pull(after.member, orphaned) == Self.pull(before.member, orphaned))
             #expect(try Self.pull(after.member, orphaned).isEmpty)
+        }
+
+        @Test("while others push, a pull never holds a row numbered past the counter it reports")
+        func pullAgreesWithItsCounter() throws {
+            let cluster = try HubSyncTests.hub()
+            let role = try cluster.makeRole("snap")
+            let url = cluster.conninfo(user: role.name, password: role.password)
+            let puller = try HubNamespace(connection: PostgresConnection(conninfo: url), namespace: nil, listens: false)
+            let stopped = Atomic<Bool>(false)
+            let pushing = DispatchGroup()
+            for writer in 0..<2 {
+                pushing.enter()
+                Thread.detachNewThread {
+                    defer { pushing.leave() }
+                    guard
+                        let hub = try? HubNamespace(
+                            connection: PostgresConnection(conninfo: url), namespace: nil, listens: false)
+                    else { return }
+                    let replica = ReplicaID.random()
+                    var sequence: Int64 = 0
+                    while !stopped.load(ordering: .relaxed) {
+                        sequence += 1
+                        let entry = SettingEntry(
+                            key: "snap.\(writer).\(sequence)", value: .integer(sequence),
+                            version: SettingVersion(
+                                timestamp: HybridTimestamp(milliseconds: 1_800_000_000_000 + UInt64(sequence), counter: 0),
+                                replica: replica),
+                            sequence: sequence)
+                        _ = try? hub.push([entry], from: replica, through: sequence)
+                    }
+                }
+            }
+            defer {
+                stopped.store(true, ordering: .relaxed)
+                pushing.wait()
+            }
+            var cursor: Int64 = 0
+            var pastTheCounter = 0
+            for _ in 0..<1_500 {
+                let batch = try puller.pull(after: max(0, cursor - 3), for: .random(), limits: .desktop, limit: 50)
+                let counter = try #require(batch.counter)
+                pastTheCounter += batch.entries.count { $0.sequence > counter }
+                cursor = max(cursor, counter)
+            }
+            #expect(cursor > 100, "the writers pushed while the pulls ran")
+            #expect(pastTheCounter == 0)
         }
 
         @Test("a hub one step behind, or ahead with a step that kept its functions' shape, serves this build")
