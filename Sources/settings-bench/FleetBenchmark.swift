@@ -110,6 +110,8 @@ struct FleetBenchmark {
         report.quantity(
             "\(name): statements the machines sent during that burst", Double(pooled.burstStatements),
             unit: "statements", format: "%.0f", target: .reported)
+        report.seconds(
+            "\(name): PostgreSQL CPU during that burst", pooled.burstServerSeconds, target: .reported)
         if pooled.burstSeconds.isFinite {
             report.seconds(
                 "\(name): \(min(machines, 1_000)) writers at once → every machine has every write",
@@ -185,6 +187,8 @@ private struct FleetRun {
     var burstPushedSeconds = 0.0
     /// Statements the machines sent during the burst.
     var burstStatements = 0
+    /// PostgreSQL's CPU seconds from the burst's start until every machine had every write.
+    var burstServerSeconds = 0.0
     /// Machines that had every write of the burst when it was measured.
     var burstReached = 0
     var failures = 0
@@ -244,7 +248,7 @@ private struct FleetRun {
         progress("\(machines) machines: \(writers) writers at once")
         let goal = try writer.lastSequence() + Int64(writers)
         simulation.expect(goal)
-        let (started, statementsAtBurst) = (FleetSimulation.now(), simulation.statements)
+        let (started, statementsAtBurst, cpuAtBurst) = (FleetSimulation.now(), simulation.statements, postgres.seconds)
         simulation.burst(machines: writers, tag: "burst")
         let deadline = started + 300
         while simulation.arrivals.count < machines, FleetSimulation.now() < deadline {
@@ -256,6 +260,7 @@ private struct FleetRun {
         }
         burstSeconds = simulation.arrivals.count < machines ? .infinity : FleetSimulation.now() - started
         burstStatements = simulation.statements - statementsAtBurst
+        burstServerSeconds = postgres.seconds - cpuAtBurst
         burstReached = simulation.arrivals.count
         serverConnections = max(connections, try Self.serverConnections(admin, role: role))
         failures = simulation.failures
