@@ -62,7 +62,7 @@ package enum HubAdministration {
             ORDER BY last_seen DESC LIMIT 100
             """)
         return Report(
-            address: connection.displayName, role: role, schemaVersion: HubSchema.current,
+            address: connection.displayName, role: role, schemaVersion: try HubSchema.version(connection),
             namespaces: (0..<namespaces.count).map { row in
                 Report.Namespace(
                     name: namespaces.text(row, 0), keys: Int(namespaces.int64(row, 2)),

@@ -5,61 +5,88 @@
 final class HistoryTable {
     private let connection: SQLiteConnection
     private let insert: SQLiteStatement
+    /// `insert` for `SQLiteConnection.rowsPerStatement` records at once.
+    private let insertMany: SQLiteStatement
     /// One record by sequence number, prepared on first use.
     private var lookup: SQLiteStatement?
     private var replicaBytes = ReplicaBytes()
 
     init(connection: SQLiteConnection) throws(SettingsError) {
         self.connection = connection
-        insert = try connection.prepare(
-            """
-            INSERT INTO history
-                (seq, key, value, previous, redacted, hlc, replica, reason, origin, time_ms, uid, pid, exe,
-                 prev_seq)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
-            """)
+        insert = try connection.prepare(Self.insertSQL(values: SQLiteConnection.valuesList(columns: 14, rows: 1)))
+        insertMany = try connection.prepare(Self.insertSQL(values: SQLiteConnection.valuesList(columns: 14)))
+    }
+
+    private static func insertSQL(values: String) -> String {
+        """
+        INSERT INTO history
+            (seq, key, value, previous, redacted, hlc, replica, reason, origin, time_ms, uid, pid, exe, prev_seq)
+        VALUES \(values)
+        """
     }
 
     /// Appends `link`'s record; `encoded` is its value as already encoded for the entry, if any.
     func append(_ link: ChainedRecord, encoded: [UInt8]?) throws(SettingsError) {
+        try bind(link, encoded: encoded, to: insert, from: 0)
+        try insert.run()
+    }
+
+    /// Appends `links`' records in order, many to a statement; `encoded[i]` is the value of
+    /// `links[i]` as already encoded for its entry, if any.
+    func append(_ encoded: [[UInt8]?], of links: [ChainedRecord]) throws(SettingsError) {
+        let perStatement = SQLiteConnection.rowsPerStatement
+        var start = 0
+        while links.count - start >= perStatement {
+            for offset in 0..<perStatement {
+                try bind(links[start + offset], encoded: encoded[start + offset], to: insertMany, from: Int32(offset * 14))
+            }
+            try insertMany.run()
+            start += perStatement
+        }
+        for index in start..<links.count { try append(links[index], encoded: encoded[index]) }
+    }
+
+    /// Binds the record's fourteen columns to parameters `base + 1` to `base + 14` of `statement`.
+    private func bind(_ link: ChainedRecord, encoded: [UInt8]?, to statement: SQLiteStatement, from base: Int32)
+        throws(SettingsError)
+    {
         let change = link.record
         if let previous = link.previousSequence {
-            try insert.bind(previous, at: 14)
+            try statement.bind(previous, at: base + 14)
         } else {
-            try insert.bindNull(at: 14)
+            try statement.bindNull(at: base + 14)
         }
-        try insert.bind(change.sequence, at: 1)
-        try insert.bind(change.key, at: 2)
+        try statement.bind(change.sequence, at: base + 1)
+        try statement.bind(change.key, at: base + 2)
         if let bytes = encoded ?? change.value?.encoded() {
-            try insert.bind(bytes, at: 3)
+            try statement.bind(bytes, at: base + 3)
         } else {
-            try insert.bindNull(at: 3)
+            try statement.bindNull(at: base + 3)
         }
         if let previous = change.previous {
-            try insert.bind(previous.encoded(), at: 4)
+            try statement.bind(previous.encoded(), at: base + 4)
         } else {
-            try insert.bindNull(at: 4)
+            try statement.bindNull(at: base + 4)
         }
-        try insert.bind(change.isRedacted ? 1 : 0, at: 5)
-        try insert.bind(Int64(bitPattern: change.version.timestamp.rawValue), at: 6)
-        try insert.bind(replicaBytes(change.version.replica), at: 7)
-        try insert.bind(change.reason, at: 8)
-        try insert.bind(replicaBytes(change.origin), at: 9)
-        try insert.bind(Int64(clamping: change.timeMilliseconds), at: 10)
+        try statement.bind(change.isRedacted ? 1 : 0, at: base + 5)
+        try statement.bind(Int64(bitPattern: change.version.timestamp.rawValue), at: base + 6)
+        try statement.bind(replicaBytes(change.version.replica), at: base + 7)
+        try statement.bind(change.reason, at: base + 8)
+        try statement.bind(replicaBytes(change.origin), at: base + 9)
+        try statement.bind(Int64(clamping: change.timeMilliseconds), at: base + 10)
         if let actor = change.actor {
-            try insert.bind(Int64(actor.uid), at: 11)
-            try insert.bind(Int64(actor.pid), at: 12)
+            try statement.bind(Int64(actor.uid), at: base + 11)
+            try statement.bind(Int64(actor.pid), at: base + 12)
             if let executable = actor.executable {
-                try insert.bind(executable, at: 13)
+                try statement.bind(executable, at: base + 13)
             } else {
-                try insert.bindNull(at: 13)
+                try statement.bindNull(at: base + 13)
             }
         } else {
-            try insert.bindNull(at: 11)
-            try insert.bindNull(at: 12)
-            try insert.bindNull(at: 13)
+            try statement.bindNull(at: base + 11)
+            try statement.bindNull(at: base + 12)
+            try statement.bindNull(at: base + 13)
         }
-        try insert.run()
     }
 
     /// The records `query`'s times select, newest first, at most its limit.

@@ -3,6 +3,8 @@
 final class SQLiteBackend: SettingsBackend {
     private let connection: SQLiteConnection
     private let upsert: SQLiteStatement
+    /// `upsert` for `SQLiteConnection.rowsPerStatement` rows at once.
+    private let upsertMany: SQLiteStatement
     private let begin: SQLiteStatement
     private let commit: SQLiteStatement
     private let saveCursor: SQLiteStatement
@@ -53,12 +55,8 @@ final class SQLiteBackend: SettingsBackend {
         self.connection = connection
         self.isReadOnly = isReadOnly
         identity = isReadOnly ? nil : FileIdentity.of(connection.path)
-        upsert = try connection.prepare(
-            """
-            INSERT INTO entries (key, value, hlc, replica, seq) VALUES (?1, ?2, ?3, ?4, ?5)
-            ON CONFLICT (key) DO UPDATE SET
-                value = excluded.value, hlc = excluded.hlc, replica = excluded.replica, seq = excluded.seq
-            """)
+        upsert = try connection.prepare(Self.upsertSQL(values: "(?1, ?2, ?3, ?4, ?5)"))
+        upsertMany = try connection.prepare(Self.upsertSQL(values: SQLiteConnection.valuesList(columns: 5)))
         begin = try connection.prepare("BEGIN IMMEDIATE")
         commit = try connection.prepare("COMMIT")
         saveCursor = try connection.prepare(
@@ -338,13 +336,15 @@ final class SQLiteBackend: SettingsBackend {
         try begin.run()
         do {
             if let pendingIncarnation { try insert(pendingIncarnation) }
-            for row in rows { try store(row.entry, encoded: row.encoded) }
+            try store(rows)
             if let cursor { try store(cursor) }
-            for (index, link) in records.enumerated() {
-                let change = link.record
-                let reusable = recorded && !change.isRedacted && entries[index].sequence == change.sequence
-                try history.append(link, encoded: reusable ? encoded[index] : change.value?.encoded())
-            }
+            try history.append(
+                records.indices.map { index in
+                    let change = records[index].record
+                    let reusable = recorded && !change.isRedacted && entries[index].sequence == change.sequence
+                    return reusable ? encoded[index] : change.value?.encoded()
+                },
+                of: records)
             if let folded {
                 // Rows owed from earlier commits, unless this one wrote or deferred the key again.
                 if !deferred.isEmpty {
@@ -353,7 +353,7 @@ final class SQLiteBackend: SettingsBackend {
                         try store(pending.entry, encoded: pending.encoded)
                     }
                 }
-                for pending in waiting { try store(pending.entry, encoded: pending.encoded) }
+                try store(waiting)
                 try storeFolded(through: folded)
             }
             try commit.run()
@@ -474,17 +474,47 @@ final class SQLiteBackend: SettingsBackend {
         return peers
     }
 
+    private static func upsertSQL(values: String) -> String {
+        """
+        INSERT INTO entries (key, value, hlc, replica, seq) VALUES \(values)
+        ON CONFLICT (key) DO UPDATE SET
+            value = excluded.value, hlc = excluded.hlc, replica = excluded.replica, seq = excluded.seq
+        """
+    }
+
     private func store(_ entry: SettingEntry, encoded: [UInt8]? = nil) throws(SettingsError) {
-        try upsert.bind(entry.key, at: 1)
-        if let bytes = encoded ?? entry.value?.encoded() {
-            try upsert.bind(bytes, at: 2)
-        } else {
-            try upsert.bindNull(at: 2)
-        }
-        try upsert.bind(Int64(bitPattern: entry.version.timestamp.rawValue), at: 3)
-        try upsert.bind(replicaBytes(entry.version.replica), at: 4)
-        try upsert.bind(entry.sequence, at: 5)
+        try bind(entry, encoded: encoded, to: upsert, from: 0)
         try upsert.run()
+    }
+
+    /// Writes the rows of `pending` in order, many to a statement.
+    private func store(_ pending: [DeferredEntries.Pending]) throws(SettingsError) {
+        let perStatement = SQLiteConnection.rowsPerStatement
+        var start = 0
+        while pending.count - start >= perStatement {
+            for offset in 0..<perStatement {
+                let row = pending[start + offset]
+                try bind(row.entry, encoded: row.encoded, to: upsertMany, from: Int32(offset * 5))
+            }
+            try upsertMany.run()
+            start += perStatement
+        }
+        for row in pending[start...] { try store(row.entry, encoded: row.encoded) }
+    }
+
+    /// Binds `entry`'s five columns to parameters `base + 1` to `base + 5` of `statement`.
+    private func bind(_ entry: SettingEntry, encoded: [UInt8]?, to statement: SQLiteStatement, from base: Int32)
+        throws(SettingsError)
+    {
+        try statement.bind(entry.key, at: base + 1)
+        if let bytes = encoded ?? entry.value?.encoded() {
+            try statement.bind(bytes, at: base + 2)
+        } else {
+            try statement.bindNull(at: base + 2)
+        }
+        try statement.bind(Int64(bitPattern: entry.version.timestamp.rawValue), at: base + 3)
+        try statement.bind(replicaBytes(entry.version.replica), at: base + 4)
+        try statement.bind(entry.sequence, at: base + 5)
     }
 
     private func storedReplicaID() throws(SettingsError) -> ReplicaID? {

@@ -170,6 +170,8 @@ extension HubReliability {
             defer { links.forEach { $0.stop() } }
             try first.set("from an older hub", forKey: "compat.key")
             try await waitUntil { second.value(forKey: "compat.key") == "from an older hub" }
+            // `hub status` tells the hub's own version, not this build's.
+            #expect(try HubAdministration.report(url: url).schemaVersion == HubSchema.current - 1)
 
             // A newer hub serves this build when it says so, and is refused when it does not.
             let ahead = try Self.hub(cluster, through: HubSchema.current, role: role)

@@ -90,6 +90,36 @@ struct DeferredEntriesTests {
         #expect(try Settings(path: directory.database).value(forKey: "early.0") == "newer")
     }
 
+    @Test("a large commit writes rows and records many to a statement, each as one at a time would")
+    func largeCommitsWriteManyRowsPerStatement() throws {
+        let settings = try Settings(path: directory.database)
+        try settings.set("before", forKey: "chained")
+        // Not a multiple of the rows a statement takes, so the last ones go one at a time.
+        let keys = 3 * SQLiteConnection.rowsPerStatement + 7 + DeferredEntries.largestDeferredCommit
+        try settings.transaction { transaction in
+            for index in 0..<keys { try transaction.set("v\(index)", forKey: "many.\(index)") }
+            try transaction.set("after", forKey: "chained")
+        }
+        // Deletions many to a statement too: tombstone rows, records with the value before.
+        try settings.transaction { transaction in
+            for index in stride(from: 0, to: keys, by: 2) { try transaction.removeValue(forKey: "many.\(index)") }
+        }
+        settings.close()
+        let reopened = try Settings(path: directory.database)
+        for index in 0..<keys {
+            #expect(reopened.value(forKey: "many.\(index)") == (index % 2 == 0 ? nil : .string("v\(index)")))
+        }
+        let deleted = try reopened.history(for: "many.10")
+        #expect(deleted.map(\.value) == [nil, .string("v10")])
+        #expect(deleted.first?.previous == .string("v10"))
+        #expect(try reopened.history(for: "chained").map(\.value) == [.string("after"), .string("before")])
+        #expect(try reopened.history(for: "chained").first?.previous == .string("before"))
+        #expect(try count("entries", in: directory.database) == keys + 1)
+        let records = keys + (keys + 1) / 2 + 2
+        #expect(try querySQLite(directory.database, "SELECT count(DISTINCT seq) FROM history") == String(records))
+        #expect(try querySQLite(directory.database, "SELECT count(*) FROM history WHERE prev_seq IS NOT NULL") == String((keys + 1) / 2 + 1))
+    }
+
     @Test("after a crash every acknowledged write is read back from its record, for readers and writers")
     func crashImageOpens() throws {
         var configuration = SettingsConfiguration()
