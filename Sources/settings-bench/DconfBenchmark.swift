@@ -38,9 +38,11 @@ struct DconfBenchmark {
         let sessionB = try PrivateDconf(scratch: scratch.folder("b"))
         let bridge = ["--dconf", "/org/gnome/", "--schemas", GSettingsBenchmark.schemas]
         let a = try BenchDaemon(
-            binary: binary, scratch: scratch, name: "a", arguments: bridge, environment: sessionA.environment, hub: url)
+            binary: binary, scratch: scratch, name: "a", arguments: bridge, environment: sessionA.environment,
+            hub: url)
         let b = try BenchDaemon(
-            binary: binary, scratch: scratch, name: "b", arguments: bridge, environment: sessionB.environment, hub: url)
+            binary: binary, scratch: scratch, name: "b", arguments: bridge, environment: sessionB.environment,
+            hub: url)
         for daemon in [a, b] {
             ChildProcess.run([binary, "sync", "--wait", "--timeout", "30", "--socket", daemon.socket])
         }

@@ -248,7 +248,9 @@ private struct FleetRun {
         progress("\(machines) machines: \(writers) writers at once")
         let goal = try writer.lastSequence() + Int64(writers)
         simulation.expect(goal)
-        let (started, statementsAtBurst, cpuAtBurst) = (FleetSimulation.now(), simulation.statements, postgres.seconds)
+        let (started, statementsAtBurst, cpuAtBurst) = (
+            FleetSimulation.now(), simulation.statements, postgres.seconds
+        )
         simulation.burst(machines: writers, tag: "burst")
         let deadline = started + 300
         while simulation.arrivals.count < machines, FleetSimulation.now() < deadline {

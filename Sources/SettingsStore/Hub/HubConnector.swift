@@ -224,7 +224,11 @@ final class HubConnector: Sendable {
             // fleet, asking again would cost every machine a statement more per change. A push
             // landing since is the next poll's, as it would be a moment after this look.
             let counter: Int64
-            if pushed == before.1, let seen = pulled.counter { counter = seen } else { counter = try hub.lastSequence() }
+            if pushed == before.1, let seen = pulled.counter {
+                counter = seen
+            } else {
+                counter = try hub.lastSequence()
+            }
             if let current = cursor, counter < current {
                 // Numbers at or below the cursor are being handed out again: pull from the counter
                 // on, and let anti-entropy find what the hub lost or renumbered.

@@ -131,7 +131,8 @@ package struct HubNamespace {
             ])
         // Every row carries the same counter (none: the namespace has no counter row).
         let counter = rows.count > 0 && !rows.isNull(0, 7) ? rows.int64(0, 7) : nil
-        var batch = PulledBatch(through: cursor, counter: counter.flatMap { Arrival.isPosition($0) ? $0 : nil })
+        var batch = PulledBatch(
+            through: cursor, counter: counter.flatMap { Arrival.isPosition($0) ? $0 : nil })
         var candidates: Int64 = 0
         var returned: Int64 = 0
         for row in 0..<rows.count {
@@ -327,7 +328,9 @@ package struct HubNamespace {
     {
         var value: SettingValue?
         if !rows.isNull(row, 1) {
-            guard let decoded = rows.withBytes(row, 1, { try? SettingValue(decoding: $0) }) else { return nil }
+            guard let decoded = rows.withBytes(row, 1, { try? SettingValue(decoding: $0) }) else {
+                return nil
+            }
             value = decoded
         }
         return SettingEntry(key: rows.text(row, 0), value: value, version: version, sequence: sequence)

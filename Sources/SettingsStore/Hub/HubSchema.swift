@@ -295,7 +295,8 @@ enum HubSchema {
     /// Each step holds the migration lock for its own transaction only (nothing is left on a
     /// session), so `hub init` works through a pooler in transaction pooling too.
     @discardableResult
-    static func migrate(_ connection: PostgresConnection, through target: Int64 = current) throws(SettingsError)
+    static func migrate(_ connection: PostgresConnection, through target: Int64 = current)
+        throws(SettingsError)
         -> Int64
     {
         var before: Int64?
@@ -309,7 +310,8 @@ enum HubSchema {
                 let found = try version(connection)
                 if before == nil { before = found }
                 guard found <= current else { throw newer(found, connection) }
-                guard let migration = migrations.first(where: { $0.version > found && $0.version <= target }) else {
+                guard let migration = migrations.first(where: { $0.version > found && $0.version <= target })
+                else {
                     try connection.execute("COMMIT")
                     return before ?? found
                 }
@@ -408,7 +410,9 @@ enum HubSchema {
     }
 
     /// The value of `name` in `settingsd.meta` (nil: no such row).
-    private static func meta(_ name: String, _ connection: PostgresConnection) throws(SettingsError) -> String? {
+    private static func meta(_ name: String, _ connection: PostgresConnection) throws(SettingsError)
+        -> String?
+    {
         let rows = try connection.execute("SELECT value FROM settingsd.meta WHERE name = $1", [.text(name)])
         return rows.count == 1 && !rows.isNull(0, 0) ? rows.text(0, 0) : nil
     }

@@ -85,6 +85,18 @@ final class SQLiteStatement {
         arena.reset()
     }
 
+    /// Runs a statement whose every parameter the caller binds before each run (a statement of
+    /// many rows, whose hundreds of bindings would otherwise be cleared one by one each time),
+    /// then makes it ready for reuse. Text and blobs bound earlier point into freed memory
+    /// until bound again, so a parameter left unbound would read garbage: bind them all.
+    func runBindingEveryParameter() throws(SettingsError) {
+        defer {
+            sqlite3_reset(handle)
+            arena.reset()
+        }
+        while try step() {}
+    }
+
     func isNull(at column: Int32) -> Bool {
         sqlite3_column_type(handle, column) == SQLITE_NULL
     }

@@ -13,7 +13,8 @@ final class HistoryTable {
 
     init(connection: SQLiteConnection) throws(SettingsError) {
         self.connection = connection
-        insert = try connection.prepare(Self.insertSQL(values: SQLiteConnection.valuesList(columns: 14, rows: 1)))
+        insert = try connection.prepare(
+            Self.insertSQL(values: SQLiteConnection.valuesList(columns: 14, rows: 1)))
         insertMany = try connection.prepare(Self.insertSQL(values: SQLiteConnection.valuesList(columns: 14)))
     }
 
@@ -38,16 +39,20 @@ final class HistoryTable {
         var start = 0
         while links.count - start >= perStatement {
             for offset in 0..<perStatement {
-                try bind(links[start + offset], encoded: encoded[start + offset], to: insertMany, from: Int32(offset * 14))
+                try bind(
+                    links[start + offset], encoded: encoded[start + offset], to: insertMany,
+                    from: Int32(offset * 14))
             }
-            try insertMany.run()
+            try insertMany.runBindingEveryParameter()
             start += perStatement
         }
         for index in start..<links.count { try append(links[index], encoded: encoded[index]) }
     }
 
     /// Binds the record's fourteen columns to parameters `base + 1` to `base + 14` of `statement`.
-    private func bind(_ link: ChainedRecord, encoded: [UInt8]?, to statement: SQLiteStatement, from base: Int32)
+    private func bind(
+        _ link: ChainedRecord, encoded: [UInt8]?, to statement: SQLiteStatement, from base: Int32
+    )
         throws(SettingsError)
     {
         let change = link.record

@@ -341,7 +341,8 @@ final class SQLiteBackend: SettingsBackend {
             try history.append(
                 records.indices.map { index in
                     let change = records[index].record
-                    let reusable = recorded && !change.isRedacted && entries[index].sequence == change.sequence
+                    let reusable =
+                        recorded && !change.isRedacted && entries[index].sequence == change.sequence
                     return reusable ? encoded[index] : change.value?.encoded()
                 },
                 of: records)
@@ -496,14 +497,16 @@ final class SQLiteBackend: SettingsBackend {
                 let row = pending[start + offset]
                 try bind(row.entry, encoded: row.encoded, to: upsertMany, from: Int32(offset * 5))
             }
-            try upsertMany.run()
+            try upsertMany.runBindingEveryParameter()
             start += perStatement
         }
         for row in pending[start...] { try store(row.entry, encoded: row.encoded) }
     }
 
     /// Binds `entry`'s five columns to parameters `base + 1` to `base + 5` of `statement`.
-    private func bind(_ entry: SettingEntry, encoded: [UInt8]?, to statement: SQLiteStatement, from base: Int32)
+    private func bind(
+        _ entry: SettingEntry, encoded: [UInt8]?, to statement: SQLiteStatement, from base: Int32
+    )
         throws(SettingsError)
     {
         try statement.bind(entry.key, at: base + 1)

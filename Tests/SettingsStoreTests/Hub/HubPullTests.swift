@@ -24,8 +24,11 @@ extension HubReliability {
         }
 
         /// Every column of every row `settingsd.pull` answers, as text, in order.
-        private static func pull(_ connection: PostgresConnection, _ arguments: [PostgresValue]) throws -> [[String]] {
-            let rows = try connection.execute("SELECT * FROM settingsd.pull($1, $2, $3, $4, $5, $6, $7, $8)", arguments)
+        private static func pull(_ connection: PostgresConnection, _ arguments: [PostgresValue]) throws
+            -> [[String]]
+        {
+            let rows = try connection.execute(
+                "SELECT * FROM settingsd.pull($1, $2, $3, $4, $5, $6, $7, $8)", arguments)
             return (0..<rows.count).map { row in
                 (0..<9).map { column in
                     guard !rows.isNull(row, column) else { return "NULL" }
@@ -34,7 +37,8 @@ extension HubReliability {
                     case 1, 3:
                         // Short enough to read in a failure: the length and a hash of the bytes.
                         let bytes = rows.bytes(row, column)
-                        return "\(bytes.count) bytes #\(bytes.reduce(UInt64(5381)) { $0 &* 33 &+ UInt64($1) })"
+                        return
+                            "\(bytes.count) bytes #\(bytes.reduce(UInt64(5381)) { $0 &* 33 &+ UInt64($1) })"
 
                     default: return String(rows.int64(row, column))
                     }
@@ -56,7 +60,8 @@ extension HubReliability {
             var values: [String] = []
             for index in 0..<300 {
                 sequence += Int64.random(in: 1...3, using: &generator)
-                let key = index % 29 == 0 ? String(repeating: "k", count: 300) + "\(index)" : "pull.key.\(index)"
+                let key =
+                    index % 29 == 0 ? String(repeating: "k", count: 300) + "\(index)" : "pull.key.\(index)"
                 let size = [0, 9, 9, 40, 700, 3_000].randomElement(using: &generator) ?? 9
                 let value = index % 17 == 0 ? "NULL" : "'\\x\(String(repeating: "ab", count: size))'::bytea"
                 let pusher = replicas.randomElement(using: &generator) ?? replicas[0]
@@ -74,7 +79,10 @@ extension HubReliability {
             for trial in 0..<200 {
                 let arguments: [PostgresValue] = [
                     .text(role.name),
-                    .int64(trial < 5 ? [0, sequence, sequence + 2, -1, 1][trial] : Int64.random(in: 0...sequence, using: &generator)),
+                    .int64(
+                        trial < 5
+                            ? [0, sequence, sequence + 2, -1, 1][trial]
+                            : Int64.random(in: 0...sequence, using: &generator)),
                     .int64([1, 2, 10, 100, 1_000].randomElement(using: &generator) ?? 100),
                     .bytes(replicas.randomElement(using: &generator) ?? replicas[0]),
                     .int64([16, 256].randomElement(using: &generator) ?? 256),
@@ -84,7 +92,9 @@ extension HubReliability {
                 ]
                 let expected = try Self.pull(before.member, arguments)
                 let answered = try Self.pull(after.member, arguments)
-                let firstDifference = zip(answered, expected).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+                let firstDifference = zip(answered, expected).enumerated().first {
+                    $0.element.0 != $0.element.1
+                }?.offset
                 #expect(
                     answered == expected,
                     "trial \(trial): \(answered.count) rows against \(expected.count), first different row \(firstDifference.map(String.init) ?? "none"); arguments \(arguments)"
@@ -93,7 +103,8 @@ extension HubReliability {
 
             // No counter row (deleted by hand): no rows, as before.
             for hub in [before, after] {
-                try hub.admin.execute("DELETE FROM settingsd.namespaces WHERE namespace = $1", [.text(role.name)])
+                try hub.admin.execute(
+                    "DELETE FROM settingsd.namespaces WHERE namespace = $1", [.text(role.name)])
             }
             let orphaned: [PostgresValue] = [
                 .text(role.name), .int64(0), .int64(100), .bytes(replicas[0]), .int64(256), .int64(10_000),
@@ -108,7 +119,8 @@ extension HubReliability {
             let cluster = try HubSyncTests.hub()
             let role = try cluster.makeRole("snap")
             let url = cluster.conninfo(user: role.name, password: role.password)
-            let puller = try HubNamespace(connection: PostgresConnection(conninfo: url), namespace: nil, listens: false)
+            let puller = try HubNamespace(
+                connection: PostgresConnection(conninfo: url), namespace: nil, listens: false)
             let stopped = Atomic<Bool>(false)
             let pushing = DispatchGroup()
             for writer in 0..<2 {
@@ -126,7 +138,8 @@ extension HubReliability {
                         let entry = SettingEntry(
                             key: "snap.\(writer).\(sequence)", value: .integer(sequence),
                             version: SettingVersion(
-                                timestamp: HybridTimestamp(milliseconds: 1_800_000_000_000 + UInt64(sequence), counter: 0),
+                                timestamp: HybridTimestamp(
+                                    milliseconds: 1_800_000_000_000 + UInt64(sequence), counter: 0),
                                 replica: replica),
                             sequence: sequence)
                         _ = try? hub.push([entry], from: replica, through: sequence)
@@ -140,7 +153,8 @@ extension HubReliability {
             var cursor: Int64 = 0
             var pastTheCounter = 0
             for _ in 0..<1_500 {
-                let batch = try puller.pull(after: max(0, cursor - 3), for: .random(), limits: .desktop, limit: 50)
+                let batch = try puller.pull(
+                    after: max(0, cursor - 3), for: .random(), limits: .desktop, limit: 50)
                 let counter = try #require(batch.counter)
                 pastTheCounter += batch.entries.count { $0.sequence > counter }
                 cursor = max(cursor, counter)

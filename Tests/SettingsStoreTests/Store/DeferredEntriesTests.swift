@@ -102,7 +102,9 @@ struct DeferredEntriesTests {
         }
         // Deletions many to a statement too: tombstone rows, records with the value before.
         try settings.transaction { transaction in
-            for index in stride(from: 0, to: keys, by: 2) { try transaction.removeValue(forKey: "many.\(index)") }
+            for index in stride(from: 0, to: keys, by: 2) {
+                try transaction.removeValue(forKey: "many.\(index)")
+            }
         }
         settings.close()
         let reopened = try Settings(path: directory.database)
@@ -116,8 +118,11 @@ struct DeferredEntriesTests {
         #expect(try reopened.history(for: "chained").first?.previous == .string("before"))
         #expect(try count("entries", in: directory.database) == keys + 1)
         let records = keys + (keys + 1) / 2 + 2
-        #expect(try querySQLite(directory.database, "SELECT count(DISTINCT seq) FROM history") == String(records))
-        #expect(try querySQLite(directory.database, "SELECT count(*) FROM history WHERE prev_seq IS NOT NULL") == String((keys + 1) / 2 + 1))
+        #expect(
+            try querySQLite(directory.database, "SELECT count(DISTINCT seq) FROM history") == String(records))
+        #expect(
+            try querySQLite(directory.database, "SELECT count(*) FROM history WHERE prev_seq IS NOT NULL")
+                == String((keys + 1) / 2 + 1))
     }
 
     @Test("after a crash every acknowledged write is read back from its record, for readers and writers")
