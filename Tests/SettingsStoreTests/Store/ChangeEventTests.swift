@@ -38,6 +38,28 @@ struct ChangeEventTests {
         _ = tokens
     }
 
+    @Test("a key written twice in a transaction commits its last write, in the order of the last writes")
+    func repeatedKeysCommitTheirLastWrite() throws {
+        let recorder = EventRecorder()
+        let token = settings.observe(.all, handler: recorder.handler)
+        try settings.transaction { transaction in
+            try transaction.set(1, forKey: "a")
+            try transaction.set(2, forKey: "b")
+            try transaction.set(3, forKey: "a")
+            try transaction.set(4, forKey: "c")
+            try transaction.set(5, forKey: "b")
+        }
+        #expect(recorder.keys == [["a", "c", "b"]])
+        #expect(recorder.all.first?.changes.map(\.value) == [3, 4, 5])
+        #expect(settings.value(forKey: "a") == 3 && settings.value(forKey: "b") == 5)
+        // A batch with each key once is committed as written.
+        try settings.transaction { transaction in
+            for index in 0..<100 { try transaction.set(index, forKey: "once.\(index)") }
+        }
+        #expect(recorder.keys.last == (0..<100).map { "once.\($0)" })
+        token.cancel()
+    }
+
     @Test("a transaction of several keys is one event, restricted to each observer's keys")
     func transactionIsOneEvent() throws {
         let everything = EventRecorder()
