@@ -57,6 +57,9 @@ extension ReplicaCache {
     ) -> Merge {
         var winners: [String: SettingEntry] = [:]
         var order: [String] = []
+        // A batch from a replica is up to a thousand entries, nearly all of them winners.
+        winners.reserveCapacity(incoming.count)
+        order.reserveCapacity(incoming.count)
         var rejected: [SettingsError] = []
         for received in incoming {
             do throws(SettingsError) {
