@@ -107,13 +107,7 @@ extension HubSchema {
                     SELECT CASE WHEN r.oversize THEN NULL ELSE r.key END,
                         CASE WHEN r.oversize OR r.mine THEN NULL ELSE r.value END, r.hlc, r.replica,
                         r.hub_seq, r.mine::int::bigint, r.oversize::int::bigint, last, found_rows
-                    FROM (
-                        SELECT e.key, e.value, e.hlc, e.replica, e.hub_seq, e.pushed_by = puller AS mine,
-                            octet_length(e.key) > key_cap OR coalesce(octet_length(e.value), 0) > value_cap
-                                AS oversize
-                        FROM settingsd.entries AS e
-                        WHERE e.namespace = ns AND e.hub_seq > after_seq AND e.hub_seq <= upto
-                        ORDER BY e.hub_seq LIMIT most) AS r;
+                    FROM (\(pullCandidates)) AS r;
                 ELSE
                     -- Over the budget: the first row always, then rows while their values fit.
                     RETURN QUERY
@@ -125,18 +119,22 @@ extension HubSchema {
                             sum(CASE WHEN r.oversize OR r.mine THEN 0 ELSE coalesce(octet_length(r.value), 0) END)
                                 OVER (ORDER BY r.hub_seq) AS running,
                             row_number() OVER (ORDER BY r.hub_seq) AS position
-                        FROM (
-                            SELECT e.key, e.value, e.hlc, e.replica, e.hub_seq, e.pushed_by = puller AS mine,
-                                octet_length(e.key) > key_cap OR coalesce(octet_length(e.value), 0) > value_cap
-                                    AS oversize
-                            FROM settingsd.entries AS e
-                            WHERE e.namespace = ns AND e.hub_seq > after_seq AND e.hub_seq <= upto
-                            ORDER BY e.hub_seq LIMIT most) AS r
+                        FROM (\(pullCandidates)) AS r
                     ) AS w
                     WHERE w.position = 1 OR w.running <= budget
                     ORDER BY w.hub_seq;
                 END IF;
                 PERFORM pg_catalog.set_config('settingsd.writing', '', true);
             END $$;
+        """
+
+    /// Schema 9's candidate rows: the window after the cursor in hub order, each with whether
+    /// the caller pushed it and whether it is over the caps.
+    private static let pullCandidates = """
+        SELECT e.key, e.value, e.hlc, e.replica, e.hub_seq, e.pushed_by = puller AS mine,
+            octet_length(e.key) > key_cap OR coalesce(octet_length(e.value), 0) > value_cap AS oversize
+        FROM settingsd.entries AS e
+        WHERE e.namespace = ns AND e.hub_seq > after_seq AND e.hub_seq <= upto
+        ORDER BY e.hub_seq LIMIT most
         """
 }
