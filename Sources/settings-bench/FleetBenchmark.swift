@@ -29,6 +29,14 @@ struct FleetBenchmark {
         return interval.lowerBound...most
     }()
 
+    /// `--pool-size N`: PgBouncer's server connections per user and database (10 by default).
+    private static let poolSize: Int = {
+        guard let flag = CommandLine.arguments.firstIndex(of: "--pool-size"),
+            flag + 1 < CommandLine.arguments.count, let size = Int(CommandLine.arguments[flag + 1]), size > 0
+        else { return 10 }
+        return size
+    }()
+
     /// The most connections the direct peer may take (the private cluster allows 200).
     private static let directLimit = 100
 
@@ -63,7 +71,7 @@ struct FleetBenchmark {
         let role = try cluster.makeRole("fleet")
         let pooler = try PgBouncer(
             cluster: cluster, users: [role],
-            settings: ["max_client_conn": String(machines + 200), "default_pool_size": "10"])
+            settings: ["max_client_conn": String(machines + 200), "default_pool_size": String(Self.poolSize)])
         defer { pooler.stop() }
         let interval = Self.pollInterval
         progress("\(machines) machines through PgBouncer: connecting (polls every \(interval) s)")

@@ -69,8 +69,8 @@ extension HubSchema {
     /// a snapshot of its own, and a push committing between them would give rows numbered past
     /// the counter, which a link takes for a hub restored from a backup).
     ///
-    /// Nothing a link sees changed, so a settingsd built for schema 8 uses a hub at 9
-    /// (`compatibleSince`).
+    /// Nothing a link sees changed, so this build also works with a hub still at schema 8
+    /// (`compatibleSince`); builds for schema 8 predate that and refuse a hub at 9 as newer.
     static let pullByBudget = """
         CREATE OR REPLACE FUNCTION settingsd.pull(ns name, after_seq bigint, most bigint, puller bytea,
                 key_cap bigint, value_cap bigint, budget bigint, span bigint)
