@@ -93,6 +93,9 @@ private struct RuleIndex: Sendable, Equatable {
     }
 
     func rule(forKey key: String) -> SchemaRule? {
+        // No rules (most stores): not even the key's hash, which every write and every entry
+        // arriving from a replica would pay.
+        guard !rules.isEmpty else { return nil }
         if let position = exact[key] { return rules[position] }
         guard !patternsByPrefix.isEmpty else { return nil }
         let name = KeyIdentity.normalize(key)
