@@ -32,6 +32,13 @@ package struct SettingsSchema: Sendable, Equatable {
     /// Whether there are no rules.
     package var isEmpty: Bool { typed.rules.isEmpty && scopes.rules.isEmpty }
 
+    /// Whether some rule may make a key `local` (false: every key is synced, and no key's rules
+    /// need looking up to know it, as every arriving entry and every digest would).
+    package var hasLocalRules: Bool { typed.hasLocalRules || scopes.hasLocalRules }
+
+    /// Whether some rule may make a key secret (false: no history record needs its key's rule).
+    package var hasSecretRules: Bool { typed.hasSecretRules }
+
     /// The rule that types `key`: its own, else the most specific (longest) pattern that covers it.
     package func rule(forKey key: String) -> SchemaRule? {
         typed.rule(forKey: key)
@@ -66,8 +73,14 @@ private struct RuleIndex: Sendable, Equatable {
     /// entry asks for its key's rules, some several times).
     private var prefixLengths: UInt64 = 0
     private var hasLongPrefixes = false
+    /// Whether a rule added was `local`, or secret (a rule replaced later may have changed that:
+    /// then the lookups these spare are made for nothing, never left out).
+    private(set) var hasLocalRules = false
+    private(set) var hasSecretRules = false
 
     mutating func add(_ rule: SchemaRule) throws(SettingsError) {
+        if rule.scope == .local { hasLocalRules = true }
+        if rule.isSecret { hasSecretRules = true }
         let key = KeyIdentity.normalize(rule.key)
         if let position = positions[key] {
             let existing = rules[position]

@@ -66,6 +66,26 @@ struct PolicyIndexTests {
         }
     }
 
+    @Test("A schema knows whether any rule makes keys local or secret, so others skip the lookups")
+    func localAndSecretRulesAreKnown() throws {
+        var schema = try SettingsSchema(rules: [
+            SchemaRule(key: "a.*", type: .int, file: "1"), SchemaRule(key: "b.c", type: .string, file: "1"),
+        ])
+        #expect(!schema.hasLocalRules && !schema.hasSecretRules)
+        var policy = SettingsPolicy()
+        policy.schema = schema
+        #expect(!policy.isLocal("a.x"))
+        try schema.add(SchemaRule(key: "a.*.size", type: .any, scope: .local, file: "2"))
+        #expect(schema.hasLocalRules && !schema.hasSecretRules)
+        policy.schema = schema
+        #expect(policy.isLocal("a.x.size"))
+        #expect(!policy.isLocal("a.x"))
+        var secret = SchemaRule(key: "b.token", type: .string, file: "3")
+        secret.isSecret = true
+        try schema.add(secret)
+        #expect(schema.hasSecretRules)
+    }
+
     @Test("A lock is found by exact key or by any prefix, the first in file order, among 20,000")
     func locksByKeyAndPrefix() throws {
         var policy = SettingsPolicy()
