@@ -50,7 +50,7 @@ struct SettingsDefaultsTests {
         #expect(notes.all.contains { $0.keys == ["count"] && $0.reason == "local" })
         // Another suite's key changes nothing here.
         #expect(daemon.cli("set", "suite.other.greeting", "no").status == 0)
-        #expect(daemon.cli("sync", "--wait", "--timeout", "10").status == 0)
+        #expect(daemon.cli("sync", "--wait", "--timeout", "30").status == 0)
         #expect(
             !notes.all.contains {
                 $0.keys.contains("greeting") && $0.reason == "replica" && notes.all.count > 3

@@ -62,8 +62,8 @@ struct DconfHubTests {
         #expect(a.session.gsettings("set", "org.gnome.desktop.interface", "clock-format", "12h").status == 0)
         #expect(a.session.gsettings("set", "org.gnome.desktop.interface", "cursor-size", "48").status == 0)
         try await waitUntil { b.gsettings(get: "org.gnome.desktop.interface", "cursor-size") == "48" }
-        #expect(a.cli("sync", "--wait", "--timeout", "10").status == 0)
-        #expect(b.cli("sync", "--wait", "--timeout", "10").status == 0)
+        #expect(a.cli("sync", "--wait", "--timeout", "30").status == 0)
+        #expect(b.cli("sync", "--wait", "--timeout", "30").status == 0)
         try await waitUntil {
             b.session.dconf("read", "/org/gnome/desktop/wm/keybindings/close").output
                 == "['<Super>q', '<Alt>F4']\n"
@@ -127,7 +127,7 @@ struct DconfHubTests {
             c.gsettings(get: "org.gnome.desktop.interface", "gtk-theme") == "'From-B'"
                 && c.gsettings(get: "org.gnome.desktop.interface", "cursor-size") == "40"
         }
-        #expect(c.cli("sync", "--wait", "--timeout", "10").status == 0)
+        #expect(c.cli("sync", "--wait", "--timeout", "30").status == 0)
         #expect(try c.bridge().keysFromDconf == 0, "the fresh machine pushed what it did not change")
         let history = a.cli("history", "org.gnome.desktop.interface.", "--json")
         let replicaC = try #require(try c.daemon?.status().replica.description)
@@ -144,7 +144,7 @@ struct DconfHubTests {
         for index in 0..<1_000 { keyfile += "key\(index)=\(index)\n" }
         #expect(a.session.dconf("load", "/org/gnome/settingsd-test/burst/", input: keyfile).status == 0)
         try await waitUntil(timeout: 20) { try b.bridge().keysToDconf == 1_000 }
-        #expect(a.cli("sync", "--wait", "--timeout", "10").status == 0)
+        #expect(a.cli("sync", "--wait", "--timeout", "30").status == 0)
         let dump = b.session.dconf("dump", "/org/gnome/settingsd-test/burst/").output
         #expect(dump.split(separator: "\n").filter { $0.hasPrefix("key") }.count == 1_000)
         #expect(dump.contains("key999=999"))

@@ -43,7 +43,7 @@ extension HubReliability {
                 #expect(node.cli("get", "from.zero").output == "0\n")
                 #expect(node.cli("get", "doomed").status == 1)
                 #expect(node.cli("get", "contended").output == winner)
-                #expect(node.cli("sync", "--wait", "--timeout", "10").status == 0)
+                #expect(node.cli("sync", "--wait", "--timeout", "30").status == 0)
             }
             let status = try nodes[0].status()
             #expect(status.hubs.first?.isConnected == true)

@@ -33,13 +33,13 @@ extension SyncReliability {
                 directory, defaults: ["10.json": #"{"ui.theme": "light"}"#], locks: ["x": "ui.theme\n"])
             let (a, b) = try pair(system)
             #expect(b.cli("set", "other", "x").status == 0)
-            #expect(b.cli("sync", "--wait", "--timeout", "10").status == 0)
+            #expect(b.cli("sync", "--wait", "--timeout", "30").status == 0)
             #expect(b.cli("set", "ui.theme", "dark").status == 0)
             #expect(b.cli("set", "after", "1").status == 0)
             try await waitUntil(timeout: 20) { a.cli("get", "after").output == "1\n" }
             #expect(a.cli("get", "ui.theme").output == "light\n")
             #expect(b.cli("get", "ui.theme").output == "dark\n")
-            #expect(a.cli("sync", "--wait", "--timeout", "10").status == 0)
+            #expect(a.cli("sync", "--wait", "--timeout", "30").status == 0)
             #expect(try a.status().peers.allSatisfy(\.isConnected))
         }
 
@@ -62,15 +62,15 @@ extension SyncReliability {
             #expect(a.cli("set", "ui.theme", "dark").status == 0)
             try await waitUntil(timeout: 20) { b.cli("get", "ui.theme").output == "dark\n" }
             #expect(b.cli("get", "window.width").status == 1)
-            #expect(a.cli("sync", "--wait", "--timeout", "10").status == 0)
+            #expect(a.cli("sync", "--wait", "--timeout", "30").status == 0)
         }
 
         @Test("a local-scope write, last on either side, leaves both agreed: sync --wait passes on each")
         func localScopeWriteKeepsAgreement() async throws {
             let (a, b) = try pair(try SystemFolder(directory), schemas: exampleSchemaDirectory)
             #expect(a.cli("set", "ui.theme", "dark").status == 0)
-            #expect(a.cli("sync", "--wait", "--timeout", "10").status == 0)
-            #expect(b.cli("sync", "--wait", "--timeout", "10").status == 0)
+            #expect(a.cli("sync", "--wait", "--timeout", "30").status == 0)
+            #expect(b.cli("sync", "--wait", "--timeout", "30").status == 0)
             // Whichever side starts comparisons, the other's local write must not leave it waiting.
             for (index, node) in [a, b].enumerated() {
                 #expect(node.cli("set", "window.width", "\(800 + index)").status == 0)
@@ -88,8 +88,8 @@ extension SyncReliability {
             #expect(a.cli("get", "undeclared.key").status == 1)
             #expect(try a.status().peers.allSatisfy(\.isConnected))
             // The refused key is the pair's only difference: they agree, and say so honestly.
-            #expect(a.cli("sync", "--wait", "--timeout", "10").status == 0)
-            #expect(b.cli("sync", "--wait", "--timeout", "10").status == 0)
+            #expect(a.cli("sync", "--wait", "--timeout", "30").status == 0)
+            #expect(b.cli("sync", "--wait", "--timeout", "30").status == 0)
             #expect(try a.status().peers.first?.agreement == "agreed (1 key refused)")
             #expect(a.cli("status").output.contains("agreed (1 key refused)"))
         }

@@ -25,7 +25,7 @@ extension SyncReliability {
             _ = b.cli("set", "doomed", "x")
             try await waitForEqualDigests([a, b, c])
             _ = a.cli("delete", "doomed")
-            #expect(a.cli("sync", "--wait", "--timeout", "10").status == 0)
+            #expect(a.cli("sync", "--wait", "--timeout", "30").status == 0)
             try await waitForEqualDigests([a, b, c])
             #expect(c.cli("get", "from.a").output == "1\n")
             #expect(a.cli("get", "from.c").output == "3\n")

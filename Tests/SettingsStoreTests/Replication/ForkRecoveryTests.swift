@@ -106,7 +106,7 @@ extension SyncReliability {
             #expect(b.cli("get", "key.7").output == "7\n")
             let repaired = try a.status().peers.map(\.repairedKeys) + b.status().peers.map(\.repairedKeys)
             #expect(repaired.reduce(0, +) >= 1)
-            #expect(a.cli("sync", "--wait", "--timeout", "10").status == 0)
+            #expect(a.cli("sync", "--wait", "--timeout", "30").status == 0)
         }
 
         @Test("a link to itself shows why in status, and the daemon keeps serving")

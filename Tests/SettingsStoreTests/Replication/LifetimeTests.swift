@@ -53,7 +53,7 @@ extension SyncReliability {
             let reopened = try await reopen(path)
             try reopened.set("after", forKey: "app.note")
             // Nothing of the released link still syncs the file's new owner.
-            #expect(daemon.cli("sync", "--wait", "--timeout", "10").status == 0)
+            #expect(daemon.cli("sync", "--wait", "--timeout", "30").status == 0)
             #expect(daemon.cli("get", "app.note").output == "before\n")
         }
 
