@@ -12,30 +12,19 @@ struct FleetBenchmark {
     let binary: String
 
     /// `--machines N[,N…]`: the fleet sizes to measure (10, 100, 1,000 and 10,000 by default).
-    private static let sizes: [Int]? = {
-        guard let flag = CommandLine.arguments.firstIndex(of: "--machines"),
-            flag + 1 < CommandLine.arguments.count
-        else { return nil }
-        return CommandLine.arguments[flag + 1].split(separator: ",").compactMap { Int($0) }
-    }()
+    private static let sizes = flagValue("--machines").map { $0.split(separator: ",").compactMap { Int($0) } }
 
     /// `--poll-max S`: the links' longest poll interval (`settingsd_poll_max`; 5 s by default).
     private static let pollInterval: ClosedRange<Double> = {
         let interval = HubConfiguration.defaultPollInterval
-        guard let flag = CommandLine.arguments.firstIndex(of: "--poll-max"),
-            flag + 1 < CommandLine.arguments.count,
-            let most = Double(CommandLine.arguments[flag + 1]), most >= interval.lowerBound
+        guard let most = flagValue("--poll-max").flatMap(Double.init), most >= interval.lowerBound
         else { return interval }
         return interval.lowerBound...most
     }()
 
     /// `--pool-size N`: PgBouncer's server connections per user and database (10 by default).
-    private static let poolSize: Int = {
-        guard let flag = CommandLine.arguments.firstIndex(of: "--pool-size"),
-            flag + 1 < CommandLine.arguments.count, let size = Int(CommandLine.arguments[flag + 1]), size > 0
-        else { return 10 }
-        return size
-    }()
+    private static let poolSize =
+        flagValue("--pool-size").flatMap { Int($0) }.flatMap { $0 > 0 ? $0 : nil } ?? 10
 
     /// The most connections the direct peer may take (the private cluster allows 200).
     private static let directLimit = 100

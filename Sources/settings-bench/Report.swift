@@ -5,9 +5,15 @@ let printsJSON = CommandLine.arguments.contains("--json")
 
 /// `--only PART[,PART…]`: run only those parts of a suite (see the usage), for profiling.
 func selected(_ part: String) -> Bool {
-    guard let flag = CommandLine.arguments.firstIndex(of: "--only"), flag + 1 < CommandLine.arguments.count
-    else { return true }
-    return CommandLine.arguments[flag + 1].split(separator: ",").contains { $0 == part }
+    guard let parts = flagValue("--only") else { return true }
+    return parts.split(separator: ",").contains { $0 == part }
+}
+
+/// The word after `flag` on the command line, if the flag is there and has one.
+func flagValue(_ flag: String) -> String? {
+    guard let index = CommandLine.arguments.firstIndex(of: flag), index + 1 < CommandLine.arguments.count
+    else { return nil }
+    return CommandLine.arguments[index + 1]
 }
 
 /// A line for people beside the table (on standard error under `--json`).

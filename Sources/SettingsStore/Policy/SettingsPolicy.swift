@@ -84,7 +84,7 @@ public struct SettingsPolicy: Sendable, Equatable {
 
     /// Whether `key` is kept on this replica only (schema scope `local`).
     package func isLocal(_ key: String) -> Bool {
-        schema.hasLocalRules && schema.scope(forKey: key) == .local
+        schema.scope(forKey: key) == .local
     }
 }
 

@@ -51,7 +51,13 @@ package struct SettingsSchema: Sendable, Equatable {
 
     /// The scope of `key`: the most specific scope-only rule's, else its typing rule's, else synced.
     package func scope(forKey key: String) -> SchemaRule.Scope {
-        scopes.rule(forKey: key)?.scope ?? typed.rule(forKey: key)?.scope ?? .synced
+        guard hasLocalRules else { return .synced }
+        return scopes.rule(forKey: key)?.scope ?? typed.rule(forKey: key)?.scope ?? .synced
+    }
+
+    /// Whether the history keeps `key`'s values as fingerprints only (its rule is `secret`).
+    package func isSecret(_ key: String) -> Bool {
+        hasSecretRules && rule(forKey: key)?.isSecret == true
     }
 }
 

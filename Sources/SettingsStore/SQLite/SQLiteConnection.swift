@@ -81,6 +81,26 @@ final class SQLiteConnection {
         return Array(repeating: row, count: rows).joined(separator: ", ")
     }
 
+    /// Writes `count` rows in order: `rowsPerStatement` at a time through `many` (made with
+    /// `valuesList(columns:)`), the rest one at a time through `one`. `bind(row, statement,
+    /// base)` binds row `row`'s `columns` values to `statement` from parameter `base + 1`.
+    static func write(
+        rows count: Int, columns: Int, many: SQLiteStatement, one: SQLiteStatement,
+        bind: (_ row: Int, _ statement: SQLiteStatement, _ base: Int32) throws(SettingsError) -> Void
+    ) throws(SettingsError) {
+        var row = 0
+        while count - row >= rowsPerStatement {
+            for offset in 0..<rowsPerStatement { try bind(row + offset, many, Int32(offset * columns)) }
+            try many.runBindingEveryParameter()
+            row += rowsPerStatement
+        }
+        while row < count {
+            try bind(row, one, 0)
+            try one.run()
+            row += 1
+        }
+    }
+
     /// Runs one or more statements that return no rows.
     func execute(_ sql: String) throws(SettingsError) {
         var message: UnsafeMutablePointer<CChar>?

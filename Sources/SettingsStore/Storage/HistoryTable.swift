@@ -35,18 +35,10 @@ final class HistoryTable {
     /// Appends `links`' records in order, many to a statement; `encoded[i]` is the value of
     /// `links[i]` as already encoded for its entry, if any.
     func append(_ encoded: [[UInt8]?], of links: [ChainedRecord]) throws(SettingsError) {
-        let perStatement = SQLiteConnection.rowsPerStatement
-        var start = 0
-        while links.count - start >= perStatement {
-            for offset in 0..<perStatement {
-                try bind(
-                    links[start + offset], encoded: encoded[start + offset], to: insertMany,
-                    from: Int32(offset * 14))
-            }
-            try insertMany.runBindingEveryParameter()
-            start += perStatement
+        try SQLiteConnection.write(rows: links.count, columns: 14, many: insertMany, one: insert) {
+            (row, statement, base) throws(SettingsError) in
+            try bind(links[row], encoded: encoded[row], to: statement, from: base)
         }
-        for index in start..<links.count { try append(links[index], encoded: encoded[index]) }
     }
 
     /// Binds the record's fourteen columns to parameters `base + 1` to `base + 14` of `statement`.

@@ -490,17 +490,10 @@ final class SQLiteBackend: SettingsBackend {
 
     /// Writes the rows of `pending` in order, many to a statement.
     private func store(_ pending: [DeferredEntries.Pending]) throws(SettingsError) {
-        let perStatement = SQLiteConnection.rowsPerStatement
-        var start = 0
-        while pending.count - start >= perStatement {
-            for offset in 0..<perStatement {
-                let row = pending[start + offset]
-                try bind(row.entry, encoded: row.encoded, to: upsertMany, from: Int32(offset * 5))
-            }
-            try upsertMany.runBindingEveryParameter()
-            start += perStatement
+        try SQLiteConnection.write(rows: pending.count, columns: 5, many: upsertMany, one: upsert) {
+            (row, statement, base) throws(SettingsError) in
+            try bind(pending[row].entry, encoded: pending[row].encoded, to: statement, from: base)
         }
-        for row in pending[start...] { try store(row.entry, encoded: row.encoded) }
     }
 
     /// Binds `entry`'s five columns to parameters `base + 1` to `base + 5` of `statement`.

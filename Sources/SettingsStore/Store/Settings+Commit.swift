@@ -89,9 +89,8 @@ extension Settings {
         let now = configuration.clock()
         let reason = commit.reason.rawValue
         return cache.withLock { cache in
-            let anySecret = cache.policy.schema.hasSecretRules
-            return records.enumerated().map { index, entry in
-                let secret = anySecret && (cache.policy.schema.rule(forKey: entry.key)?.isSecret ?? false)
+            records.enumerated().map { index, entry in
+                let secret = cache.policy.schema.isSecret(entry.key)
                 let redact = { (value: SettingValue?) in value.map { self.redacted($0) } }
                 let replaced = cache.entries[entry.key]
                 let previous = replaced?.value

@@ -105,9 +105,7 @@ public final class Settings: Sendable {
         self.path = path
         self.configuration = configuration
         self.cache = Mutex(cache)
-        let gauges = WriterGauges()
-        gauges.publish(lastSequence: highWater.sequence)
-        gauges.publish(historyCount: loaded.historyCount)
+        let gauges = WriterGauges(lastSequence: highWater.sequence, historyCount: loaded.historyCount)
         self.gauges = gauges
         self.writer = Mutex(
             SettingsWriter(

@@ -6,8 +6,14 @@ import Synchronization
 /// running, and a waiting reader spun on a contended lock (a fifth of a daemon's CPU during an
 /// initial sync, polled by `status`).
 final class WriterGauges: Sendable {
-    private let sequence = Atomic<Int64>(0)
-    private let history = Atomic<Int>(0)
+    private let sequence: Atomic<Int64>
+    private let history: Atomic<Int>
+
+    /// Gauges showing the writer's counters as it starts.
+    init(lastSequence: Int64, historyCount: Int) {
+        sequence = Atomic(lastSequence)
+        history = Atomic(historyCount)
+    }
 
     /// The last sequence number committed (its commit is durable by the time it shows here).
     var lastSequence: Int64 { sequence.load(ordering: .acquiring) }
