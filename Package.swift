@@ -77,8 +77,9 @@ let package = Package(
         ),
         .executableTarget(
             name: "settings-bench",
-            // The bench measures the raw libsqlite3 and libpq floors, so it talks to the C APIs directly.
-            dependencies: ["SettingsStore", "CSQLite", "CLibPQ", "PostgresFixture"],
+            // The bench measures the raw libsqlite3 and libpq floors, so it talks to the C APIs directly
+            // (and tunes its own allocator for the fleet simulation: CLinux).
+            dependencies: ["SettingsStore", "CSQLite", "CLibPQ", "CLinux", "PostgresFixture"],
             swiftSettings: upcomingFeatures
         ),
         .executableTarget(

@@ -1,5 +1,5 @@
 // Linux and glibc headers that Swift's Glibc module does not export: the allocator's controls
-// (malloc_trim, for Store/HeapRelease.swift), epoll (for Server/PollLoop.swift), and glibc's
+// (malloc_trim, for Store/HeapRelease.swift; mallopt, for the fleet benchmark), epoll (for Server/PollLoop.swift), and glibc's
 // close-everything spawn action (for the test fixtures' servers, PostgresFixture).
 #include <malloc.h>
 #include <spawn.h>

@@ -130,7 +130,7 @@ extension HubSchema {
 
     /// Schema 9's candidate rows: the window after the cursor in hub order, each with whether
     /// the caller pushed it and whether it is over the caps.
-    private static let pullCandidates = """
+    static let pullCandidates = """
         SELECT e.key, e.value, e.hlc, e.replica, e.hub_seq, e.pushed_by = puller AS mine,
             octet_length(e.key) > key_cap OR coalesce(octet_length(e.value), 0) > value_cap AS oversize
         FROM settingsd.entries AS e

@@ -36,7 +36,7 @@ enum HubSchema {
     /// query. Schema 2's subquery asked it of every role in the cluster once per statement: with
     /// a role per person, 10,000 roles made each statement, a quiet poll included, cost 5 ms of
     /// the server's CPU; this costs about 1.5 µs a row whatever the number of roles.
-    private static func isMember(_ role: String, of namespace: String) -> String {
+    static func isMember(_ role: String, of namespace: String) -> String {
         let oid = "CAST(pg_catalog.to_regrole(pg_catalog.quote_ident(\(namespace))) AS pg_catalog.oid)"
         return """
             coalesce(pg_catalog.pg_has_role(\(role), \(oid), 'MEMBER') AND \(oid) OPERATOR(pg_catalog.>=) 16384, false)
@@ -207,6 +207,7 @@ enum HubSchema {
         Migration(version: 7, sql: sums),
         Migration(version: 8, sql: pull),
         Migration(version: 9, sql: pullByBudget, compatibleSince: 8),
+        Migration(version: 10, sql: leanPull, compatibleSince: 8),
     ]
 
     /// Schema 5: every write goes through a function that runs as the schema's owner, so users

@@ -46,7 +46,21 @@ extension HubReliability {
             }
         }
 
-        @Test("schema 9's pull answers exactly what schema 8's did, whatever the rows, caps and budget")
+        /// The rows as every build since schema 8 reads them (`HubNamespace.pull`): a NULL flag is
+        /// 0, the counter is the first row's and the candidate count the last row's.
+        private static func asRead(_ rows: [[String]]) -> [[String]] {
+            rows.enumerated().map { index, row in
+                var read = row
+                for flag in [5, 6] where read[flag] == "NULL" { read[flag] = "0" }
+                if index > 0 { read[7] = "-" }
+                if index < rows.count - 1 { read[8] = "-" }
+                return read
+            }
+        }
+
+        @Test(
+            "this build's pull answers what schema 8's did, as links read it, whatever the rows, caps and budget"
+        )
         func pullMatchesTheSchemaBefore() throws {
             let cluster = try HubSyncTests.hub()
             let role = try cluster.makeRole("pull")
@@ -90,8 +104,8 @@ extension HubReliability {
                     .int64([0, 500, 5_000, 50_000, 8 << 20].randomElement(using: &generator) ?? 5_000),
                     .int64([1, 20, 200, 2_000].randomElement(using: &generator) ?? 200),
                 ]
-                let expected = try Self.pull(before.member, arguments)
-                let answered = try Self.pull(after.member, arguments)
+                let expected = try Self.asRead(Self.pull(before.member, arguments))
+                let answered = try Self.asRead(Self.pull(after.member, arguments))
                 let firstDifference = zip(answered, expected).enumerated().first {
                     $0.element.0 != $0.element.1
                 }?.offset
