@@ -116,7 +116,8 @@ struct FleetBenchmark {
             unit: "statements", format: "%.0f", target: .reported)
         report.seconds(
             "\(name): PostgreSQL CPU during that burst", pooled.burstServerSeconds, target: .reported)
-        report.seconds("\(name): PgBouncer CPU during that burst", pooled.burstPoolerSeconds, target: .reported)
+        report.seconds(
+            "\(name): PgBouncer CPU during that burst", pooled.burstPoolerSeconds, target: .reported)
         report.seconds(
             "\(name): the simulated machines' CPU during that burst", pooled.burstSimulationSeconds,
             target: .reported)
