@@ -24,6 +24,14 @@ enum KeyIdentity {
         return normalize(key).utf8.starts(with: normalize(prefix).utf8)
     }
 
+    /// Whether any key occurs twice in `keys` (may say so of distinct keys whose hashes collide,
+    /// never the reverse): a set of the hashes alone, with no string kept, so no retains.
+    static func hasRepeats(_ keys: some Sequence<String>) -> Bool {
+        var hashes = Set<Int>(minimumCapacity: keys.underestimatedCount)
+        for key in keys where !hashes.insert(key.hashValue).inserted { return true }
+        return false
+    }
+
     private static func isASCII(_ text: String) -> Bool {
         text.utf8.withContiguousStorageIfAvailable { UnsafeRawBufferPointer($0).isASCII }
             ?? text.utf8.allSatisfy { $0 < 0x80 }

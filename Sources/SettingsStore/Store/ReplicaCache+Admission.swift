@@ -55,12 +55,9 @@ extension ReplicaCache {
         _ incoming: [SettingEntry], limits: SettingsLimits, horizon: HybridTimestamp, replacing: Bool = false,
         floor: HybridTimestamp? = nil
     ) -> Merge {
-        var winners: [String: SettingEntry] = [:]
-        var order: [String] = []
-        // A batch from a replica is up to a thousand entries, nearly all of them winners.
-        winners.reserveCapacity(incoming.count)
-        order.reserveCapacity(incoming.count)
         var rejected: [SettingsError] = []
+        var admitted: [SettingEntry] = []
+        admitted.reserveCapacity(incoming.count)
         for received in incoming {
             do throws(SettingsError) {
                 try Arrival.check(received, maximumKeyBytes: limits.maximumKeyBytes)
@@ -78,32 +75,24 @@ extension ReplicaCache {
                     key: KeyIdentity.normalize(received.key), value: received.value,
                     version: received.version, sequence: received.sequence)
             if let floor, entry.version.timestamp < floor { continue }
-            let current = winners[entry.key] ?? entries[entry.key]
-            let wins = { (current: SettingEntry) in
-                replacing
-                    ? current.version != entry.version || !SettingValue.identical(current.value, entry.value)
-                    : entry.wins(over: current)
-            }
-            guard current.map(wins) ?? true else { continue }
-            if winners.updateValue(entry, forKey: entry.key) == nil { order.append(entry.key) }
+            admitted.append(entry)
         }
         var result = Merge(rejected: rejected)
         var running = totals
-        for key in order {
-            guard let entry = winners[key] else { continue }
-            if !replacing, entries[key] == nil, entry.version.timestamp < horizon {
+        for (entry, stored) in winners(of: admitted, replacing: replacing) {
+            let key = entry.key
+            if !replacing, stored == nil, entry.version.timestamp < horizon {
                 result.expired.append(key)
                 continue
             }
-            let after = running.replacing(key: key, old: entries[key]?.value, with: entry.value)
+            let after = running.replacing(key: key, old: stored?.value, with: entry.value)
             if !policy.isEmpty {
                 do throws(SettingsError) {
                     try policy.checkArrival(entry.value, forKey: key)
                 } catch {
                     result.schemaRefused.append(
                         SettingsChange.KeyChange(
-                            key: key, refused: entry.version,
-                            kept: entries[key].map { ($0.value, $0.version) }))
+                            key: key, refused: entry.version, kept: stored.map { ($0.value, $0.version) }))
                     continue
                 }
                 if policy.lock(forKey: key) != nil { result.locked.append(key) }
@@ -122,9 +111,45 @@ extension ReplicaCache {
             } catch {
                 result.refused.append(
                     SettingsChange.KeyChange(
-                        key: key, refused: entry.version, kept: entries[key].map { ($0.value, $0.version) }))
+                        key: key, refused: entry.version, kept: stored.map { ($0.value, $0.version) }))
             }
         }
         return result
+    }
+
+    /// The entries of `batch` that win over what this replica holds, at most one per key (the
+    /// highest version, in the order keys first appear), each with the entry it replaces.
+    ///
+    /// A batch from a replica is up to a thousand entries with each key once: a set of the keys'
+    /// hashes proves it, and each key is then looked up in the index once. Only a batch with a
+    /// hash seen twice pays for a table of its winners.
+    private func winners(of batch: [SettingEntry], replacing: Bool) -> [(SettingEntry, stored: SettingEntry?)]
+    {
+        let wins = { (entry: SettingEntry, current: SettingEntry) in
+            replacing
+                ? current.version != entry.version || !SettingValue.identical(current.value, entry.value)
+                : entry.wins(over: current)
+        }
+        var found: [(SettingEntry, stored: SettingEntry?)] = []
+        found.reserveCapacity(batch.count)
+        guard KeyIdentity.hasRepeats(batch.lazy.map(\.key)) else {
+            for entry in batch {
+                let stored = entries[entry.key]
+                if stored.map({ wins(entry, $0) }) ?? true { found.append((entry, stored)) }
+            }
+            return found
+        }
+        var winners: [String: SettingEntry] = [:]
+        var order: [String] = []
+        for entry in batch {
+            guard (winners[entry.key] ?? entries[entry.key]).map({ wins(entry, $0) }) ?? true else {
+                continue
+            }
+            if winners.updateValue(entry, forKey: entry.key) == nil { order.append(entry.key) }
+        }
+        for key in order {
+            if let entry = winners[key] { found.append((entry, entries[key])) }
+        }
+        return found
     }
 }

@@ -46,16 +46,9 @@ public final class SettingsTransaction {
     /// The writes to commit: the last one for each key, in the order of those last writes.
     func latestWrites() -> [PendingWrite] {
         guard log.count > 1 else { return log }
-        // Most batches write each key once: a table of the keys' hashes (no strings kept, so
-        // no retains and releases) proves it, and only a batch with a hash seen twice pays for
-        // a table of the keys themselves.
-        var hashes = Set<Int>(minimumCapacity: log.count)
-        var repeated = false
-        for write in log where !hashes.insert(write.key.hashValue).inserted {
-            repeated = true
-            break
-        }
-        guard repeated else { return log }
+        // Most batches write each key once: a set of the keys' hashes proves it, and only a
+        // batch with a hash seen twice pays for a table of the keys themselves.
+        guard KeyIdentity.hasRepeats(log.lazy.map(\.key)) else { return log }
         var latest: [String: Int] = [:]
         latest.reserveCapacity(log.count)
         for (position, write) in log.enumerated() { latest[write.key] = position }

@@ -136,6 +136,46 @@ struct ConvergenceTests {
         #expect(b.receivedSequence(from: a.replicaID) == 2)
     }
 
+    @Test("a batch from a peer, whatever keys it repeats, leaves what its entries one at a time leave")
+    func batchMatchesEntriesOneAtATime() throws {
+        var generator = SeededGenerator(seed: SeededGenerator.seed)
+        let peer = ReplicaID.random()
+        let base = SettingsConfiguration.systemClock() - 60_000
+        func entry(_ key: String) -> SettingEntry {
+            let value: SettingValue? =
+                Int.random(in: 0..<5, using: &generator) == 0
+                ? nil : .integer(Int64.random(in: 0..<1_000, using: &generator))
+            let stamp = HybridTimestamp(
+                milliseconds: base + UInt64.random(in: 0..<50, using: &generator), counter: 0)
+            return SettingEntry(
+                key: key, value: value, version: SettingVersion(timestamp: stamp, replica: peer), sequence: 0)
+        }
+        for trial in 0..<60 {
+            // Half the batches name each key once (the common case), half repeat some.
+            let keys = (0..<8).map { "batch.\(trial).\($0)" }
+            let held = keys.prefix(4).map(entry)
+            let batch =
+                trial % 2 == 0
+                ? keys.shuffled(using: &generator).map(entry)
+                : (0..<12).map { _ in entry(keys.randomElement(using: &generator) ?? keys[0]) }
+            let (atOnce, oneByOne) = (replica(), replica())
+            for store in [atOnce, oneByOne] {
+                try store.applyRemote(held, from: peer, through: nil, reason: .replica)
+            }
+            let recorder = EventRecorder()
+            let token = atOnce.observe(.all, handler: recorder.handler)
+            try atOnce.applyRemote(batch, from: peer, through: nil, reason: .replica)
+            for single in batch {
+                try oneByOne.applyRemote([single], from: peer, through: nil, reason: .replica)
+            }
+            token.cancel()
+            #expect(atOnce.digest == oneByOne.digest, "trial \(trial): \(batch.map(\.key))")
+            #expect(atOnce.snapshot() == oneByOne.snapshot(), "trial \(trial)")
+            let announced = recorder.keys.flatMap { $0 }
+            #expect(Set(announced).count == announced.count, "trial \(trial): \(announced)")
+        }
+    }
+
     @Test("a clock far ahead still converges, without dragging the other clock along")
     func clockSkew() async throws {
         let now = SettingsConfiguration.systemClock()
