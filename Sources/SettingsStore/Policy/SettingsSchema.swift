@@ -51,8 +51,21 @@ package struct SettingsSchema: Sendable, Equatable {
 
     /// The scope of `key`: the most specific scope-only rule's, else its typing rule's, else synced.
     package func scope(forKey key: String) -> SchemaRule.Scope {
-        guard hasLocalRules else { return .synced }
+        guard hasLocalRules, mayBeLocal(key) else { return .synced }
         return scopes.rule(forKey: key)?.scope ?? typed.rule(forKey: key)?.scope ?? .synced
+    }
+
+    /// False when no `local` rule can cover `key`: its first segment (the text before the first
+    /// dot) is none of theirs. Every daemon reads the built-in machine keys, all `local` and all
+    /// under `org.` or `system.`, so this spares an app's keys and most others two rule lookups
+    /// (a hash of the whole key each) on every write and every arriving entry.
+    private func mayBeLocal(_ key: String) -> Bool {
+        guard let typedLeads = typed.localLeads, let scopeLeads = scopes.localLeads else { return true }
+        let lead = key.utf8.prefix { $0 != UInt8(ascii: ".") }
+        // A key not in NFC yet is normalized by the full lookup; the leads are ASCII or NFC.
+        guard lead.allSatisfy({ $0 < 0x80 }) else { return true }
+        return typedLeads.contains { $0.elementsEqual(lead) }
+            || scopeLeads.contains { $0.elementsEqual(lead) }
     }
 
     /// Whether the history keeps `key`'s values as fingerprints only (its rule is `secret`).
@@ -83,11 +96,22 @@ private struct RuleIndex: Sendable, Equatable {
     /// then the lookups these spare are made for nothing, never left out).
     private(set) var hasLocalRules = false
     private(set) var hasSecretRules = false
+    /// The first segment (the text before the first dot) of every `local` rule's key, each
+    /// once; nil once a `local` rule's first segment holds a `*`, which any key may match.
+    private(set) var localLeads: [[UInt8]]? = []
 
     mutating func add(_ rule: SchemaRule) throws(SettingsError) {
-        if rule.scope == .local { hasLocalRules = true }
-        if rule.isSecret { hasSecretRules = true }
         let key = KeyIdentity.normalize(rule.key)
+        if rule.scope == .local {
+            hasLocalRules = true
+            let lead = Array(key.utf8.prefix { $0 != UInt8(ascii: ".") })
+            if lead.contains(UInt8(ascii: "*")) {
+                localLeads = nil
+            } else if localLeads?.contains(lead) == false {
+                localLeads?.append(lead)
+            }
+        }
+        if rule.isSecret { hasSecretRules = true }
         if let position = positions[key] {
             let existing = rules[position]
             guard existing.type == rule.type, existing.gvariantType == rule.gvariantType else {

@@ -86,6 +86,40 @@ struct PolicyIndexTests {
         #expect(schema.hasSecretRules)
     }
 
+    @Test(
+        "A key's scope is its rules' scope, whatever first segments the local rules have",
+        arguments: [1, 2, 3, 4] as [UInt64])
+    func scopeMatchesTheRules(seed: UInt64) throws {
+        var random = SeededGenerator(seed: seed)
+        let names = ["a", "org", "system", "gnome", "caf\u{E9}", "cafe\u{301}", "x"]
+        func name() -> String { names.randomElement(using: &random) ?? "a" }
+        var schema = try SettingsSchema(rules: MachineKeys.rules)
+        for index in 0..<30 {
+            var parts = (0..<Int.random(in: 1...3, using: &random)).map { _ in name() }
+            // A pattern in the first segment (seed 4) leaves no segment to tell keys apart by.
+            if Bool.random(using: &random) {
+                let star = seed == 4 ? 0 : Int.random(in: 1...parts.count, using: &random)
+                if star < parts.count { parts[star] = "*" } else { parts.append("*") }
+            }
+            let key = parts.joined(separator: ".")
+            guard !schema.rules.contains(where: { $0.key == key }),
+                !schema.scopeRules.contains(where: { $0.key == key })
+            else { continue }
+            let scope: SchemaRule.Scope = Bool.random(using: &random) ? .local : .synced
+            let typed = Bool.random(using: &random)
+            var rule = SchemaRule(key: key, type: .any, scope: scope, file: "\(index)")
+            rule.isScopeOnly = !typed
+            try schema.add(rule)
+        }
+        for _ in 0..<3_000 {
+            let key = (0..<Int.random(in: 1...4, using: &random)).map { _ in name() }.joined(separator: ".")
+            let expected = schema.scopeRule(forKey: key)?.scope ?? schema.rule(forKey: key)?.scope ?? .synced
+            #expect(schema.scope(forKey: key) == expected, "\(key)")
+        }
+        #expect(schema.scope(forKey: "org.gnome.gedit.window-size") == .local)
+        #expect(schema.scope(forKey: "app.window-size") == .synced)
+    }
+
     @Test("A lock is found by exact key or by any prefix, the first in file order, among 20,000")
     func locksByKeyAndPrefix() throws {
         var policy = SettingsPolicy()
