@@ -60,12 +60,7 @@ package struct SettingsSchema: Sendable, Equatable {
     /// under `org.` or `system.`, so this spares an app's keys and most others two rule lookups
     /// (a hash of the whole key each) on every write and every arriving entry.
     private func mayBeLocal(_ key: String) -> Bool {
-        guard let typedLeads = typed.localLeads, let scopeLeads = scopes.localLeads else { return true }
-        let lead = key.utf8.prefix { $0 != UInt8(ascii: ".") }
-        // A key not in NFC yet is normalized by the full lookup; the leads are ASCII or NFC.
-        guard lead.allSatisfy({ $0 < 0x80 }) else { return true }
-        return typedLeads.contains { $0.elementsEqual(lead) }
-            || scopeLeads.contains { $0.elementsEqual(lead) }
+        RuleIndex.mayCover(key, leads: typed.localLeads) || RuleIndex.mayCover(key, leads: scopes.localLeads)
     }
 
     /// Whether the history keeps `key`'s values as fingerprints only (its rule is `secret`).
@@ -96,20 +91,22 @@ private struct RuleIndex: Sendable, Equatable {
     /// then the lookups these spare are made for nothing, never left out).
     private(set) var hasLocalRules = false
     private(set) var hasSecretRules = false
-    /// The first segment (the text before the first dot) of every `local` rule's key, each
-    /// once; nil once a `local` rule's first segment holds a `*`, which any key may match.
+    /// The first segment (the text before the first dot) of every rule's key, each once, and of
+    /// every `local` rule's: a key whose first segment is none of them has no rule, or no local
+    /// one, without its whole text being hashed (GNOME's schemas all live under `org.`, so an
+    /// app's keys are told so at once). Nil when a first segment holds a `*`, which any key may
+    /// match, or when there are too many to compare one by one.
+    private(set) var leads: [[UInt8]]? = []
     private(set) var localLeads: [[UInt8]]? = []
+    private static let mostLeads = 32
 
     mutating func add(_ rule: SchemaRule) throws(SettingsError) {
         let key = KeyIdentity.normalize(rule.key)
+        let lead = Array(key.utf8.prefix { $0 != UInt8(ascii: ".") })
+        Self.record(lead, in: &leads)
         if rule.scope == .local {
             hasLocalRules = true
-            let lead = Array(key.utf8.prefix { $0 != UInt8(ascii: ".") })
-            if lead.contains(UInt8(ascii: "*")) {
-                localLeads = nil
-            } else if localLeads?.contains(lead) == false {
-                localLeads?.append(lead)
-            }
+            Self.record(lead, in: &localLeads)
         }
         if rule.isSecret { hasSecretRules = true }
         if let position = positions[key] {
@@ -135,10 +132,25 @@ private struct RuleIndex: Sendable, Equatable {
         rules.append(rule)
     }
 
+    /// Adds a rule's first segment to `leads`, unless it is there already.
+    private static func record(_ lead: [UInt8], in leads: inout [[UInt8]]?) {
+        guard let known = leads, !known.contains(lead) else { return }
+        leads = lead.contains(UInt8(ascii: "*")) || known.count == mostLeads ? nil : known + [lead]
+    }
+
+    /// False when `key`'s first segment is none of `leads` (nil: any key may be covered).
+    static func mayCover(_ key: String, leads: [[UInt8]]?) -> Bool {
+        guard let leads else { return true }
+        let lead = key.utf8.prefix { $0 != UInt8(ascii: ".") }
+        // A key not in NFC yet is normalized by the full lookup; the leads are ASCII or NFC.
+        guard lead.allSatisfy({ $0 < 0x80 }) else { return true }
+        return leads.contains { $0.elementsEqual(lead) }
+    }
+
     func rule(forKey key: String) -> SchemaRule? {
         // No rules (most stores): not even the key's hash, which every write and every entry
         // arriving from a replica would pay.
-        guard !rules.isEmpty else { return nil }
+        guard !rules.isEmpty, Self.mayCover(key, leads: leads) else { return nil }
         if let position = exact[key] { return rules[position] }
         guard !patternsByPrefix.isEmpty else { return nil }
         let name = KeyIdentity.normalize(key)
