@@ -15,26 +15,12 @@ extension HubSchema {
     /// same batches (`compatibleSince`), and `HubPullTests` checks what a reader sees against
     /// schema 8's rows.
     static let leanPull = """
-        CREATE OR REPLACE FUNCTION settingsd.pull(ns name, after_seq bigint, most bigint, puller bytea,
-                key_cap bigint, value_cap bigint, budget bigint, span bigint)
-            RETURNS TABLE (pulled_key text, pulled_value bytea, pulled_hlc bigint, pulled_replica bytea,
-                pulled_seq bigint, pulled_mine bigint, pulled_oversize bigint, counter bigint,
-                candidate_count bigint)
-            LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
-            AS $$ DECLARE
-                last bigint;
-                upto bigint;
-                found_rows bigint;
-                found_bytes bigint;
+        \(replacePullHead)
                 first_seq bigint;
                 final_seq bigint;
             BEGIN
                 -- settingsd.enter(ns), inline.
-                IF NOT \(isMember("session_user", of: "ns")) THEN
-                    RAISE EXCEPTION 'role % may not use hub namespace %', session_user, ns
-                        USING ERRCODE = 'insufficient_privilege';
-                END IF;
-                PERFORM pg_catalog.set_config('settingsd.writing', ns, true);
+                \(enterBody(refusing: "use", unless: isMember("session_user", of: "ns")))
                 -- The counter, and every candidate's value bytes: at least what the budget counts
                 -- (it leaves out the caller's own rows and oversize ones), so a batch within it
                 -- is within the budget. No counter row (deleted by hand): no rows, as before.
@@ -56,9 +42,7 @@ extension HubSchema {
                 END IF;
                 upto := CASE WHEN after_seq + span < last THEN after_seq + span ELSE 9223372036854775807 END;
                 IF found_rows = 0 THEN
-                    -- An empty batch: one row with the counter alone.
-                    RETURN QUERY SELECT NULL::text, NULL::bytea, NULL::bigint, NULL::bytea, NULL::bigint,
-                        NULL::bigint, NULL::bigint, last, NULL::bigint;
+                    \(emptyBatch)
                 ELSIF found_bytes <= budget THEN
                     RETURN QUERY
                     SELECT CASE WHEN r.oversize THEN NULL ELSE r.key END,
@@ -72,19 +56,9 @@ extension HubSchema {
                     -- the cut falls is known only at the end, so every row carries the count.
                     RETURN QUERY
                     SELECT w.key, w.value, w.hlc, w.replica, w.hub_seq,
-                        CASE WHEN w.mine THEN 1::bigint END, CASE WHEN w.oversize THEN 1::bigint END,
+                        CASE WHEN w.mine = 1 THEN w.mine END, CASE WHEN w.oversize = 1 THEN w.oversize END,
                         CASE WHEN w.position = 1 THEN last END, found_rows
-                    FROM (
-                        SELECT CASE WHEN r.oversize THEN NULL ELSE r.key END AS key,
-                            CASE WHEN r.oversize OR r.mine THEN NULL ELSE r.value END AS value, r.hlc, r.replica,
-                            r.hub_seq, r.mine, r.oversize,
-                            sum(CASE WHEN r.oversize OR r.mine THEN 0 ELSE coalesce(octet_length(r.value), 0) END)
-                                OVER (ORDER BY r.hub_seq) AS running,
-                            row_number() OVER (ORDER BY r.hub_seq) AS position
-                        FROM (\(pullCandidates)) AS r
-                    ) AS w
-                    WHERE w.position = 1 OR w.running <= budget
-                    ORDER BY w.hub_seq;
+                    FROM \(budgetWindow)
                 END IF;
                 PERFORM pg_catalog.set_config('settingsd.writing', '', true);
             END $$;

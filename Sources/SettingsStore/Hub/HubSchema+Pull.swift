@@ -72,17 +72,7 @@ extension HubSchema {
     /// Nothing a link sees changed, so this build also works with a hub still at schema 8
     /// (`compatibleSince`); builds for schema 8 predate that and refuse a hub at 9 as newer.
     static let pullByBudget = """
-        CREATE OR REPLACE FUNCTION settingsd.pull(ns name, after_seq bigint, most bigint, puller bytea,
-                key_cap bigint, value_cap bigint, budget bigint, span bigint)
-            RETURNS TABLE (pulled_key text, pulled_value bytea, pulled_hlc bigint, pulled_replica bytea,
-                pulled_seq bigint, pulled_mine bigint, pulled_oversize bigint, counter bigint,
-                candidate_count bigint)
-            LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
-            AS $$ DECLARE
-                last bigint;
-                upto bigint;
-                found_rows bigint;
-                found_bytes bigint;
+        \(replacePullHead)
             BEGIN
                 PERFORM settingsd.enter(ns);
                 SELECT n.last_seq INTO last FROM settingsd.namespaces AS n WHERE n.namespace = ns;
@@ -99,9 +89,7 @@ extension HubSchema {
                         WHERE e.namespace = ns AND e.hub_seq > after_seq AND e.hub_seq <= upto
                         ORDER BY e.hub_seq LIMIT most) AS r;
                 IF found_rows = 0 THEN
-                    -- An empty batch: one row with the counter alone.
-                    RETURN QUERY SELECT NULL::text, NULL::bytea, NULL::bigint, NULL::bytea, NULL::bigint,
-                        NULL::bigint, NULL::bigint, last, NULL::bigint;
+                    \(emptyBatch)
                 ELSIF found_bytes <= budget THEN
                     RETURN QUERY
                     SELECT CASE WHEN r.oversize THEN NULL ELSE r.key END,
@@ -112,20 +100,49 @@ extension HubSchema {
                     -- Over the budget: the first row always, then rows while their values fit.
                     RETURN QUERY
                     SELECT w.key, w.value, w.hlc, w.replica, w.hub_seq, w.mine, w.oversize, last, found_rows
-                    FROM (
-                        SELECT CASE WHEN r.oversize THEN NULL ELSE r.key END AS key,
-                            CASE WHEN r.oversize OR r.mine THEN NULL ELSE r.value END AS value, r.hlc, r.replica,
-                            r.hub_seq, r.mine::int::bigint AS mine, r.oversize::int::bigint AS oversize,
-                            sum(CASE WHEN r.oversize OR r.mine THEN 0 ELSE coalesce(octet_length(r.value), 0) END)
-                                OVER (ORDER BY r.hub_seq) AS running,
-                            row_number() OVER (ORDER BY r.hub_seq) AS position
-                        FROM (\(pullCandidates)) AS r
-                    ) AS w
-                    WHERE w.position = 1 OR w.running <= budget
-                    ORDER BY w.hub_seq;
+                    FROM \(budgetWindow)
                 END IF;
                 PERFORM pg_catalog.set_config('settingsd.writing', '', true);
             END $$;
+        """
+
+    /// The head of schemas 9 and 10's `settingsd.pull`: schema 8's signature, kept so that
+    /// builds since read them alike, and the variables both declare.
+    static let replacePullHead = """
+        CREATE OR REPLACE FUNCTION settingsd.pull(ns name, after_seq bigint, most bigint, puller bytea,
+                key_cap bigint, value_cap bigint, budget bigint, span bigint)
+            RETURNS TABLE (pulled_key text, pulled_value bytea, pulled_hlc bigint, pulled_replica bytea,
+                pulled_seq bigint, pulled_mine bigint, pulled_oversize bigint, counter bigint,
+                candidate_count bigint)
+            LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+            AS $$ DECLARE
+                last bigint;
+                upto bigint;
+                found_rows bigint;
+                found_bytes bigint;
+        """
+
+    /// Schemas 9 and 10's rows of a batch over its byte budget, as `w`: the candidates with a
+    /// running sum of the values' bytes and their position, the first always and then those
+    /// within the budget, in hub order.
+    static let budgetWindow = """
+        (
+                            SELECT CASE WHEN r.oversize THEN NULL ELSE r.key END AS key,
+                                CASE WHEN r.oversize OR r.mine THEN NULL ELSE r.value END AS value, r.hlc, r.replica,
+                                r.hub_seq, r.mine::int::bigint AS mine, r.oversize::int::bigint AS oversize,
+                                sum(CASE WHEN r.oversize OR r.mine THEN 0 ELSE coalesce(octet_length(r.value), 0) END)
+                                    OVER (ORDER BY r.hub_seq) AS running,
+                                row_number() OVER (ORDER BY r.hub_seq) AS position
+                            FROM (\(pullCandidates)) AS r
+                        ) AS w
+                        WHERE w.position = 1 OR w.running <= budget
+                        ORDER BY w.hub_seq;
+        """
+
+    /// Schemas 9 and 10's answer when no row follows the cursor: one row with the counter alone.
+    static let emptyBatch = """
+        RETURN QUERY SELECT NULL::text, NULL::bytea, NULL::bigint, NULL::bytea, NULL::bigint,
+                            NULL::bigint, NULL::bigint, last, NULL::bigint;
         """
 
     /// Schema 9's candidate rows: the window after the cursor in hub order, each with whether

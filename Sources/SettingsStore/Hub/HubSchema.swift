@@ -258,12 +258,20 @@ enum HubSchema {
         CREATE \(replacing ? "OR REPLACE " : "")FUNCTION settingsd.enter(ns name) RETURNS void
             LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
             AS $$ BEGIN
-                IF NOT settingsd.member(ns) THEN
+                \(enterBody(refusing: verb, unless: "settingsd.member(ns)"))
+            END $$;
+        """
+    }
+
+    /// What `settingsd.enter(ns)` does, for a function to inline: refuses the session unless
+    /// `condition` holds, then names `ns` in `settingsd.writing` for the transaction.
+    static func enterBody(refusing verb: String, unless condition: String) -> String {
+        """
+        IF NOT \(condition) THEN
                     RAISE EXCEPTION 'role % may not \(verb) hub namespace %', session_user, ns
                         USING ERRCODE = 'insufficient_privilege';
                 END IF;
                 PERFORM pg_catalog.set_config('settingsd.writing', ns, true);
-            END $$;
         """
     }
 
