@@ -129,7 +129,8 @@ package struct HubNamespace {
                 .int64(Int64(caps.keyBytes)), .int64(Int64(caps.valueBytes)), .int64(Int64(byteBudget)),
                 .int64(window),
             ])
-        // Every row carries the same counter (none: the namespace has no counter row).
+        // The first row carries the counter (schema 8 and 9 put it on every row; none: the
+        // namespace has no counter row).
         let counter = rows.count > 0 && !rows.isNull(0, 7) ? rows.int64(0, 7) : nil
         var batch = PulledBatch(
             through: cursor, counter: counter.flatMap { Arrival.isPosition($0) ? $0 : nil })
@@ -139,6 +140,7 @@ package struct HubNamespace {
             // The one row of an empty batch carries only the counter.
             guard !rows.isNull(row, 4) else { continue }
             returned += 1
+            // The last row's count is the batch's (schema 10 sends NULL, read as 0, on the others).
             candidates = rows.int64(row, 8)
             // A hub sequence number out of range is never computed with, nor taken as the cursor.
             let sequence = rows.int64(row, 4)

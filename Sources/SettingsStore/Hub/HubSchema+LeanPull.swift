@@ -2,7 +2,7 @@ extension HubSchema {
     /// Schema 10: the same function, columns and meaning, in fewer statements and fewer values.
     ///
     /// Measured against schema 9 with 1,000 rows a pull, PostgreSQL's fixed cost per pull was
-    /// 130–180 µs of its CPU, most of it in statements around the rows: the membership check
+    /// 100–180 µs of its CPU, most of it in statements around the rows: the membership check
     /// through two nested functions that each set `search_path` (a configuration save and
     /// restore per call), the counter, then the candidates' count and bytes. Now the check is
     /// inline and the counter and the candidates come from one statement.
