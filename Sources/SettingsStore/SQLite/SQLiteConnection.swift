@@ -65,6 +65,24 @@ final class SQLiteConnection {
         sqlite3_close_v2(handle)
     }
 
+    /// What SQLite calls after every commit: the hook's context, the connection, the database's
+    /// name and the log's size in pages.
+    typealias WALHook =
+        @convention(c) (UnsafeMutableRawPointer?, OpaquePointer?, UnsafePointer<CChar>?, Int32)
+        -> Int32
+
+    /// Installs `hook` (nil: none), which replaces SQLite's automatic checkpoints (`WALCheckpointer`).
+    func setWALHook(context: UnsafeMutableRawPointer?, _ hook: WALHook?) {
+        sqlite3_wal_hook(handle, hook, context)
+    }
+
+    /// Copies what the log holds into the database file, as far as no reader needs it, without
+    /// waiting for the writer (`PRAGMA wal_checkpoint(PASSIVE)`); false when SQLite refused.
+    @discardableResult
+    func checkpointPassively() -> Bool {
+        sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil) == SQLITE_OK
+    }
+
     /// Compiles `sql` once for repeated use.
     func prepare(_ sql: String) throws(SettingsError) -> SQLiteStatement {
         try SQLiteStatement(db: handle, sql: sql, path: path)

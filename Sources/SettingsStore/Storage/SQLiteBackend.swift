@@ -18,6 +18,8 @@ final class SQLiteBackend: SettingsBackend {
     /// The newest sequence number stored, in a record or a row.
     private var lastSequence: Int64 = 0
     private let saveFolded: SQLiteStatement
+    /// Checkpoints the log off the commit path (nil for a reader).
+    private var checkpointer: WALCheckpointer?
     /// This open's incarnation when a full disk kept it from being stored at once: the first
     /// commit stores it, before anything it writes could be attributed to the previous one.
     private var pendingIncarnation: Incarnation?
@@ -31,11 +33,16 @@ final class SQLiteBackend: SettingsBackend {
         try Schema.migrator.check(connection)
         try connection.execute("PRAGMA journal_mode = WAL")
         try connection.execute("PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL")")
-        // Checkpoint (and so fsync the database) every ~16 MiB of WAL rather than every 4 MiB: a
-        // commit that also appends history touches more pages, and checkpoints are what cost.
-        try connection.execute("PRAGMA wal_autocheckpoint = 4000")
         try Schema.migrator.migrate(connection)
         try self.init(connection: connection, isReadOnly: false)
+        // Checkpoints (each a copy into the file and an fsync) run beside the commits, not in
+        // them; where a second connection cannot open, SQLite's own run in them, as before.
+        if let checkpointer = try? WALCheckpointer(path: path) {
+            checkpointer.attach(to: connection)
+            self.checkpointer = checkpointer
+        } else {
+            try connection.execute("PRAGMA wal_autocheckpoint = \(WALCheckpointer.stallPages)")
+        }
     }
 
     /// Opens `path` for reading only; when the folder does not let this user create the WAL's
@@ -74,6 +81,7 @@ final class SQLiteBackend: SettingsBackend {
     deinit {
         // Best effort: rows still owed are read back from their records at the next open.
         if !deferred.isEmpty { try? foldOwedRows() }
+        checkpointer?.stop(detaching: connection)
     }
 
     /// How much of the file the load's scan may map (SQLite maps no more than the file).
