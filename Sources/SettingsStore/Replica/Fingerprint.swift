@@ -9,7 +9,7 @@
 struct Fingerprint {
     private(set) var value: UInt64 = 0x9E37_79B9_7F4A_7C15
 
-    mutating func mix(word: UInt64) {
+    @inline(__always) mutating func mix(word: UInt64) {
         // splitmix64-style finalizer over a running state: cheap, and every bit of input matters.
         var z = (value ^ word) &+ 0x9E37_79B9_7F4A_7C15
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
@@ -17,7 +17,7 @@ struct Fingerprint {
         value = z ^ (z >> 31)
     }
 
-    mutating func mix(bytes: UnsafeRawBufferPointer) {
+    @inline(__always) mutating func mix(bytes: UnsafeRawBufferPointer) {
         mix(word: UInt64(bytes.count))
         var offset = 0
         while offset + 8 <= bytes.count {
@@ -29,7 +29,7 @@ struct Fingerprint {
         mix(word: tail)
     }
 
-    mutating func mix(text: String) {
+    @inline(__always) mutating func mix(text: String) {
         var text = text
         text.withUTF8 { mix(bytes: UnsafeRawBufferPointer($0)) }
     }
