@@ -102,7 +102,7 @@ extension Reliability.PolishTests {
         try await waitUntil { lines.withLock { $0.contains("local w.a = \"1\"") } }
         _ = daemon.terminate()
         try daemon.start()
-        try await waitUntil(timeout: 20) { lines.withLock { $0.contains("resync\n") } }
+        try await waitUntil(timeout: 60) { lines.withLock { $0.contains("resync\n") } }
         #expect(watcher.isRunning)
         #expect(daemon.cli("set", "w.a", "2").status == 0)
         try await waitUntil { lines.withLock { $0.contains("local w.a = \"2\"") } }

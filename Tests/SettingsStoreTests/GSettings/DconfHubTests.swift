@@ -143,7 +143,7 @@ struct DconfHubTests {
         var keyfile = "[/]\n"
         for index in 0..<1_000 { keyfile += "key\(index)=\(index)\n" }
         #expect(a.session.dconf("load", "/org/gnome/settingsd-test/burst/", input: keyfile).status == 0)
-        try await waitUntil(timeout: 20) { try b.bridge().keysToDconf == 1_000 }
+        try await waitUntil(timeout: 60) { try b.bridge().keysToDconf == 1_000 }
         #expect(a.cli("sync", "--wait", "--timeout", "30").status == 0)
         let dump = b.session.dconf("dump", "/org/gnome/settingsd-test/burst/").output
         #expect(dump.split(separator: "\n").filter { $0.hasPrefix("key") }.count == 1_000)
@@ -172,7 +172,7 @@ struct DconfHubTests {
         try cluster.psql(
             "ALTER ROLE \(role.name) NOLOGIN; SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = '\(role.name)';"
         )
-        try await waitUntil(timeout: 20) {
+        try await waitUntil(timeout: 60) {
             try [a, b].allSatisfy { machine in try machine.daemon?.status().hubs.first?.isConnected == false }
         }
         #expect(a.session.gsettings("set", "org.gnome.desktop.interface", "gtk-theme", "From-A").status == 0)

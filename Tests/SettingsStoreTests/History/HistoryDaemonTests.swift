@@ -79,7 +79,7 @@ extension Reliability {
             _ = a.cli("set", "ui.theme", "third")
             #expect(a.cli("revert", "ui.", "--before", middle).status == 0)
             #expect(a.cli("get", "ui.extra").status == 1)
-            try await waitUntil(timeout: 20) {
+            try await waitUntil(timeout: 60) {
                 b.cli("get", "ui.theme").output == "first\n" && b.cli("get", "ui.extra").status == 1
             }
             #expect(a.cli("history", "ui.theme", "--limit", "1").output.hasSuffix("revert\n"))

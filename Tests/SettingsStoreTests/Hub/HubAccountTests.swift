@@ -97,9 +97,9 @@ extension HubReliability {
             // The peer's write from before the change is refused; one made after it travels.
             let link = InProcessLink(mover, peer)
             defer { link.disconnect() }
-            try await waitUntil(timeout: 20) { peer.value(forKey: "b.only") == "two" }
+            try await waitUntil(timeout: 60) { peer.value(forKey: "b.only") == "two" }
             try peer.set("new account", forKey: "peer.after")
-            try await waitUntil(timeout: 20) { mover.value(forKey: "peer.after") == "new account" }
+            try await waitUntil(timeout: 60) { mover.value(forKey: "peer.after") == "new account" }
             try await settled(second, mover)
             #expect(mover.value(forKey: "peer.before") == nil)
             #expect(try hubKeys(cluster, fleets[1]) == ["common", "b.only", "peer.after"])

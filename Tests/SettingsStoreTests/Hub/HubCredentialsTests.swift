@@ -73,7 +73,7 @@ extension HubReliability {
             let role = try cluster.makeRole("redact")
             let url = cluster.conninfo(user: role.name, password: role.password) + " sslpassword=Sslsecret42"
             let daemon = try DaemonProcess(directory, arguments: ["--hub", url])
-            try await waitUntil(timeout: 20) { try daemon.status().hubs.first?.isConnected == true }
+            try await waitUntil(timeout: 60) { try daemon.status().hubs.first?.isConnected == true }
             for form in [["status"], ["status", "--json"]] {
                 let output = daemon.cli(form[0], Array(form.dropFirst())).output
                 #expect(!output.contains("Sslsecret42") && !output.contains(role.password), "\(form)")
@@ -117,7 +117,7 @@ extension HubReliability {
                 withHub: HubConfiguration(
                     url: "host=127.0.0.1 port=\(refuser.port) user=alice dbname=settings"))
             defer { link.stop() }
-            try await waitUntil(timeout: 20) { link.status.lastError != nil }
+            try await waitUntil(timeout: 60) { link.status.lastError != nil }
             #expect(link.status.lastError?.contains("SSL") == true, "\(link.status.lastError ?? "")")
             try await waitUntil(timeout: 10) { refuser.afterRefusal != nil }
             // The start-up message names the user: after the refusal nothing may follow.

@@ -181,7 +181,7 @@ extension HubReliability {
                     ARRAY[1::bigint], ARRAY['\\x00'::bytea], NULL, NULL, NULL); SELECT pg_sleep(7); COMMIT
                 """)
             #expect(daemon.cli("set", "during.lock", "1").status == 0)
-            try await waitUntil(timeout: 20) {
+            try await waitUntil(timeout: 60) {
                 try daemon.status().hubs.first?.lastError?.contains("lock timeout") == true
             }
             holder.waitUntilExit()
@@ -208,7 +208,7 @@ extension HubReliability {
             #expect(o.cli("set", "owner.key", "1").status == 0)
             #expect(a.cli("sync", "--wait", "--timeout", "20").status == 0)
             #expect(o.cli("sync", "--wait", "--timeout", "20").status == 0)
-            try await waitUntil(timeout: 20) { b.cli("get", "ui.theme").output == "dark\n" }
+            try await waitUntil(timeout: 60) { b.cli("get", "ui.theme").output == "dark\n" }
             // The owner sees its own namespace only, though it owns the tables.
             let seen = psql(ownerURL, "SELECT DISTINCT namespace FROM settingsd.entries")
             #expect(seen.output == "\(owner.name)\n", "\(seen.output) \(seen.error)")
@@ -224,7 +224,7 @@ extension HubReliability {
             let link = try settings.sync(withHub: HubConfiguration(url: url))
             defer { link.stop() }
             try settings.set(1, forKey: "before")
-            try await waitUntil(timeout: 20) { link.status.isConnected && link.status.pendingUp == 0 }
+            try await waitUntil(timeout: 60) { link.status.isConnected && link.status.pendingUp == 0 }
             // A member knows the channel; 3,000 notifications, each in a transaction of its own.
             let secret = psql(url, "SELECT secret FROM settingsd.channels WHERE namespace = current_user")
                 .output.trimmingCharacters(in: .whitespacesAndNewlines)

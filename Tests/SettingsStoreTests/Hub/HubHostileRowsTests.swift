@@ -45,7 +45,7 @@ extension HubReliability {
                 "UPDATE settingsd.namespaces SET last_seq = -9223372036854775808 WHERE namespace = '\(namespace)'"
             )
             #expect(daemon.cli("set", "during", "2").status == 0)
-            try await waitUntil(timeout: 20) {
+            try await waitUntil(timeout: 60) {
                 try daemon.status().hubs.first?.lastError?.contains("out of range") == true
             }
             #expect(daemon.cli("get", "during").output == "2\n")
@@ -79,7 +79,7 @@ extension HubReliability {
                 """)
             // A local write wakes the link: it pulls the forged rows.
             #expect(daemon.cli("set", "wake", "1").status == 0)
-            try await waitUntil(timeout: 20) { daemon.cli("get", "fine.key").output == "forged\n" }
+            try await waitUntil(timeout: 60) { daemon.cli("get", "fine.key").output == "forged\n" }
             let keys = daemon.cli("list", "--keys").output.split(separator: "\n")
             #expect(Set(keys) == ["before", "fine.key", "wake"], "\(keys)")
             #expect(daemon.cli("list").status == 0)
@@ -103,7 +103,7 @@ extension HubReliability {
                     ('\(namespace)', 'small', \(text), 1, \(replica), 2000002, \(replica))
                 """)
             #expect(daemon.cli("set", "wake", "1").status == 0)
-            try await waitUntil(timeout: 20) { daemon.cli("get", "small").output == "small\n" }
+            try await waitUntil(timeout: 60) { daemon.cli("get", "small").output == "small\n" }
             #expect(daemon.cli("get", "huge").status == 1)
             #expect(daemon.cli("sync", "--wait", "--timeout", "20").status == 0)
         }

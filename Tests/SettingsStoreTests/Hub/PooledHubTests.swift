@@ -67,9 +67,9 @@ extension HubReliability {
                 hubB.stop()
             }
             try a.set(1, forKey: "before")
-            try await waitUntil(timeout: 20) { b.value(forKey: "before") == 1 }
+            try await waitUntil(timeout: 60) { b.value(forKey: "before") == 1 }
             pooler.stop()
-            try await waitUntil(timeout: 20) { !hubA.status.isConnected && !hubB.status.isConnected }
+            try await waitUntil(timeout: 60) { !hubA.status.isConnected && !hubB.status.isConnected }
             try a.transaction { transaction in
                 for index in 0..<200 { try transaction.set(index, forKey: "while.down.\(index)") }
             }
@@ -96,8 +96,8 @@ extension HubReliability {
                 hubB.stop()
             }
             try a.set("first", forKey: "k")
-            try await waitUntil(timeout: 20) { b.value(forKey: "k") == "first" }
-            try await waitUntil(timeout: 20) { hubB.status.pollSeconds == 0.4 }
+            try await waitUntil(timeout: 60) { b.value(forKey: "k") == "first" }
+            try await waitUntil(timeout: 60) { hubB.status.pollSeconds == 0.4 }
             let quiet = hubB.status
             try await Task.sleep(for: .seconds(2.5))
             let later = hubB.status
@@ -107,7 +107,7 @@ extension HubReliability {
             #expect(abs((later.statements - quiet.statements) - polls) <= 1, "\(quiet) → \(later)")
             let written = ContinuousClock.now
             try a.set("after a long idle", forKey: "k")
-            try await waitUntil(timeout: 20) { b.value(forKey: "k") == "after a long idle" }
+            try await waitUntil(timeout: 60) { b.value(forKey: "k") == "after a long idle" }
             let took = ContinuousClock.now - written
             #expect(took < .seconds(10), "\(took)")
         }
@@ -121,7 +121,7 @@ extension HubReliability {
             let link = try settings.sync(
                 withHub: HubConfiguration(url: pooler.conninfo(user: role.name, password: role.password)))
             defer { link.stop() }
-            try await waitUntil(timeout: 20) { link.status.isConnected }
+            try await waitUntil(timeout: 60) { link.status.isConnected }
             #expect(link.status.mode == "poll")
         }
 

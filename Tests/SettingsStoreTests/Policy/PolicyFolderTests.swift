@@ -23,7 +23,7 @@ extension Reliability {
             #expect(daemon.cli("set", "audio.muted", "true").status == 1)  // the real lock is in force
             // A reload after a change still happens: the FIFO is not read.
             try "ui.theme\n".write(toFile: "\(system.path)/locks.d/b", atomically: true, encoding: .utf8)
-            try await waitUntil(timeout: 20) { daemon.cli("set", "ui.theme", "dark").status == 1 }
+            try await waitUntil(timeout: 60) { daemon.cli("set", "ui.theme", "dark").status == 1 }
             #expect(daemon.cli("set", "free.key", "1").status == 0)
         }
     }

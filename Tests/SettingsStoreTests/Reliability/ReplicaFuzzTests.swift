@@ -212,7 +212,7 @@ extension SyncReliability {
             #expect(
                 pushed.output.split(separator: "\n").count == pushes.count, "seed \(seed): \(pushed.error)")
             #expect(daemon.cli("set", "wake", "1").status == 0)
-            try await waitUntil(timeout: 20) {
+            try await waitUntil(timeout: 60) {
                 let hub = try daemon.status().hubs.first
                 return hub?.isConnected == true && hub?.pendingUp == 0
             }

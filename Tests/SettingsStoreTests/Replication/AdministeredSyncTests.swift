@@ -36,7 +36,7 @@ extension SyncReliability {
             #expect(b.cli("sync", "--wait", "--timeout", "30").status == 0)
             #expect(b.cli("set", "ui.theme", "dark").status == 0)
             #expect(b.cli("set", "after", "1").status == 0)
-            try await waitUntil(timeout: 20) { a.cli("get", "after").output == "1\n" }
+            try await waitUntil(timeout: 60) { a.cli("get", "after").output == "1\n" }
             #expect(a.cli("get", "ui.theme").output == "light\n")
             #expect(b.cli("get", "ui.theme").output == "dark\n")
             #expect(a.cli("sync", "--wait", "--timeout", "30").status == 0)
@@ -49,10 +49,10 @@ extension SyncReliability {
             let (a, b) = try pair(system)
             #expect(a.cli("get", "ui.theme").output == "dark\n")
             #expect(a.cli("set", "marker", "1").status == 0)
-            try await waitUntil(timeout: 20) { b.cli("get", "marker").output == "1\n" }
+            try await waitUntil(timeout: 60) { b.cli("get", "marker").output == "1\n" }
             #expect(b.cli("get", "ui.theme").status == 1)
             #expect(b.cli("set", "ui.theme", "light").status == 0)
-            try await waitUntil(timeout: 20) { a.cli("get", "ui.theme").output == "light\n" }
+            try await waitUntil(timeout: 60) { a.cli("get", "ui.theme").output == "light\n" }
         }
 
         @Test("local-scope keys stay on their daemon and both still agree")
@@ -60,7 +60,7 @@ extension SyncReliability {
             let (a, b) = try pair(try SystemFolder(directory), schemas: exampleSchemaDirectory)
             #expect(a.cli("set", "window.width", "800").status == 0)
             #expect(a.cli("set", "ui.theme", "dark").status == 0)
-            try await waitUntil(timeout: 20) { b.cli("get", "ui.theme").output == "dark\n" }
+            try await waitUntil(timeout: 60) { b.cli("get", "ui.theme").output == "dark\n" }
             #expect(b.cli("get", "window.width").status == 1)
             #expect(a.cli("sync", "--wait", "--timeout", "30").status == 0)
         }
@@ -84,7 +84,7 @@ extension SyncReliability {
             let (a, b) = try pair(try SystemFolder(directory), schemas: exampleSchemaDirectory, strict: true)
             #expect(b.cli("set", "undeclared.key", "1").status == 0)
             #expect(b.cli("set", "ui.theme", "dark").status == 0)
-            try await waitUntil(timeout: 20) { a.cli("get", "ui.theme").output == "dark\n" }
+            try await waitUntil(timeout: 60) { a.cli("get", "ui.theme").output == "dark\n" }
             #expect(a.cli("get", "undeclared.key").status == 1)
             #expect(try a.status().peers.allSatisfy(\.isConnected))
             // The refused key is the pair's only difference: they agree, and say so honestly.

@@ -10,7 +10,7 @@ extension SyncReliability {
         let directory = TemporaryDirectory()
 
         func waitForEqualDigests(_ daemons: [DaemonProcess]) async throws {
-            try await waitUntil(timeout: 20) { Set(try daemons.map { try $0.status().digest }).count == 1 }
+            try await waitUntil(timeout: 60) { Set(try daemons.map { try $0.status().digest }).count == 1 }
         }
 
         @Test("three daemons in a chain converge, deletes included; sync --wait returns")
@@ -64,8 +64,8 @@ extension SyncReliability {
             let daemon = try DaemonProcess(
                 directory, database: directory.file("daemon.sqlite"), socket: socket)
             _ = daemon.cli("set", "daemon.note", "from the daemon")
-            try await waitUntil(timeout: 20) { app.value(forKey: "daemon.note") == "from the daemon" }
-            try await waitUntil(timeout: 20) { try daemon.status().digest == app.digest }
+            try await waitUntil(timeout: 60) { app.value(forKey: "daemon.note") == "from the daemon" }
+            try await waitUntil(timeout: 60) { try daemon.status().digest == app.digest }
             #expect(daemon.cli("get", "app.note").output == "offline edit\n")
             link.stop()
         }

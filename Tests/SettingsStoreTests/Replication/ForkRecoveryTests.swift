@@ -10,7 +10,7 @@ extension SyncReliability {
 
         private func waitForAgreement(_ daemons: [DaemonProcess]) async throws {
             do {
-                try await waitUntil(timeout: 20) {
+                try await waitUntil(timeout: 60) {
                     let statuses = try daemons.map { try $0.status() }
                     return Set(statuses.map(\.digest)).count == 1
                         && statuses.allSatisfy { $0.peers.filter(\.isConnected).allSatisfy(\.agrees) }
@@ -26,7 +26,7 @@ extension SyncReliability {
                             .joined(separator: "; ")
                     } ?? "no status"
                 }
-                Issue.record("no agreement in 20 s: \(statuses.joined(separator: " | "))")
+                Issue.record("no agreement in 60 s: \(statuses.joined(separator: " | "))")
                 throw error
             }
         }
@@ -113,7 +113,7 @@ extension SyncReliability {
         func linkToItself() async throws {
             let socket = "/tmp/sdt-self-\(UUID().uuidString.prefix(8)).sock"
             let daemon = try DaemonProcess(directory, socket: socket, arguments: ["--peer", socket])
-            try await waitUntil(timeout: 20) {
+            try await waitUntil(timeout: 60) {
                 try daemon.status().links.first?.lastError?.contains("cannot sync with itself") == true
             }
             let output = daemon.cli("status").output

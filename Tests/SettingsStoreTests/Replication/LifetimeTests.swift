@@ -44,11 +44,11 @@ extension SyncReliability {
             let path = directory.file("app.sqlite")
             var app: Settings? = try Settings(path: path)
             var link: ReplicaLink? = app?.sync(with: daemon.socket)
-            try await waitUntil(timeout: 20) { link?.isConnected == true }
+            try await waitUntil(timeout: 60) { link?.isConnected == true }
             try app?.set("before", forKey: "app.note")
-            try await waitUntil(timeout: 20) { daemon.cli("get", "app.note").output == "before\n" }
+            try await waitUntil(timeout: 60) { daemon.cli("get", "app.note").output == "before\n" }
             link = nil
-            try await waitUntil(timeout: 20) { try daemon.status().peers.allSatisfy { !$0.isConnected } }
+            try await waitUntil(timeout: 60) { try daemon.status().peers.allSatisfy { !$0.isConnected } }
             app = nil
             let reopened = try await reopen(path)
             try reopened.set("after", forKey: "app.note")
@@ -63,9 +63,9 @@ extension SyncReliability {
             let app = Settings(inMemoryWith: .init())
             // No reference to the replicator is kept: the link must keep it, or commits stop travelling.
             let link = Replicator(settings: app).sync(with: daemon.socket)
-            try await waitUntil(timeout: 20) { link.isConnected }
+            try await waitUntil(timeout: 60) { link.isConnected }
             try app.set("travels", forKey: "live.key")
-            try await waitUntil(timeout: 20) { daemon.cli("get", "live.key").output == "travels\n" }
+            try await waitUntil(timeout: 60) { daemon.cli("get", "live.key").output == "travels\n" }
             link.stop()
         }
 
@@ -93,7 +93,7 @@ extension SyncReliability {
             var app: Settings? = try Settings(path: path)
             var replicator: Replicator? = app.map { Replicator(settings: $0) }
             var link: HubLink? = try replicator?.sync(withHub: HubConfiguration(url: url))
-            try await waitUntil(timeout: 20) { link?.status.isConnected == true }
+            try await waitUntil(timeout: 60) { link?.status.isConnected == true }
             #expect(replicator?.hubs.count == 1)
             link = nil
             #expect(replicator?.hubs.isEmpty == true)
