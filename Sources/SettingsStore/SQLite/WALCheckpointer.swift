@@ -14,7 +14,7 @@ import Synchronization
 /// threshold this store used before) the committing connection checkpoints itself, copying only
 /// what the background passes left, so the log stays as small as it was.
 ///
-/// Unchecked Sendable: the connection is used on `queue` only, the flags are atomics.
+/// Unchecked Sendable: the connection is used on `queue` only, the flag is an atomic.
 final class WALCheckpointer: @unchecked Sendable {  // connection on `queue` only
     /// Pages in the log after a commit that ask for a checkpoint in the background (SQLite's
     /// automatic checkpoint comes at 1,000).
@@ -25,7 +25,6 @@ final class WALCheckpointer: @unchecked Sendable {  // connection on `queue` onl
     private var connection: SQLiteConnection?
     private let queue = DispatchQueue(label: "settingsd.checkpoint")
     private let isQueued = Atomic<Bool>(false)
-    private let isStopped = Atomic<Bool>(false)
 
     /// A checkpointer with a connection of its own to `path`, not yet attached.
     init(path: String) throws(SettingsError) {
@@ -42,10 +41,10 @@ final class WALCheckpointer: @unchecked Sendable {  // connection on `queue` onl
         main.setWALHook(context: Unmanaged.passUnretained(self).toOpaque(), Self.hook)
     }
 
-    /// Detaches from `main`, waits for a checkpoint under way, and closes this one's connection.
+    /// Detaches from `main`, waits for a checkpoint under way, and closes this one's connection
+    /// (a checkpoint still queued then finds none and does nothing).
     func stop(detaching main: SQLiteConnection) {
         main.setWALHook(context: nil, nil)
-        isStopped.store(true, ordering: .releasing)
         queue.sync { connection = nil }
     }
 
@@ -67,7 +66,6 @@ final class WALCheckpointer: @unchecked Sendable {  // connection on `queue` onl
         guard !isQueued.exchange(true, ordering: .acquiringAndReleasing) else { return }
         queue.async { [self] in
             isQueued.store(false, ordering: .releasing)
-            guard !isStopped.load(ordering: .acquiring) else { return }
             // A failure (the disk, a lock held past the busy time-out) leaves the pages in the
             // log, where readers find them: the next commit asks again.
             connection?.checkpointPassively()
