@@ -312,18 +312,21 @@ final class SQLiteBackend: SettingsBackend {
         let deferring = recorded && entries.count <= DeferredEntries.largestDeferredCommit
         var waiting: [DeferredEntries.Pending] = []
         var rows: [DeferredEntries.Pending] = []
-        var encoded: [[UInt8]?] = []
-        if recorded { encoded.reserveCapacity(entries.count) }
+        // Each record's value as stored: its entry's bytes when it holds that entry.
+        var recordValues: [[UInt8]?] = []
+        recordValues.reserveCapacity(records.count)
         for (index, entry) in entries.enumerated() {
             let bytes = entry.value?.encoded()
-            if recorded { encoded.append(bytes) }
             let change = recorded ? records[index].record : nil
-            if deferring, let change, !change.isRedacted, change.sequence == entry.sequence {
+            let holdsEntry = change.map { !$0.isRedacted && $0.sequence == entry.sequence } ?? false
+            if let change { recordValues.append(holdsEntry ? bytes : change.value?.encoded()) }
+            if deferring, holdsEntry {
                 waiting.append(DeferredEntries.Pending(entry: entry, encoded: bytes))
             } else {
                 rows.append(DeferredEntries.Pending(entry: entry, encoded: bytes))
             }
         }
+        if !recorded { recordValues = records.map { $0.record.value?.encoded() } }
         // Every so many records, and after a large commit, the rows owed are written and the
         // records marked reflected (`folded_seq`).
         let deferredBytes = waiting.reduce(0) { $0 + ($1.encoded?.count ?? 0) }
@@ -337,7 +340,7 @@ final class SQLiteBackend: SettingsBackend {
             // A single statement commits on its own: no explicit transaction to pay for.
             if let row = rows.first { try store(row.entry, encoded: row.encoded) }
             if let cursor { try store(cursor) }
-            if let link = records.first { try history.append(link, encoded: waiting.first?.encoded) }
+            if let link = records.first { try history.append(link, encoded: recordValues[0]) }
             finish(entries, records: records.count, waiting: waiting, rows: rows, folded: nil)
             return
         }
@@ -346,14 +349,7 @@ final class SQLiteBackend: SettingsBackend {
             if let pendingIncarnation { try insert(pendingIncarnation) }
             try store(rows)
             if let cursor { try store(cursor) }
-            try history.append(
-                records.indices.map { index in
-                    let change = records[index].record
-                    let reusable =
-                        recorded && !change.isRedacted && entries[index].sequence == change.sequence
-                    return reusable ? encoded[index] : change.value?.encoded()
-                },
-                of: records)
+            try history.append(recordValues, of: records)
             if let folded {
                 // Rows owed from earlier commits, unless this one wrote or deferred the key again.
                 if !deferred.isEmpty {
