@@ -50,10 +50,11 @@ extension SyncSession {
         check = .idle
         // Changes that arrived meanwhile schedule another check once they settle.
         guard !isClosed, hasNothingInFlight, let peer else { return }
-        check = .comparing
         note(peer) { $0.agreement = .checking }
         refused.prune(in: settings)
-        send(.check(digest: refused.digest(of: settings), settled: settled))
+        let digest = refused.digest(of: settings)
+        check = .comparing(digest: digest)
+        send(.check(digest: digest, settled: settled))
     }
 
     /// The answering side of `check`.
@@ -93,8 +94,9 @@ extension SyncSession {
         }
         let differing = ours.indices.filter { ours[$0] != sums[$0] }
         guard !differing.isEmpty else {
-            // Equal sums in every bucket: the digests only differed in how they were summed.
-            conclude(differing: 0, with: peer)
+            // Equal sums: one side caught up since the check (from a third replica). The
+            // answerer, still `checking`, hears a verdict only from a comparison: compare again.
+            conclude(differing: 0, answererAgreed: false, with: peer)
             return
         }
         send(
@@ -114,7 +116,11 @@ extension SyncSession {
         noteRefusals(outcome, of: entries, from: peer)
         let applied = outcome.applied
         if final {
-            conclude(differing: applied + peerApplied, with: peer)
+            // The answerer counted its winners as repaired; when this side had them already
+            // (from a third replica, since the check), only another comparison settles both.
+            conclude(
+                differing: applied + peerApplied, answererAgreed: entries.isEmpty && peerApplied == 0,
+                with: peer)
             return
         }
         var theirs: [String: SettingEntry] = [:]
@@ -131,8 +137,18 @@ extension SyncSession {
 
     /// The starting side's verdict: agreed, or how many keys differed (and were repaired; the
     /// changes that repair made lead to another comparison).
-    func conclude(differing: Int, with peer: ReplicaID) {
+    ///
+    /// Agreement stands only when the answerer reached it too (`answererAgreed`) and this side's
+    /// digest is still the one it compared: an entry from a third replica that crossed the
+    /// comparison moves one side's digest with no change on the other that would start the next
+    /// one, and that side would show `checking`, `diverged` or `unknown` for good.
+    func conclude(differing: Int, answererAgreed: Bool, with peer: ReplicaID) {
+        let compared: UInt64? = if case .comparing(let digest) = check { digest } else { nil }
         check = .idle
+        guard differing > 0 || (answererAgreed && compared == refused.digest(of: settings)) else {
+            retryCheckLater()
+            return
+        }
         record(differing: differing, with: peer)
         // A repair changed the store, which schedules the next comparison once it settles.
         scheduleCheck()

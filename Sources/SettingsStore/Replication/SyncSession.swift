@@ -140,7 +140,7 @@ final class SyncSession: @unchecked Sendable {  // state on its executor only
             answerCheck(digest: digest)
         case .agreed(let settled):
             noteSettled(settled, from: peer)
-            conclude(differing: 0, with: peer)
+            conclude(differing: 0, answererAgreed: true, with: peer)
         case .busy:
             retryCheckLater()
         case .buckets(let sums):

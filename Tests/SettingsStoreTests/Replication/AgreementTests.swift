@@ -122,6 +122,80 @@ struct AgreementTests {
         link.disconnect()
     }
 
+    /// The answer to a comparison that crosses an entry arriving from a third replica.
+    enum Crossing: String, CaseIterable, CustomTestStringConvertible {
+        /// The answerer agreed, then received the entry the checker got meanwhile.
+        case agreed
+        /// The answerer sent its bucket sums; the checker caught up before comparing them.
+        case buckets
+        /// The answerer sent back its winners; the checker got them from the third replica first.
+        case finalRepair
+
+        var testDescription: String { rawValue }
+
+        func matches(_ frame: JSONValue) -> Bool {
+            switch self {
+            case .agreed: frame["op"] == "agreed"
+            case .buckets: frame["op"] == "buckets"
+            case .finalRepair: frame["op"] == "repair" && frame["final"] == .bool(true)
+            }
+        }
+    }
+
+    @Test(
+        "a comparison crossed by an entry from a third replica ends with both sides agreed, not one stuck",
+        arguments: Crossing.allCases)
+    func comparisonCrossedByCatchUp(_ crossing: Crossing) async throws {
+        // A starts comparisons with B (the lower id); C writes, and its frames to A are late.
+        let stores = (0..<3).map { _ in Settings(inMemoryWith: .init()) }.sorted {
+            $0.replicaID < $1.replicaID
+        }
+        let (a, c, b) = (stores[0], stores[1], stores[2])
+        let linkAC = InProcessLink(a, c)
+        let linkBC = InProcessLink(b, c)
+        let armed = Atomic<Bool>(false)
+        let crossed = Atomic<Bool>(false)
+        let announced = Atomic<Bool>(false)
+        let neighbours = JSONValue.array([.string(c.replicaID.description)])
+        let linkAB = InProcessLink(a, b) { frame, toB in
+            // B must know that A has C as a neighbour, or it relays C's writes to A itself.
+            if toB, frame["op"] == "neighbours", frame["replicas"] == neighbours {
+                announced.store(true, ordering: .releasing)
+            }
+            // B's answer waits until A has C's entry: A's digest moves during the comparison.
+            guard !toB, armed.load(ordering: .acquiring), crossing.matches(frame),
+                !crossed.exchange(true, ordering: .acquiringAndReleasing)
+            else {
+                return
+            }
+            linkAC.release(toB: false)
+            let deadline = Date().addingTimeInterval(10)
+            while a.value(forKey: "from.c") == nil, Date() < deadline { usleep(1_000) }
+        }
+        defer { for link in [linkAB, linkAC, linkBC] { link.disconnect() } }
+        try await waitForAgreement(stores)
+        try await waitUntil { announced.load(ordering: .acquiring) }
+        linkAC.hold(toB: false)
+        if crossing == .agreed { linkBC.hold(toB: false) }  // B lacks it too when A compares
+        try c.set("c's", forKey: "from.c")
+        if crossing != .agreed { try await waitUntil { b.value(forKey: "from.c") != nil } }
+        armed.store(true, ordering: .releasing)
+        try a.set("a's", forKey: "from.a")  // settles, then A compares with B
+        try await waitUntil { crossed.load(ordering: .acquiring) && a.value(forKey: "from.c") != nil }
+        linkBC.release(toB: false)
+        do {
+            try await waitForAgreement(stores)
+        } catch {
+            let verdicts = stores.map { store in
+                let peers = store.peers.map { "\($0.replica.description.prefix(4)): \($0.agreement)" }
+                return "\(store.replicaID.description.prefix(4)) sees \(peers.joined(separator: ", "))"
+            }
+            Issue.record("no agreement after the crossing: \(verdicts.joined(separator: " | "))")
+            throw error
+        }
+        #expect(Set(stores.map(\.digest)).count == 1)
+    }
+
     @Test("one write in a full mesh of five moves exactly n − 1 copies and no empty batch")
     func fanOut() async throws {
         let stores = (0..<5).map { _ in Settings(inMemoryWith: .init()) }

@@ -23,9 +23,18 @@ final class InProcessLink: Sendable {
     let emptyBatches = Atomic<Int>(0)
     /// `replicate` frames delivered so far (the last 64 each way), for replaying one late.
     private let history = Mutex<[(frame: JSONValue, toB: Bool)]>([])
+    /// Frames held back per direction (`hold(toB:)`), nil while that direction flows.
+    private let held = Mutex<(toA: [JSONValue]?, toB: [JSONValue]?)>((nil, nil))
+    /// Sees each frame before it is delivered, on the sending side's queue; it may block there,
+    /// as a slow network would, to order frames against another link's.
+    private let beforeDelivery: (@Sendable (_ frame: JSONValue, _ toB: Bool) -> Void)?
 
-    init(_ a: Settings, _ b: Settings) {
+    init(
+        _ a: Settings, _ b: Settings,
+        beforeDelivery: (@Sendable (_ frame: JSONValue, _ toB: Bool) -> Void)? = nil
+    ) {
         replicators = (a.replicator, b.replicator)
+        self.beforeDelivery = beforeDelivery
         let sessionA = replicators.a.makeSession(
             address: "in-process",
             send: { [weak self] message in self?.deliver(message, toB: true) },
@@ -99,7 +108,34 @@ final class InProcessLink: Sendable {
                 if history.count > 128 { history.removeFirst() }
             }
         }
-        send(frame, toB: toB)
+        beforeDelivery?(frame, toB)
+        held.withLock { held in
+            // Sent under the lock, so that a frame never overtakes held ones being released.
+            if toB, held.toB != nil {
+                held.toB?.append(frame)
+            } else if !toB, held.toA != nil {
+                held.toA?.append(frame)
+            } else {
+                send(frame, toB: toB)
+            }
+        }
+    }
+
+    /// Holds back the frames towards B (or towards A) until `release(toB:)`, as a stalled
+    /// connection would: nothing is lost, it arrives late and in order.
+    func hold(toB: Bool) {
+        held.withLock { held in
+            if toB { held.toB = held.toB ?? [] } else { held.toA = held.toA ?? [] }
+        }
+    }
+
+    /// Delivers the frames held towards B (or A), in order, and lets that direction flow again.
+    func release(toB: Bool) {
+        held.withLock { held in
+            let frames = (toB ? held.toB : held.toA) ?? []
+            if toB { held.toB = nil } else { held.toA = nil }
+            for frame in frames { send(frame, toB: toB) }
+        }
     }
 
     /// Delivers again a batch delivered before (chosen by `pick`), as a duplicated or reordered
