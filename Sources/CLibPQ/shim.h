@@ -1,6 +1,9 @@
 // libpq, opened on first use rather than linked: linking it loads some twenty libraries
 // (OpenSSL, Kerberos, LDAP, GnuTLS...) into every process, which tripled the CLI's start-up,
 // while only a daemon with a hub ever calls it.
+// Editing this file? Touch Sources/SettingsStore/Postgres/*.swift and the bench's RawPostgres.swift
+// too: a [system] module's headers are not build dependencies, and a file compiled against the
+// old struct would copy it at the old size.
 #include <dlfcn.h>
 #include <stddef.h>
 #include <sys/auxv.h>
@@ -40,6 +43,8 @@ typedef struct {
     __typeof__(PQexecPrepared) *_Nonnull execPrepared;
     __typeof__(PQsendPrepare) *_Nonnull sendPrepare;
     __typeof__(PQsendQueryPrepared) *_Nonnull sendQueryPrepared;
+    __typeof__(PQescapeLiteral) *_Nonnull escapeLiteral;
+    __typeof__(PQsendQuery) *_Nonnull sendQuery;
 } CSettingsLibPQ;
 
 /// Opens libpq (`libpq.so.5`) and fills `api`; returns NULL, or why it cannot.
@@ -84,6 +89,8 @@ static inline const char *_Nullable csettings_libpq_load(CSettingsLibPQ *_Nonnul
     CSETTINGS_LOAD(execPrepared, PQexecPrepared)
     CSETTINGS_LOAD(sendPrepare, PQsendPrepare)
     CSETTINGS_LOAD(sendQueryPrepared, PQsendQueryPrepared)
+    CSETTINGS_LOAD(escapeLiteral, PQescapeLiteral)
+    CSETTINGS_LOAD(sendQuery, PQsendQuery)
 #undef CSETTINGS_LOAD
     return NULL;
 }

@@ -15,6 +15,8 @@ package struct HubNamespace {
     /// The notification channel: named after the namespace's secret, which only its members can
     /// read, so nobody else can listen to it (or learn when it changes).
     let channel: String
+    /// `lastSequence()`'s statement with the namespace quoted in, for the simple query protocol.
+    private let pollStatement: String
 
     /// What this connection last read or wrote of each replica's pushed position.
     private let ledger = PushLedger()
@@ -56,6 +58,7 @@ package struct HubNamespace {
                 .protocolError, "the hub's notification channel for '\(name)' is missing or malformed")
         }
         channel = "settingsd_" + secret.text(0, 0)
+        pollStatement = "SELECT settingsd.counter(\(try connection.quotedLiteral(name)))"
         if listens { try connection.execute("LISTEN \(try connection.quotedIdentifier(channel))") }
     }
 
@@ -65,10 +68,27 @@ package struct HubNamespace {
     }
 
     /// The namespace's last hub sequence number.
+    ///
+    /// A link that polls through a pooler asks this every few seconds, and a fleet's idle load
+    /// on PostgreSQL is little else: there it goes through the simple query protocol, the
+    /// namespace quoted into the text once (`pollStatement`), which costs the server about a
+    /// sixth less than a statement with parameters. A direct connection runs it prepared.
     package func lastSequence() throws(SettingsError) -> Int64 {
-        let rows = try connection.execute("SELECT settingsd.counter($1)", [.text(name)])
+        guard !connection.preparesStatements else {
+            let rows = try connection.execute("SELECT settingsd.counter($1)", [.text(name)])
+            guard rows.count == 1, !rows.isNull(0, 0) else { return 0 }
+            return try Arrival.position(rows.int64(0, 0), "the hub's counter for '\(name)'")
+        }
+        let rows = try connection.query(pollStatement)
         guard rows.count == 1, !rows.isNull(0, 0) else { return 0 }
-        return try Arrival.position(rows.int64(0, 0), "the hub's counter for '\(name)'")
+        // Text from the hub is hub input: digits of a position, or refused.
+        guard let counter = Int64(rows.text(0, 0)) else {
+            throw SettingsError(
+                .protocolError,
+                "the hub's counter for '\(name)' is not a number: '\(rows.text(0, 0).debugDescriptionTruncated)'"
+            )
+        }
+        return try Arrival.position(counter, "the hub's counter for '\(name)'")
     }
 
     /// How far `replica` pushed to this namespace (0: never) and the incarnation it pushed under

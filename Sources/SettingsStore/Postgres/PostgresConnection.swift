@@ -109,6 +109,27 @@ package final class PostgresConnection {
         }
     }
 
+    /// Runs one statement through the simple query protocol and returns its rows, as text: one
+    /// message each way where `execute` sends five (parse, bind, describe, execute, sync) and
+    /// PostgreSQL analyses each. For a statement that runs so often through a pooler that this
+    /// counts (the poll of a fleet); any value in `sql` must be quoted by `quotedLiteral(_:)`.
+    package func query(_ sql: String) throws(SettingsError) -> PostgresRows {
+        statementCount += 1
+        let result: OpaquePointer?
+        if let stallTimeout {
+            guard pq.sendQuery(connection, sql) == 1 else { throw failure(sql: sql, result: nil) }
+            result = try awaitResult(sql: sql, deadline: deadline(after: stallTimeout))
+        } else {
+            result = pq.exec(connection, sql)
+        }
+        guard let result else { throw failure(sql: sql, result: nil) }
+        guard pq.resultStatus(result) == PGRES_TUPLES_OK else {
+            defer { pq.clear(result) }
+            throw failure(sql: sql, result: result)
+        }
+        return PostgresRows(result, functions: pq)
+    }
+
     /// The name `sql` is prepared under on this connection, preparing it the first time.
     private func preparedName(of sql: String, parameters: Int) throws(SettingsError) -> String {
         if let name = prepared[sql] { return name }
@@ -195,6 +216,15 @@ package final class PostgresConnection {
             pq.freemem(notify)
         }
         return payloads
+    }
+
+    /// `text` quoted as an SQL string literal, as this connection's encoding and settings read it.
+    package func quotedLiteral(_ text: String) throws(SettingsError) -> String {
+        guard let quoted = pq.escapeLiteral(connection, text, text.utf8.count) else {
+            throw failure(sql: nil, result: nil)
+        }
+        defer { pq.freemem(quoted) }
+        return String(cString: quoted)
     }
 
     /// `name` quoted as an SQL identifier.

@@ -1,6 +1,7 @@
 internal import CLibPQ
 
-/// The rows of a statement, read in binary; owns its `PGresult`.
+/// The rows of a statement, read in binary (as text from `PostgresConnection.query`: read those
+/// with `text(_:_:)`); owns its `PGresult`.
 package final class PostgresRows {
     private let result: OpaquePointer
     private let pq: CSettingsLibPQ

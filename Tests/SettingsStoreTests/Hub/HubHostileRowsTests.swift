@@ -15,13 +15,18 @@ extension HubReliability {
     struct HubHostileRowsTests {
         let directory = TemporaryDirectory()
 
-        /// A daemon on its own namespace, with one change already on the hub.
-        private func member() throws -> (daemon: DaemonProcess, cluster: PostgresCluster, namespace: String) {
+        /// A daemon on its own namespace, with one change already on the hub; when `polls`, its link
+        /// polls as through a pooler (statements unprepared, the counter read as text).
+        private func member(polls: Bool = false) throws -> (
+            daemon: DaemonProcess, cluster: PostgresCluster, namespace: String
+        ) {
             let cluster = try HubSyncTests.hub()
             let role = try cluster.makeRole("victim")
+            let url =
+                cluster.conninfo(user: role.name, password: role.password)
+                + (polls ? " settingsd_pool=transaction settingsd_poll_min=0.05 settingsd_poll_max=0.5" : "")
             let daemon = try DaemonProcess(
-                directory, database: directory.file("\(role.name).sqlite"),
-                arguments: ["--hub", cluster.conninfo(user: role.name, password: role.password)])
+                directory, database: directory.file("\(role.name).sqlite"), arguments: ["--hub", url])
             #expect(daemon.cli("set", "before", "1").status == 0)
             #expect(daemon.cli("sync", "--wait", "--timeout", "20").status == 0)
             return (daemon, cluster, role.name)
@@ -37,10 +42,10 @@ extension HubReliability {
         }
 
         @Test(
-            "a counter set to -2^63 is refused with a reason, the daemon lives and recovers once it is repaired"
-        )
-        func forgedCounter() async throws {
-            let (daemon, cluster, namespace) = try member()
+            "a counter set to -2^63 is refused with a reason, the daemon lives and recovers once it is repaired",
+            arguments: [false, true])
+        func forgedCounter(polls: Bool) async throws {
+            let (daemon, cluster, namespace) = try member(polls: polls)
             try cluster.psql(
                 "UPDATE settingsd.namespaces SET last_seq = -9223372036854775808 WHERE namespace = '\(namespace)'"
             )
@@ -54,6 +59,46 @@ extension HubReliability {
                 UPDATE settingsd.namespaces SET last_seq = (SELECT max(hub_seq) FROM settingsd.entries
                     WHERE namespace = '\(namespace)') WHERE namespace = '\(namespace)'
                 """)
+            #expect(daemon.cli("set", "after", "3").status == 0)
+            #expect(daemon.cli("sync", "--wait", "--timeout", "30").status == 0)
+        }
+
+        @Test(
+            "a polled counter that is not a number is refused with a reason, and the link recovers once it is"
+        )
+        func counterInWords() async throws {
+            // A database of its own: the function is replaced hub-wide, as a compromised hub would.
+            let cluster = try HubSyncTests.hub()
+            let database = try cluster.makeDatabase()
+            _ = try HubAdministration.initialize(url: cluster.conninfo(database: database))
+            let role = try cluster.makeRole("words")
+            try cluster.psql("GRANT settingsd_user TO \(role.name)", database: database)
+            let url =
+                cluster.conninfo(user: role.name, password: role.password, database: database)
+                + " settingsd_pool=transaction settingsd_poll_min=0.05 settingsd_poll_max=0.5"
+            let daemon = try DaemonProcess(
+                directory, database: directory.file("words.sqlite"), arguments: ["--hub", url])
+            #expect(daemon.cli("set", "before", "1").status == 0)
+            #expect(daemon.cli("sync", "--wait", "--timeout", "20").status == 0)
+            let admin = try PostgresConnection(conninfo: cluster.conninfo(database: database))
+            let original = try admin.execute(
+                "SELECT pg_get_functiondef('settingsd.counter(name)'::regprocedure)"
+            ).text(0, 0)
+            let grants = "GRANT EXECUTE ON FUNCTION settingsd.counter(name) TO settingsd_user"
+            try cluster.psql(
+                """
+                DROP FUNCTION settingsd.counter(name);
+                CREATE FUNCTION settingsd.counter(namespace name) RETURNS text LANGUAGE sql
+                    AS $$ SELECT 'a great many' $$;
+                \(grants);
+                """, database: database)
+            #expect(daemon.cli("set", "during", "2").status == 0)
+            try await waitUntil(timeout: 60) {
+                try daemon.status().hubs.first?.lastError?.contains("is not a number") == true
+            }
+            #expect(daemon.cli("get", "during").output == "2\n")
+            try cluster.psql(
+                "DROP FUNCTION settingsd.counter(name); \(original); \(grants)", database: database)
             #expect(daemon.cli("set", "after", "3").status == 0)
             #expect(daemon.cli("sync", "--wait", "--timeout", "30").status == 0)
         }
