@@ -94,7 +94,10 @@ extension SyncSession {
         guard peer != localID else {
             throw SettingsError(.protocolError, "a replica cannot sync with itself (replica \(peer))")
         }
-        if let lineage, let record = settings.record(of: peer),
+        // A cursor recorded from the peer's running incarnation is the same live process: its
+        // hello may be older than entries it wrote since, which its other connection to this
+        // replica delivered first. Only another incarnation can have forked from it.
+        if let lineage, let record = settings.record(of: peer), record.incarnation != lineage.current.id,
             !lineage.continues(
                 cursor: record.receivedSequence, recordedUnder: record.incarnation, sequence: sequence)
         {

@@ -252,6 +252,33 @@ struct LinkHandshakeTests {
 
 @Suite("Replica links: two connections to one peer", .timeLimit(.minutes(2)))
 struct DualConnectionTests {
+    @Test(
+        "a hello or welcome overtaken by entries its sender wrote since, on the other connection, is no fork",
+        arguments: ["hello", "welcome"])
+    func overtakenHandshakeIsNoFork(overtaken: String) async throws {
+        let (a, b) = (Settings(inMemoryWith: .init()), Settings(inMemoryWith: .init()))
+        let first = InProcessLink(a, b)
+        defer { first.disconnect() }
+        try await waitUntil { a.peers.first?.isConnected == true && b.peers.first?.isConnected == true }
+        let ids = (a.replicaID, b.replicaID)
+        /// The sender of the stale handshake frame writes, and the first connection carries the
+        /// write to the other side before that side reads the frame.
+        @Sendable func overtake(writer: Settings, reader: Settings) {
+            try? writer.set("meanwhile", forKey: "overtaking")
+            let deadline = Date().addingTimeInterval(10)
+            while reader.value(forKey: "overtaking") == nil, Date() < deadline { usleep(1_000) }
+        }
+        let second =
+            overtaken == "hello"
+            ? InProcessLink(a, b, beforeAccept: { overtake(writer: a, reader: b) })
+            : InProcessLink(a, b, beforeWelcome: { overtake(writer: b, reader: a) })
+        defer { second.disconnect() }
+        try await waitUntil { a.peers.first?.connectionCount == 2 && b.peers.first?.connectionCount == 2 }
+        #expect(a.replicaID == ids.0)
+        #expect(b.replicaID == ids.1)
+        #expect(a.value(forKey: "overtaking") == "meanwhile" && b.value(forKey: "overtaking") == "meanwhile")
+    }
+
     @Test("both sides dialling: each change crosses once; losing either connection loses nothing")
     func twoConnections() async throws {
         let (a, b) = (Settings(inMemoryWith: .init()), Settings(inMemoryWith: .init()))

@@ -29,9 +29,12 @@ final class InProcessLink: Sendable {
     /// as a slow network would, to order frames against another link's.
     private let beforeDelivery: (@Sendable (_ frame: JSONValue, _ toB: Bool) -> Void)?
 
+    /// `beforeAccept` runs after A composed its hello and before B reads it, `beforeWelcome`
+    /// after B answered and before A reads the answer: a slow handshake lets other traffic pass.
     init(
         _ a: Settings, _ b: Settings,
-        beforeDelivery: (@Sendable (_ frame: JSONValue, _ toB: Bool) -> Void)? = nil
+        beforeDelivery: (@Sendable (_ frame: JSONValue, _ toB: Bool) -> Void)? = nil,
+        beforeAccept: (@Sendable () -> Void)? = nil, beforeWelcome: (@Sendable () -> Void)? = nil
     ) {
         replicators = (a.replicator, b.replicator)
         self.beforeDelivery = beforeDelivery
@@ -49,6 +52,7 @@ final class InProcessLink: Sendable {
         queueA.async { [self] in
             let hello = Self.roundTrip(sessionA.hello())
             queueB.async { [self] in
+                beforeAccept?()
                 let answer: JSONValue
                 do {
                     guard case .success(.hello(let request)) = WireRequest.decode(hello).request else {
@@ -62,6 +66,7 @@ final class InProcessLink: Sendable {
                 }
                 let response = Self.roundTrip(answer)
                 queueA.async { [self] in
+                    beforeWelcome?()
                     do {
                         try sessionA.accept(response: WireMessage.decode(response))
                     } catch {
