@@ -3,6 +3,12 @@
 /// entries of the differing buckets, each keeping the winners. A million keys with one
 /// difference cost a digest, 64 KiB of sums and one bucket of entries. Entries this side
 /// refused count as held (`RefusedEntries`): replicas that differ only by them agree.
+///
+/// A repair carries only what the comparison proves missing: entries as of the sender's look
+/// (later ones are on their way through replication), and not those the peer receives from a
+/// third replica that wrote them (they may simply not have arrived). So every key a repair
+/// changes was really lost, and only those are counted and logged; whatever still differs (in
+/// flight) leads to another comparison a moment later.
 extension SyncSession {
     /// How long changes must settle before a comparison starts.
     static let checkDelay = 0.05
@@ -53,7 +59,7 @@ extension SyncSession {
         note(peer) { $0.agreement = .checking }
         refused.prune(in: settings)
         let digest = refused.digest(of: settings)
-        check = .comparing(digest: digest)
+        check = .comparing(digest: digest, sequence: settings.sequence)
         send(.check(digest: digest, settled: settled))
     }
 
@@ -71,7 +77,25 @@ extension SyncSession {
             return
         }
         note(peer) { $0.agreement = .checking }
+        answeredSequence = settings.sequence
         send(.buckets(refused.bucketSums(of: settings)))
+    }
+
+    /// This side's entries of `buckets` that a repair may carry to `peer`: as of `sequence`, and
+    /// not those a third replica wrote that the peer is connected to (they may be on their way
+    /// from it; a comparison with it repairs them if they were lost). The peer's own entries
+    /// are carried: it may have lost them, or collected their deletion.
+    private func repairable(inBuckets buckets: [Int], asOf sequence: Int64, for peer: ReplicaID)
+        -> [SettingEntry]
+    {
+        settings.entries(inBuckets: Set(buckets)).filter { entry in
+            let author = entry.version.replica
+            guard entry.sequence <= sequence, author == peer || !neighbours.contains(author) else {
+                return false
+            }
+            // As replication does: a value nested deeper than the peer can parse stays here.
+            return entry.value.map { $0.nestingDepth <= SettingValue.maximumNestingDepth } ?? true
+        }
     }
 
     /// The peer answered `busy`: try again once its changes settle.
@@ -99,10 +123,11 @@ extension SyncSession {
             conclude(differing: 0, answererAgreed: false, with: peer)
             return
         }
+        let look: Int64 = if case .comparing(_, let sequence) = check { sequence } else { settings.sequence }
         send(
             .repair(
-                buckets: differing, entries: settings.entries(inBuckets: Set(differing)), final: false,
-                applied: 0))
+                buckets: differing, entries: repairable(inBuckets: differing, asOf: look, for: peer),
+                final: false, applied: 0))
     }
 
     /// Applies the other side's entries of the differing buckets; the answering side then sends
@@ -116,11 +141,9 @@ extension SyncSession {
         noteRefusals(outcome, of: entries, from: peer)
         let applied = outcome.applied
         if final {
-            // The answerer counted its winners as repaired; when this side had them already
-            // (from a third replica, since the check), only another comparison settles both.
-            conclude(
-                differing: applied + peerApplied, answererAgreed: entries.isEmpty && peerApplied == 0,
-                with: peer)
+            // The answerer gives no verdict after a repair: only a comparison that finds the
+            // digests equal lets both sides agree.
+            conclude(differing: applied + peerApplied, answererAgreed: false, with: peer)
             return
         }
         var theirs: [String: SettingEntry] = [:]
@@ -128,11 +151,13 @@ extension SyncSession {
             if let other = theirs[entry.key], other.wins(over: entry) { continue }
             theirs[entry.key] = entry
         }
-        let winners = settings.entries(inBuckets: Set(buckets)).filter { ours in
+        let look = answeredSequence ?? settings.sequence
+        let winners = repairable(inBuckets: buckets, asOf: look, for: peer).filter { ours in
             theirs[ours.key].map { ours.wins(over: $0) } ?? true
         }
         send(.repair(buckets: buckets, entries: winners, final: true, applied: applied))
-        record(differing: applied + winners.count, with: peer)
+        // Nothing was lost this way: stay `checking` until the next comparison says agreed.
+        if applied + winners.count > 0 { record(differing: applied + winners.count, with: peer) }
     }
 
     /// The starting side's verdict: agreed, or how many keys differed (and were repaired; the
@@ -143,7 +168,7 @@ extension SyncSession {
     /// comparison moves one side's digest with no change on the other that would start the next
     /// one, and that side would show `checking`, `diverged` or `unknown` for good.
     func conclude(differing: Int, answererAgreed: Bool, with peer: ReplicaID) {
-        let compared: UInt64? = if case .comparing(let digest) = check { digest } else { nil }
+        let compared: UInt64? = if case .comparing(let digest, _) = check { digest } else { nil }
         check = .idle
         guard differing > 0 || (answererAgreed && compared == refused.digest(of: settings)) else {
             retryCheckLater()

@@ -122,6 +122,29 @@ struct AgreementTests {
         link.disconnect()
     }
 
+    @Test("an entry its own writer lost from its file comes back from the peer that holds it")
+    func writerLostItsOwnEntry() async throws {
+        let (pathA, pathB) = (directory.file("own-a.sqlite"), directory.file("own-b.sqlite"))
+        do {
+            let (a, b) = (try Settings(path: pathA), try Settings(path: pathB))
+            let link = InProcessLink(a, b)
+            for index in 0..<20 { try a.set(index, forKey: "mine.\(index)") }
+            try await waitForAgreement([a, b])
+            link.disconnect()
+            a.close()
+            b.close()
+        }
+        try runSQLite(pathA, "DELETE FROM entries WHERE key = 'mine.3'")
+        let (a, b) = (try Settings(path: pathA), try Settings(path: pathB))
+        #expect(a.value(forKey: "mine.3") == nil)
+        let link = InProcessLink(a, b)
+        defer { link.disconnect() }
+        try await waitForAgreement([a, b])
+        #expect(a.value(forKey: "mine.3") == 3)
+        let repaired = (a.peers.first?.repairedKeys ?? 0) + (b.peers.first?.repairedKeys ?? 0)
+        #expect(repaired >= 1)
+    }
+
     /// The answer to a comparison that crosses an entry arriving from a third replica.
     enum Crossing: String, CaseIterable, CustomTestStringConvertible {
         /// The answerer agreed, then received the entry the checker got meanwhile.
