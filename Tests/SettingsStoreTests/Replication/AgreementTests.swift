@@ -18,6 +18,22 @@ struct AgreementTests {
         }
     }
 
+    /// Two stores in files named `first` and `second`, written by `write`, synced until they
+    /// agree, then closed; returns their paths.
+    private func agreedFiles(
+        _ first: String, _ second: String, write: (Settings, Settings) throws -> Void
+    ) async throws -> (String, String) {
+        let paths = (directory.file("\(first).sqlite"), directory.file("\(second).sqlite"))
+        let (a, b) = (try Settings(path: paths.0), try Settings(path: paths.1))
+        let link = InProcessLink(a, b)
+        try write(a, b)
+        try await waitForAgreement([a, b])
+        link.disconnect()
+        a.close()
+        b.close()
+        return paths
+    }
+
     @Test("connected replicas with nothing in flight are shown as agreed")
     func agreedWhenQuiet() async throws {
         let (a, b) = (Settings(inMemoryWith: .init()), Settings(inMemoryWith: .init()))
@@ -93,16 +109,9 @@ struct AgreementTests {
 
     @Test("an entry lost or changed behind the store's back is found, repaired, then agreed")
     func damagedFileIsRepaired() async throws {
-        let (pathA, pathB) = (directory.file("a.sqlite"), directory.file("b.sqlite"))
-        do {
-            let (a, b) = (try Settings(path: pathA), try Settings(path: pathB))
-            let link = InProcessLink(a, b)
+        let (pathA, pathB) = try await agreedFiles("a", "b") { a, b in
             for index in 0..<200 { try a.set(index, forKey: "key.\(index)") }
             try b.set("b's", forKey: "from.b")
-            try await waitForAgreement([a, b])
-            link.disconnect()
-            a.close()
-            b.close()
         }
         // A simulated bug: one row vanishes from B's file, another changes value under the same version.
         try runSQLite(
@@ -124,15 +133,8 @@ struct AgreementTests {
 
     @Test("an entry its own writer lost from its file comes back from the peer that holds it")
     func writerLostItsOwnEntry() async throws {
-        let (pathA, pathB) = (directory.file("own-a.sqlite"), directory.file("own-b.sqlite"))
-        do {
-            let (a, b) = (try Settings(path: pathA), try Settings(path: pathB))
-            let link = InProcessLink(a, b)
+        let (pathA, pathB) = try await agreedFiles("own-a", "own-b") { a, _ in
             for index in 0..<20 { try a.set(index, forKey: "mine.\(index)") }
-            try await waitForAgreement([a, b])
-            link.disconnect()
-            a.close()
-            b.close()
         }
         try runSQLite(pathA, "DELETE FROM entries WHERE key = 'mine.3'")
         let (a, b) = (try Settings(path: pathA), try Settings(path: pathB))

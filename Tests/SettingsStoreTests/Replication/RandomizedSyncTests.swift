@@ -92,18 +92,14 @@ struct RandomizedSyncTests {
         }
         let stores = replicas.map(\.store)
         do {
-            try await waitForConvergence(stores, timeout: 30)
-            try await waitUntil(timeout: 30) {
-                stores.allSatisfy { $0.peers.filter(\.isConnected).allSatisfy { $0.agreement == .agreed } }
-            }
+            try await waitForAgreement(of: stores)
         } catch {
-            let report = stores.map { store in
-                "\(store.replicaID) seq \(store.sequence) digest \(store.digest)\n"
-                    + store.peers.map { "   \($0)" }.joined(separator: "\n") + "\n"
-                    + keys.map { "   \($0): \(String(describing: store.entry(forKey: $0)))" }.joined(
-                        separator: "\n")
+            let entries = stores.map { store in
+                "\(store.replicaID): "
+                    + keys.map { "\($0) \(String(describing: store.entry(forKey: $0)))" }.joined(
+                        separator: "; ")
             }
-            Issue.record("seed \(seed): \(error)\n\(report.joined(separator: "\n"))")
+            Issue.record("seed \(seed): \(error)\n\(entries.joined(separator: "\n"))")
             throw error
         }
         let reference = stores[0]

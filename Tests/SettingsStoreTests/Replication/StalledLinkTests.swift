@@ -56,17 +56,9 @@ struct StalledLinkTests {
         }
         for stall in held { links[stall[0]].release(toB: stall[1] == 1) }
         do {
-            try await waitForConvergence(stores, timeout: 30)
-            try await waitUntil(timeout: 30) {
-                stores.allSatisfy { $0.peers.filter(\.isConnected).allSatisfy { $0.agreement == .agreed } }
-            }
+            try await waitForAgreement(of: stores)
         } catch {
-            let report = stores.map { store in
-                "\(store.replicaID) seq \(store.sequence) digest \(store.digest): "
-                    + store.peers.map { "\($0.replica.description.prefix(8)) \($0.agreement)" }.joined(
-                        separator: ", ")
-            }
-            Issue.record("seed \(seed): \(error)\n\(report.joined(separator: "\n"))")
+            Issue.record("seed \(seed): \(error)")
             throw error
         }
         for store in stores.dropFirst() {

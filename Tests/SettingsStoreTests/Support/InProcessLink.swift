@@ -179,3 +179,21 @@ func waitForConvergence(_ stores: [Settings], timeout: Double = 20) async throws
         try await Task.sleep(for: .milliseconds(5))
     }
 }
+
+/// Waits until every store has the same digest and every connected peer of each is agreed; the
+/// error names each store's sequence number, digest and verdicts.
+func waitForAgreement(of stores: [Settings], timeout: Double = 30) async throws {
+    do {
+        try await waitForConvergence(stores, timeout: timeout)
+        try await waitUntil(timeout: timeout) {
+            stores.allSatisfy { $0.peers.filter(\.isConnected).allSatisfy { $0.agreement == .agreed } }
+        }
+    } catch {
+        let report = stores.map { store in
+            "\(store.replicaID) seq \(store.sequence) digest \(store.digest): "
+                + store.peers.map { "\($0.replica.description.prefix(8)) \($0.agreement)" }.joined(
+                    separator: ", ")
+        }
+        throw SettingsError(.timeout, "\(error)\n\(report.joined(separator: "\n"))")
+    }
+}
