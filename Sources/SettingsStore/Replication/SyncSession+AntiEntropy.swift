@@ -4,11 +4,12 @@
 /// difference cost a digest, 64 KiB of sums and one bucket of entries. Entries this side
 /// refused count as held (`RefusedEntries`): replicas that differ only by them agree.
 ///
-/// A repair carries only what the comparison proves missing: entries as of the sender's look
-/// (later ones are on their way through replication), and not those the peer receives from a
-/// third replica that wrote them (they may simply not have arrived). So every key a repair
-/// changes was really lost, and only those are counted and logged; whatever still differs (in
-/// flight) leads to another comparison a moment later.
+/// Repairs carry every entry of the differing buckets, but a side counts (and logs) only the
+/// keys it really lacked: its own entries, or entries the sender's stream had already brought it
+/// (at or below its cursor from the sender) from a writer it does not hear from directly. An
+/// entry still on its way (written after the look, or coming from a writer this side is
+/// connected to) is applied and not counted; whatever still differs leads to another
+/// comparison a moment later.
 extension SyncSession {
     /// How long changes must settle before a comparison starts.
     static let checkDelay = 0.05
@@ -59,7 +60,7 @@ extension SyncSession {
         note(peer) { $0.agreement = .checking }
         refused.prune(in: settings)
         let digest = refused.digest(of: settings)
-        check = .comparing(digest: digest, sequence: settings.sequence)
+        check = .comparing(digest: digest)
         send(.check(digest: digest, settled: settled))
     }
 
@@ -77,25 +78,42 @@ extension SyncSession {
             return
         }
         note(peer) { $0.agreement = .checking }
-        answeredSequence = settings.sequence
         send(.buckets(refused.bucketSums(of: settings)))
     }
 
-    /// This side's entries of `buckets` that a repair may carry to `peer`: as of `sequence`, and
-    /// not those a third replica wrote that the peer is connected to (they may be on their way
-    /// from it; a comparison with it repairs them if they were lost). The peer's own entries
-    /// are carried: it may have lost them, or collected their deletion.
-    private func repairable(inBuckets buckets: [Int], asOf sequence: Int64, for peer: ReplicaID)
-        -> [SettingEntry]
-    {
+    /// This side's entries of `buckets`, for a repair: all of them but a value nested deeper
+    /// than the peer can parse, which stays here as replication leaves it.
+    private func repairable(inBuckets buckets: [Int]) -> [SettingEntry] {
         settings.entries(inBuckets: Set(buckets)).filter { entry in
-            let author = entry.version.replica
-            guard entry.sequence <= sequence, author == peer || !neighbours.contains(author) else {
-                return false
-            }
-            // As replication does: a value nested deeper than the peer can parse stays here.
-            return entry.value.map { $0.nestingDepth <= SettingValue.maximumNestingDepth } ?? true
+            entry.value.map { $0.nestingDepth <= SettingValue.maximumNestingDepth } ?? true
         }
+    }
+
+    /// Applies a repair's entries from `peer`; returns how many keys this replica really lacked
+    /// (see the type's comment): what the comparison counts and logs.
+    private func applyRepair(_ entries: [SettingEntry], from peer: ReplicaID) throws(SettingsError) -> Int {
+        // Whether the key holds this very entry (a damaged row keeps its version, not its value).
+        func holds(_ entry: SettingEntry) -> Bool {
+            settings.entry(forKey: entry.key).map { $0.version == entry.version && $0.value == entry.value }
+                ?? false
+        }
+        // Read before applying: other connections apply meanwhile, and what they bring was not
+        // lacking.
+        let heldBefore = entries.map(holds)
+        let received = settings.receivedSequence(from: peer) ?? 0
+        let outcome = try settings.applyRemote(entries, from: peer, through: nil, reason: .replica)
+        noteRefusals(outcome, of: entries, from: peer)
+        guard outcome.applied > 0 else { return 0 }
+        let direct = Set(registry.connected)
+        var lacked = Set<String>()
+        for (entry, wasHeld) in zip(entries, heldBefore) where !wasHeld && holds(entry) {
+            let author = entry.version.replica
+            let wasDue =
+                author == localID
+                || (entry.sequence <= received && (author == peer || !direct.contains(author)))
+            if wasDue { lacked.insert(entry.key) }
+        }
+        return lacked.count
     }
 
     /// The peer answered `busy`: try again once its changes settle.
@@ -123,11 +141,7 @@ extension SyncSession {
             conclude(differing: 0, answererAgreed: false, with: peer)
             return
         }
-        let look: Int64 = if case .comparing(_, let sequence) = check { sequence } else { settings.sequence }
-        send(
-            .repair(
-                buckets: differing, entries: repairable(inBuckets: differing, asOf: look, for: peer),
-                final: false, applied: 0))
+        send(.repair(buckets: differing, entries: repairable(inBuckets: differing), final: false, applied: 0))
     }
 
     /// Applies the other side's entries of the differing buckets; the answering side then sends
@@ -137,13 +151,11 @@ extension SyncSession {
     )
         throws(SettingsError)
     {
-        let outcome = try settings.applyRemote(entries, from: peer, through: nil, reason: .replica)
-        noteRefusals(outcome, of: entries, from: peer)
-        let applied = outcome.applied
+        let lacked = try applyRepair(entries, from: peer)
         if final {
             // The answerer gives no verdict after a repair: only a comparison that finds the
             // digests equal lets both sides agree.
-            conclude(differing: applied + peerApplied, answererAgreed: false, with: peer)
+            conclude(differing: lacked + peerApplied, answererAgreed: false, with: peer)
             return
         }
         var theirs: [String: SettingEntry] = [:]
@@ -151,13 +163,14 @@ extension SyncSession {
             if let other = theirs[entry.key], other.wins(over: entry) { continue }
             theirs[entry.key] = entry
         }
-        let look = answeredSequence ?? settings.sequence
-        let winners = repairable(inBuckets: buckets, asOf: look, for: peer).filter { ours in
+        let winners = repairable(inBuckets: buckets).filter { ours in
             theirs[ours.key].map { ours.wins(over: $0) } ?? true
         }
-        send(.repair(buckets: buckets, entries: winners, final: true, applied: applied))
-        // Nothing was lost this way: stay `checking` until the next comparison says agreed.
-        if applied + winners.count > 0 { record(differing: applied + winners.count, with: peer) }
+        // `applied` tells the checker how many keys this side lacked; its winners the checker
+        // counts as it applies them.
+        send(.repair(buckets: buckets, entries: winners, final: true, applied: lacked))
+        // Stay `checking` unless something was lost: the next comparison says agreed.
+        if lacked > 0 { record(differing: lacked, with: peer) }
     }
 
     /// The starting side's verdict: agreed, or how many keys differed (and were repaired; the
@@ -168,7 +181,7 @@ extension SyncSession {
     /// comparison moves one side's digest with no change on the other that would start the next
     /// one, and that side would show `checking`, `diverged` or `unknown` for good.
     func conclude(differing: Int, answererAgreed: Bool, with peer: ReplicaID) {
-        let compared: UInt64? = if case .comparing(let digest, _) = check { digest } else { nil }
+        let compared: UInt64? = if case .comparing(let digest) = check { digest } else { nil }
         check = .idle
         guard differing > 0 || (answererAgreed && compared == refused.digest(of: settings)) else {
             retryCheckLater()

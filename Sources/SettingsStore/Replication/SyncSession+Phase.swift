@@ -21,9 +21,8 @@ extension SyncSession {
         case idle
         /// A comparison starts once changes settle (`checkDelay`).
         case scheduled
-        /// A comparison of this digest (counting refused entries), taken at this sequence
-        /// number, is under way.
-        case comparing(digest: UInt64, sequence: Int64)
+        /// A comparison of this digest (counting refused entries) is under way.
+        case comparing(digest: UInt64)
         /// The peer was found to agree when this replica's sequence number and digest were these.
         case agreed(atSequence: Int64, digest: UInt64)
     }

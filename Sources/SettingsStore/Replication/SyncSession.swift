@@ -63,8 +63,6 @@ final class SyncSession: @unchecked Sendable {  // state on its executor only
     private var warnedAhead = false
     /// Where anti-entropy stands (`SyncSession+AntiEntropy.swift`).
     var check = Check.idle
-    /// The sequence number at which this side, answering, last sent its bucket sums.
-    var answeredSequence: Int64?
     /// What the peer sent that this replica refused and does not hold, for anti-entropy.
     var refused = RefusedEntries()
 

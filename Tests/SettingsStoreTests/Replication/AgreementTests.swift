@@ -147,6 +147,22 @@ struct AgreementTests {
         #expect(repaired >= 1)
     }
 
+    @Test(
+        "concurrent writes on a full mesh, nothing lost: comparisons repair and log no key", arguments: 0..<2)
+    func concurrentWritesRepairNothing(round: Int) async throws {
+        let stores = (0..<3).map { _ in Settings(inMemoryWith: .init()) }
+        let links = [(0, 1), (0, 2), (1, 2)].map { InProcessLink(stores[$0.0], stores[$0.1]) }
+        defer { for link in links { link.disconnect() } }
+        for step in 0..<300 {
+            try stores[step % 3].set(step, forKey: "key.\(step % 7)")
+            if step % 10 == 0 { try await Task.sleep(for: .milliseconds(3)) }
+        }
+        try await SettingsStoreTests.waitForAgreement(of: stores)
+        // Entries that crossed a comparison were on their way, not lost.
+        let repaired = stores.map { $0.peers.map(\.repairedKeys).reduce(0, +) }
+        #expect(repaired == [0, 0, 0])
+    }
+
     /// The answer to a comparison that crosses an entry arriving from a third replica.
     enum Crossing: String, CaseIterable, CustomTestStringConvertible {
         /// The answerer agreed, then received the entry the checker got meanwhile.
