@@ -200,7 +200,9 @@ extension SyncSession {
         check = .idle
         note(peer) {
             $0.agreement = .diverged(keys: differing)
-            $0.repairedKeys += differing
+            // Saturating: the count includes what the peer says it lacked (up to 2^62 a frame).
+            let (sum, overflowed) = $0.repairedKeys.addingReportingOverflow(differing)
+            $0.repairedKeys = overflowed ? .max : sum
         }
         logger?.log(
             .warning,

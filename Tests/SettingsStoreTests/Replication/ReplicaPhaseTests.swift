@@ -41,6 +41,18 @@ extension SyncReliability {
             #expect(daemon.cli("set", "still", "serving").status == 0)
         }
 
+        @Test("repair answers claiming 2^62 repaired keys, again and again, leave the daemon serving")
+        func hugeRepairCounts() async throws {
+            let daemon = try DaemonProcess(directory)
+            let socket = try metReplica(daemon)
+            socket.send(frame: ReplicationMessage.start(cursor: 0).json.serialized())
+            let claim = ReplicationMessage.repair(buckets: [], entries: [], final: true, applied: 1 << 62)
+            for _ in 0..<4 { socket.send(frame: claim.json.serialized()) }
+            try await waitUntil(timeout: 60) { (try daemon.status().peers.first?.repairedKeys ?? 0) > 0 }
+            #expect(daemon.cli("set", "still", "serving").status == 0)
+            #expect(try daemon.status().peers.first.map { $0.repairedKeys >= 1 << 62 } == true)
+        }
+
         @Test("a second 'start' is refused")
         func secondStart() throws {
             let daemon = try DaemonProcess(directory)
