@@ -70,8 +70,15 @@ extension SyncSession {
         announceNeighbours()
         if isSending {
             while inFlight.count(where: \.isSent) < Self.window {
+                // Read first: a commit that lands meanwhile numbers after it.
+                let last = settings.sequence
                 let candidates = settings.entries(after: sentThrough, limit: Self.batchEntries)
-                guard !candidates.isEmpty else { break }
+                guard !candidates.isEmpty else {
+                    // Numbers no entry holds any more (rows lost from a damaged file) carry
+                    // nothing: settled, or the peer would wait for them and never compare.
+                    if sentThrough < last { skip(through: last, for: peer) }
+                    break
+                }
                 sendWindow(candidates, to: peer)
             }
         }
@@ -90,19 +97,26 @@ extension SyncSession {
             through = entry.sequence
             if needs(entry, peer: peer), policy.isEmpty || !policy.isLocal(entry.key) { batch.append(entry) }
         }
-        sentThrough = through
-        note(peer) { $0.sentThrough = through }
         guard !batch.isEmpty else {
             // The peer has all of these (or gets them from their writer): nothing to send or await.
-            inFlight.append((through, false))
-            settleAcknowledged(peer)
+            skip(through: through, for: peer)
             return
         }
+        sentThrough = through
+        note(peer) { $0.sentThrough = through }
         let local = settings.sequence
         // Announce how far this side's log goes that the peer may still expect: no further than
         // this batch when it reaches the end (what comes later may be skipped).
         send(.replicate(entries: batch, through: through, sequence: through >= local ? through : local))
         inFlight.append((through, true))
+    }
+
+    /// Records a window through `through` that needs nothing sent or awaited.
+    private func skip(through: Int64, for peer: ReplicaID) {
+        sentThrough = through
+        note(peer) { $0.sentThrough = through }
+        inFlight.append((through, false))
+        settleAcknowledged(peer)
     }
 
     /// Whether the peer lacks `entry` and cannot get it from a better place.

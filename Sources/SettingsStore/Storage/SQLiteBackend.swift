@@ -172,8 +172,8 @@ final class SQLiteBackend: SettingsBackend {
         return LoadedReplica(
             replicaID: replicaID, entries: entries, peers: peers, lineage: lineage,
             tombstoneHorizon: HybridTimestamp(rawValue: UInt64(bitPattern: horizon)),
-            historyCount: try historyCount(), fingerprintKey: try loadFingerprintKey(),
-            account: try loadAccount())
+            historyCount: try historyCount(), lastSequence: lastSequence,
+            fingerprintKey: try loadFingerprintKey(), account: try loadAccount())
     }
 
     /// The key of the history's secret fingerprints, made and stored at the first writable open

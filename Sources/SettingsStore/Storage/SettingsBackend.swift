@@ -71,6 +71,11 @@ struct LoadedReplica {
     var tombstoneHorizon = HybridTimestamp.zero
     /// How many history records there are.
     var historyCount = 0
+    /// The highest sequence number the file has given out (its rows, its folded and owed
+    /// history records): the next change numbers after it, even when the rows that held the
+    /// highest ones vanished (a damaged file), so no number is given out twice and no peer's
+    /// cursor is already past the next change.
+    var lastSequence: Int64 = 0
     /// The key of this store's secret fingerprints (kept in the file; random for memory stores).
     var fingerprintKey = FingerprintKey.random()
     /// The hub namespace the store syncs as, if it ever joined one.

@@ -105,13 +105,15 @@ public final class Settings: Sendable {
         self.path = path
         self.configuration = configuration
         self.cache = Mutex(cache)
-        let gauges = WriterGauges(lastSequence: highWater.sequence, historyCount: loaded.historyCount)
+        // The file's own last number when rows holding the highest vanished (a damaged file).
+        let lastSequence = max(highWater.sequence, loaded.lastSequence)
+        let gauges = WriterGauges(lastSequence: lastSequence, historyCount: loaded.historyCount)
         self.gauges = gauges
         self.writer = Mutex(
             SettingsWriter(
                 backend: backend, ownerLock: lock,
                 clock: HybridLogicalClock(last: highWater.timestamp, wallMilliseconds: configuration.clock),
-                gauges: gauges, lastSequence: highWater.sequence, peers: loaded.peers,
+                gauges: gauges, lastSequence: lastSequence, peers: loaded.peers,
                 lineage: loaded.lineage,
                 tombstoneHorizon: loaded.tombstoneHorizon, historyCount: loaded.historyCount,
                 account: loaded.account))

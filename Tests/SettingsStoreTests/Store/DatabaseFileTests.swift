@@ -76,4 +76,22 @@ struct DatabaseFileTests {
         #expect(error?.code == .corruptDatabase)
         #expect(error?.key == "broken")
     }
+
+    @Test(
+        "rows holding the newest sequence numbers vanish from the file: new changes still number after them")
+    func newestRowsVanish() throws {
+        do {
+            let settings = try Settings(path: directory.database)
+            for index in 0..<5 { try settings.set(index, forKey: "key.\(index)") }
+            #expect(settings.sequence == 5)
+        }
+        try runSQLite(directory.database, "DELETE FROM entries WHERE seq >= 4;")
+        let settings = try Settings(path: directory.database)
+        // A number given out again would collide in the history, and a peer whose cursor is past
+        // it would never receive the change.
+        #expect(settings.sequence == 5)
+        try settings.set("after", forKey: "key.9")
+        #expect(settings.entry(forKey: "key.9")?.sequence == 6)
+        #expect(try settings.history(for: "key.9", limit: 1).count == 1)
+    }
 }
