@@ -81,12 +81,32 @@ extension SyncSession {
         send(.buckets(refused.bucketSums(of: settings)))
     }
 
+    /// The stored bytes a repair frame carries at most, about: a quarter of the frame limit,
+    /// for JSON's escapes. A larger loss is repaired over several comparisons.
+    static let repairBytes = SyncSession.maximumFrameBytes / 4
+
     /// This side's entries of `buckets`, for a repair: all of them but a value nested deeper
     /// than the peer can parse, which stays here as replication leaves it.
     private func repairable(inBuckets buckets: [Int]) -> [SettingEntry] {
         settings.entries(inBuckets: Set(buckets)).filter { entry in
             entry.value.map { $0.nestingDepth <= SettingValue.maximumNestingDepth } ?? true
         }
+    }
+
+    /// `entries`, whole buckets at a time in bucket order, as far as `repairBytes` allows (the
+    /// first bucket always): what is left still differs, and the next comparison takes it.
+    private func withinRepairBudget(_ entries: [SettingEntry]) -> [SettingEntry] {
+        let byBucket = Dictionary(grouping: entries) { ReplicaCache.bucket(of: $0.key) }
+        var kept: [SettingEntry] = []
+        var bytes = 0
+        for bucket in byBucket.keys.sorted() {
+            let group = byBucket[bucket] ?? []
+            let size = group.reduce(0) { $0 + $1.key.utf8.count + ($1.value?.storageSize ?? 0) + 64 }
+            if !kept.isEmpty, bytes + size > Self.repairBytes { break }
+            kept += group
+            bytes += size
+        }
+        return kept
     }
 
     /// Applies a repair's entries from `peer`; returns how many keys this replica really lacked
@@ -141,7 +161,12 @@ extension SyncSession {
             conclude(differing: 0, answererAgreed: false, with: peer)
             return
         }
-        send(.repair(buckets: differing, entries: repairable(inBuckets: differing), final: false, applied: 0))
+        let entries = withinRepairBudget(repairable(inBuckets: differing))
+        // The buckets those entries cover, and the differing ones this side holds nothing of.
+        let covered = Set(entries.map { ReplicaCache.bucket(of: $0.key) })
+        let last = covered.max() ?? differing[0]
+        let buckets = differing.filter { covered.contains($0) || $0 <= last }
+        send(.repair(buckets: buckets, entries: entries, final: false, applied: 0))
     }
 
     /// Applies the other side's entries of the differing buckets; the answering side then sends
@@ -163,9 +188,10 @@ extension SyncSession {
             if let other = theirs[entry.key], other.wins(over: entry) { continue }
             theirs[entry.key] = entry
         }
-        let winners = repairable(inBuckets: buckets).filter { ours in
-            theirs[ours.key].map { ours.wins(over: $0) } ?? true
-        }
+        let winners = withinRepairBudget(
+            repairable(inBuckets: buckets).filter { ours in
+                theirs[ours.key].map { ours.wins(over: $0) } ?? true
+            })
         // `applied` tells the checker how many keys this side lacked; its winners the checker
         // counts as it applies them.
         send(.repair(buckets: buckets, entries: winners, final: true, applied: lacked))

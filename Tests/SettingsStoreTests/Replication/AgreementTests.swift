@@ -163,6 +163,26 @@ struct AgreementTests {
         #expect(repaired == [0, 0, 0])
     }
 
+    @Test("a loss larger than a frame is repaired over several comparisons, each within the frame limit")
+    func lossLargerThanAFrame() async throws {
+        let big = String(repeating: "x", count: 600 << 10)
+        let (pathA, pathB) = try await agreedFiles("big-a", "big-b") { a, _ in
+            try a.transaction { transaction in
+                for index in 0..<48 { try transaction.set("\(index) \(big)", forKey: "big.\(index)") }
+            }
+        }
+        // About 29 MiB of values vanish from B's file: one repair frame could not carry them.
+        try runSQLite(pathB, "DELETE FROM entries WHERE key LIKE 'big.%'")
+        let (a, b) = (try Settings(path: pathA), try Settings(path: pathB))
+
+        let link = InProcessLink(a, b)
+        defer { link.disconnect() }
+        try await waitUntil(timeout: 60) { a.digest == b.digest || !link.isConnected }
+        #expect(link.oversizedFrames.load(ordering: .relaxed) == 0)
+        try await waitForAgreement([a, b])
+        #expect(b.value(forKey: "big.47") == .string("47 \(big)"))
+    }
+
     /// The answer to a comparison that crosses an entry arriving from a third replica.
     enum Crossing: String, CaseIterable, CustomTestStringConvertible {
         /// The answerer agreed, then received the entry the checker got meanwhile.

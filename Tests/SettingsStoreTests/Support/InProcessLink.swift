@@ -21,6 +21,8 @@ final class InProcessLink: Sendable {
     /// Entries carried in `replicate` batches either way, and batches that carried none.
     let replicatedEntries = Atomic<Int>(0)
     let emptyBatches = Atomic<Int>(0)
+    /// Frames over `SyncSession.maximumFrameBytes` that ended the link, as a socket's would.
+    let oversizedFrames = Atomic<Int>(0)
     /// `replicate` frames delivered so far (the last 64 each way), for replaying one late.
     private let history = Mutex<[(frame: JSONValue, toB: Bool)]>([])
     /// Frames held back per direction (`hold(toB:)`), nil while that direction flows.
@@ -95,7 +97,14 @@ final class InProcessLink: Sendable {
 
     private func deliver(_ message: JSONValue, toB: Bool) {
         guard isUp.load(ordering: .acquiring) else { return }
-        let frame = Self.roundTrip(message)
+        let text = message.serialized()
+        // A socket's framer refuses a frame over the limit and the connection ends; so here.
+        guard text.utf8.count <= SyncSession.maximumFrameBytes else {
+            oversizedFrames.add(1, ordering: .relaxed)
+            disconnectSoon()
+            return
+        }
+        let frame = (try? JSONValue.parse(text)) ?? .null
         if frame["op"] == "replicate", case .array(let entries)? = frame["entries"] {
             replicatedEntries.add(entries.count, ordering: .relaxed)
             if entries.isEmpty { emptyBatches.add(1, ordering: .relaxed) }
