@@ -453,8 +453,15 @@ final class HubConnector: Sendable {
         var pushed = pushed
         var cursor = cursor
         while true {
+            // Read first: a commit that lands meanwhile numbers after it.
+            let sequence = settings.sequence
             let candidates = settings.entries(after: pushed, limit: HubNamespace.batchEntries)
-            guard let last = candidates.last else { return (pushed, cursor) }
+            guard let last = candidates.last else {
+                // Numbers no entry holds any more (rows lost from a damaged file) carry nothing:
+                // pushed, or the link would show them pending for good (a quiet round records it).
+                if pushed < sequence { markPushed(through: sequence) }
+                return (max(pushed, sequence), cursor)
+            }
             let fromHub = state.withLock { $0.fromHub }
             let policy = settings.policy
             let needed = candidates.filter { entry in
@@ -477,10 +484,15 @@ final class HubConnector: Sendable {
                 cursor = numbers.upperBound
             }
             pushed = last.sequence
-            state.withLock { state in
-                state.fromHub.removeAll { $0.upperBound <= pushed }
-                state.status.pushedThrough = pushed
-            }
+            markPushed(through: pushed)
+        }
+    }
+
+    /// Shows everything through `pushed` as pushed, and forgets the hub's entries below it.
+    private func markPushed(through pushed: Int64) {
+        state.withLock { state in
+            state.fromHub.removeAll { $0.upperBound <= pushed }
+            state.status.pushedThrough = pushed
         }
     }
 

@@ -53,6 +53,23 @@ extension HubReliability {
             #expect(!printed.contains(role.password))
         }
 
+        @Test("the newest rows lost from a daemon's file: it writes on, repairs, and sync --wait passes")
+        func newestRowsLost() async throws {
+            let cluster = try HubSyncTests.hub()
+            let role = try cluster.makeRole("lostrows")
+            let nodes = try daemons(2, url: cluster.conninfo(user: role.name, password: role.password))
+            for index in 0..<5 { _ = nodes[0].cli("set", "key.\(index)", "\(index)") }
+            #expect(nodes[0].cli("sync", "--wait", "--timeout", "30").status == 0)
+            #expect(nodes[0].terminate() == 0)
+            try runSQLite(nodes[0].database, "DELETE FROM entries WHERE seq >= 4")
+            try nodes[0].start()
+            #expect(nodes[0].cli("set", "after", "1").status == 0)
+            try await waitForEqualDigests(nodes)
+            #expect(nodes[0].cli("get", "key.4").output == "4\n")
+            #expect(nodes[1].cli("get", "after").output == "1\n")
+            #expect(nodes[0].cli("sync", "--wait", "--timeout", "30").status == 0)
+        }
+
         @Test("a daemon offline while others write catches up exactly")
         func offlineCatchUp() async throws {
             let cluster = try HubSyncTests.hub()
