@@ -453,14 +453,13 @@ final class HubConnector: Sendable {
         var pushed = pushed
         var cursor = cursor
         while true {
-            // Read first: a commit that lands meanwhile numbers after it.
-            let sequence = settings.sequence
             let candidates = settings.entries(after: pushed, limit: HubNamespace.batchEntries)
             guard let last = candidates.last else {
-                // Numbers no entry holds any more (rows lost from a damaged file) carry nothing:
+                // Numbers no entry held at opening (rows lost from a damaged file) carry nothing:
                 // pushed, or the link would show them pending for good (a quiet round records it).
-                if pushed < sequence { markPushed(through: sequence) }
-                return (max(pushed, sequence), cursor)
+                let opened = settings.openedSequence
+                if pushed < opened { markPushed(through: opened) }
+                return (max(pushed, opened), cursor)
             }
             let fromHub = state.withLock { $0.fromHub }
             let policy = settings.policy

@@ -70,13 +70,12 @@ extension SyncSession {
         announceNeighbours()
         if isSending {
             while inFlight.count(where: \.isSent) < Self.window {
-                // Read first: a commit that lands meanwhile numbers after it.
-                let last = settings.sequence
                 let candidates = settings.entries(after: sentThrough, limit: Self.batchEntries)
                 guard !candidates.isEmpty else {
-                    // Numbers no entry holds any more (rows lost from a damaged file) carry
+                    // Numbers no entry held at opening (rows lost from a damaged file) carry
                     // nothing: settled, or the peer would wait for them and never compare.
-                    if sentThrough < last { skip(through: last, for: peer) }
+                    let opened = settings.openedSequence
+                    if sentThrough < opened { skip(through: opened, for: peer) }
                     break
                 }
                 sendWindow(candidates, to: peer)

@@ -36,6 +36,11 @@ public final class Settings: Sendable {
     let observers = ObserverRegistry()
     /// The key of the history's fingerprints of `secret` values (`FingerprintKey`).
     let fingerprintKey: FingerprintKey
+    /// The last sequence number when the store opened. Numbers up to it that no entry holds
+    /// (rows lost from a damaged file) carry nothing, and streams count them as sent; a number
+    /// given out since always has its entry (read `sequence` instead, and a stream could skip an
+    /// entry numbered a moment before it reaches the cache).
+    let openedSequence: Int64
 
     /// Opens the database at `path`, creating it and its folders if needed (a read-only
     /// configuration creates nothing and needs the file to exist).
@@ -107,6 +112,7 @@ public final class Settings: Sendable {
         self.cache = Mutex(cache)
         // The file's own last number when rows holding the highest vanished (a damaged file).
         let lastSequence = max(highWater.sequence, loaded.lastSequence)
+        self.openedSequence = lastSequence
         let gauges = WriterGauges(lastSequence: lastSequence, historyCount: loaded.historyCount)
         self.gauges = gauges
         self.writer = Mutex(
