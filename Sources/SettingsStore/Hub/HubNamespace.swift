@@ -74,15 +74,14 @@ package struct HubNamespace {
     /// namespace quoted into the text once (`pollStatement`), which costs the server about a
     /// sixth less than a statement with parameters. A direct connection runs it prepared.
     package func lastSequence() throws(SettingsError) -> Int64 {
-        guard !connection.preparesStatements else {
-            let rows = try connection.execute("SELECT settingsd.counter($1)", [.text(name)])
-            guard rows.count == 1, !rows.isNull(0, 0) else { return 0 }
-            return try Arrival.position(rows.int64(0, 0), "the hub's counter for '\(name)'")
-        }
-        let rows = try connection.query(pollStatement)
+        let prepared = connection.preparesStatements
+        let rows =
+            prepared
+            ? try connection.execute("SELECT settingsd.counter($1)", [.text(name)])
+            : try connection.query(pollStatement)
         guard rows.count == 1, !rows.isNull(0, 0) else { return 0 }
         // Text from the hub is hub input: digits of a position, or refused.
-        guard let counter = Int64(rows.text(0, 0)) else {
+        guard let counter = prepared ? rows.int64(0, 0) : Int64(rows.text(0, 0)) else {
             throw SettingsError(
                 .protocolError,
                 "the hub's counter for '\(name)' is not a number: '\(rows.text(0, 0).debugDescriptionTruncated)'"

@@ -101,7 +101,7 @@ extension SyncSession {
         var bytes = 0
         for bucket in byBucket.keys.sorted() {
             let group = byBucket[bucket] ?? []
-            let size = group.reduce(0) { $0 + $1.key.utf8.count + ($1.value?.storageSize ?? 0) + 64 }
+            let size = group.reduce(0) { $0 + Self.estimatedBytes(of: $1) }
             if !kept.isEmpty, bytes + size > Self.repairBytes { break }
             kept += group
             bytes += size
@@ -162,10 +162,9 @@ extension SyncSession {
             return
         }
         let entries = withinRepairBudget(repairable(inBuckets: differing))
-        // The buckets those entries cover, and the differing ones this side holds nothing of.
-        let covered = Set(entries.map { ReplicaCache.bucket(of: $0.key) })
-        let last = covered.max() ?? differing[0]
-        let buckets = differing.filter { covered.contains($0) || $0 <= last }
+        // The differing buckets up to the last one those entries reach.
+        let last = entries.map { ReplicaCache.bucket(of: $0.key) }.max() ?? differing[0]
+        let buckets = differing.filter { $0 <= last }
         send(.repair(buckets: buckets, entries: entries, final: false, applied: 0))
     }
 

@@ -91,7 +91,7 @@ extension SyncSession {
         var through = sentThrough
         let policy = settings.policy
         for entry in candidates {
-            bytes += entry.key.utf8.count + (entry.value?.storageSize ?? 0) + 64
+            bytes += Self.estimatedBytes(of: entry)
             if bytes > Self.batchBytes, !batch.isEmpty { break }
             through = entry.sequence
             if needs(entry, peer: peer), policy.isEmpty || !policy.isLocal(entry.key) { batch.append(entry) }
@@ -108,6 +108,11 @@ extension SyncSession {
         // this batch when it reaches the end (what comes later may be skipped).
         send(.replicate(entries: batch, through: through, sequence: through >= local ? through : local))
         inFlight.append((through, true))
+    }
+
+    /// What `entry` adds to a frame, about: its key, its stored value and the fields around them.
+    static func estimatedBytes(of entry: SettingEntry) -> Int {
+        entry.key.utf8.count + (entry.value?.storageSize ?? 0) + 64
     }
 
     /// Records a window through `through` that needs nothing sent or awaited.
