@@ -161,10 +161,12 @@ extension SyncSession {
             conclude(differing: 0, answererAgreed: false, with: peer)
             return
         }
-        let entries = withinRepairBudget(repairable(inBuckets: differing))
-        // The differing buckets up to the last one those entries reach.
+        let held = repairable(inBuckets: differing)
+        let entries = withinRepairBudget(held)
+        // All the differing buckets when this side's entries fit (the answerer limits its own
+        // winners), else those up to the last one the entries reach.
         let last = entries.map { ReplicaCache.bucket(of: $0.key) }.max() ?? differing[0]
-        let buckets = differing.filter { $0 <= last }
+        let buckets = entries.count == held.count ? differing : differing.filter { $0 <= last }
         send(.repair(buckets: buckets, entries: entries, final: false, applied: 0))
     }
 
