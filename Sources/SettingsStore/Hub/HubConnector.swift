@@ -377,6 +377,7 @@ final class HubConnector: Sendable {
                     "the hub holds \(strangers.count) entr\(strangers.count == 1 ? "y" : "ies") pushed under this replica's id that it does not hold (a copy of its file, or forged rows); merging them"
                 )
             }
+            if let refusal = batch.refusedShare { logger?.log(.warning, refusal) }
             if batch.unreadable > 0 {
                 logger?.log(
                     .warning,

@@ -17,6 +17,9 @@ package struct HubNamespace {
     let channel: String
     /// `lastSequence()`'s statement with the namespace quoted in, for the simple query protocol.
     private let pollStatement: String
+    /// Whether pulls go through `settingsd.pull_batch` (hub schema 11), which machines at the
+    /// same cursor share, rather than `settingsd.pull` row by row (schemas 8 to 10).
+    package var sharesBatches: Bool
 
     /// What this connection last read or wrote of each replica's pushed position.
     private let ledger = PushLedger()
@@ -39,7 +42,9 @@ package struct HubNamespace {
         } else {
             name = try connection.execute("SELECT current_user::text").text(0, 0)
         }
-        let visible = try connection.execute("SELECT settingsd.visible($1)::int::bigint", [.text(name)])
+        let visible = try connection.execute(
+            "SELECT settingsd.visible($1)::int::bigint, (pg_catalog.to_regprocedure($2) IS NOT NULL)::int::bigint",
+            [.text(name), .text(Self.sharedPull)])
         guard visible.count == 1, visible.int64(0, 0) == 1 else {
             let role = try connection.execute("SELECT current_user::text").text(0, 0)
             throw SettingsError(
@@ -48,6 +53,7 @@ package struct HubNamespace {
             )
         }
         self.name = name
+        sharesBatches = visible.int64(0, 1) == 1
         let hub = try connection.execute("SELECT value FROM settingsd.meta WHERE name = 'hub_id'").text(0, 0)
         peerID = Self.peerID(hub: hub, namespace: name)
         // Makes sure the counter and the channel exist (users may not write the tables themselves).
@@ -61,6 +67,10 @@ package struct HubNamespace {
         pollStatement = "SELECT settingsd.counter(\(try connection.quotedLiteral(name)))"
         if listens { try connection.execute("LISTEN \(try connection.quotedIdentifier(channel))") }
     }
+
+    /// Schema 11's pull, whose presence says the hub shares batches.
+    private static let sharedPull =
+        "settingsd.pull_batch(name, bigint, bigint, bigint, bigint, bigint, bigint)"
 
     /// Whether `text` is a channel secret as the schema makes them: 32 hexadecimal digits.
     private static func isChannelSecret(_ text: String) -> Bool {
@@ -120,6 +130,11 @@ package struct HubNamespace {
     /// exact version, because another copy of its file pushed it or the row was forged, the
     /// caller fetches the row with `entries(forKeys:)`).
     ///
+    /// On a hub at schema 11 the batch is one that every machine at this cursor shares
+    /// (`settingsd.pull_batch`, packed once and kept while the counter stands): it carries the
+    /// values of this replica's own rows too, and counts them in the budget, so a tight budget
+    /// may cut it sooner than the rows one by one would (`settingsd.pull`, schemas 8 to 10).
+    ///
     /// Rows are hostile input: a key or value far over `limits` (`caps(for:)`)
     /// is refused inside PostgreSQL and never fetched, a hub sequence number out of range is
     /// never computed with, and a value this build cannot read is skipped; all of them are
@@ -137,6 +152,24 @@ package struct HubNamespace {
         // through the index). Numbers no row holds now only make a window come back short; the
         // window that reaches the counter has no end.
         let window = Int64(limit) * 2
+        var refusal: String?
+        if sharesBatches {
+            let rows = try connection.execute(
+                "SELECT * FROM settingsd.pull_batch($1, $2, $3, $4, $5, $6, $7)",
+                [
+                    .text(name), .int64(cursor), .int64(Int64(limit)), .int64(Int64(caps.keyBytes)),
+                    .int64(Int64(caps.valueBytes)), .int64(Int64(byteBudget)), .int64(window),
+                ])
+            do throws(PackedBatch.Malformed) {
+                return try Self.batch(
+                    packedIn: rows, after: cursor, for: replica, window: window, limit: limit)
+            } catch {
+                // A kept batch this build cannot read (damaged by hand, or a newer layout): the
+                // rows themselves, row by row, and the link says so.
+                refusal =
+                    "the hub's shared batch for '\(name)' after \(cursor) is malformed at byte \(error.offset) (\(error.reason)); pulled its rows one by one instead"
+            }
+        }
         // The counter comes from the statement's own snapshot: when the batch holds every row
         // after the cursor, everything through the counter has been seen, and the cursor moves
         // there even past numbers no row holds now (a push whose lower version lost to the
@@ -148,8 +181,17 @@ package struct HubNamespace {
                 .int64(Int64(caps.keyBytes)), .int64(Int64(caps.valueBytes)), .int64(Int64(byteBudget)),
                 .int64(window),
             ])
-        // The first row carries the counter (schema 8 and 9 put it on every row; none: the
-        // namespace has no counter row).
+        var batch = Self.batch(inRows: rows, after: cursor, window: window, limit: limit)
+        batch.refusedShare = refusal
+        return batch
+    }
+
+    /// The batch in `settingsd.pull`'s rows (schemas 8 to 10): the first row carries the
+    /// counter (schema 8 and 9 put it on every row; none: the namespace has no counter row),
+    /// the last the candidate count (schema 10 sends NULL, read as 0, on the others).
+    private static func batch(inRows rows: PostgresRows, after cursor: Int64, window: Int64, limit: Int)
+        -> PulledBatch
+    {
         let counter = rows.count > 0 && !rows.isNull(0, 7) ? rows.int64(0, 7) : nil
         var batch = PulledBatch(
             through: cursor, counter: counter.flatMap { Arrival.isPosition($0) ? $0 : nil })
@@ -159,39 +201,67 @@ package struct HubNamespace {
             // The one row of an empty batch carries only the counter.
             guard !rows.isNull(row, 4) else { continue }
             returned += 1
-            // The last row's count is the batch's (schema 10 sends NULL, read as 0, on the others).
             candidates = rows.int64(row, 8)
-            // A hub sequence number out of range is never computed with, nor taken as the cursor.
-            let sequence = rows.int64(row, 4)
-            guard Arrival.isPosition(sequence) else {
-                batch.unreadable += 1
-                continue
-            }
-            batch.through = max(batch.through, sequence)
-            guard rows.int64(row, 6) == 0, let version = Self.version(rows, row) else {
-                batch.unreadable += 1
-                continue
-            }
-            if rows.int64(row, 5) == 1 {
-                batch.mine.append((rows.text(row, 0), version))
-                continue
-            }
-            guard let entry = Self.entry(rows, row, version: version, sequence: sequence) else {
-                batch.unreadable += 1
-                continue
-            }
-            batch.entries.append(entry)
+            batch.take(
+                sequence: rows.int64(row, 4), isReadable: rows.int64(row, 6) == 0,
+                version: Self.version(rows, row), isMine: rows.int64(row, 5) == 1,
+                key: { rows.text(row, 0) },
+                entry: { version, sequence in Self.entry(rows, row, version: version, sequence: sequence) })
         }
-        // Every row of the window came: everything through its end has been seen. The last
-        // window is open-ended (rows numbered past the counter by hand come too), and complete.
-        guard returned == candidates, candidates < Int64(limit), let counter, Arrival.isPosition(counter)
-        else { return batch }
-        guard cursor + window >= counter else {
-            batch.through = max(batch.through, cursor + window)
-            return batch
+        batch.finish(
+            after: cursor, window: window, limit: limit, returned: returned, candidates: candidates,
+            counter: counter)
+        return batch
+    }
+
+    /// The batch in `settingsd.pull_batch`'s rows (schema 11): the counter and the candidate
+    /// count on each, and the parts of one packed value in order; no rows when the namespace
+    /// has no counter row. The caller's own rows are told by their pusher.
+    private static func batch(
+        packedIn rows: PostgresRows, after cursor: Int64, for replica: ReplicaID, window: Int64, limit: Int
+    ) throws(PackedBatch.Malformed) -> PulledBatch {
+        guard rows.count > 0 else { return PulledBatch(through: cursor, counter: nil) }
+        let counter = rows.int64(0, 0)
+        var batch = PulledBatch(through: cursor, counter: Arrival.isPosition(counter) ? counter : nil)
+        var packed: [UInt8] = []
+        packed.reserveCapacity((0..<rows.count).reduce(0) { $0 + rows.withBytes($1, 2) { $0.count } })
+        for row in 0..<rows.count { rows.withBytes(row, 2) { packed.append(contentsOf: $0) } }
+        var returned: Int64 = 0
+        let me = replica.bytes
+        // `withUnsafeBytes` rethrows untyped errors: the refusal comes out as a value.
+        let failure = packed.withUnsafeBytes { bytes -> PackedBatch.Malformed? in
+            do throws(PackedBatch.Malformed) {
+                try PackedBatch.forEach(in: bytes) { row in
+                    returned += 1
+                    let version = ReplicaID(bytes: row.writer).map {
+                        SettingVersion(
+                            timestamp: HybridTimestamp(rawValue: UInt64(bitPattern: row.stamp)), replica: $0)
+                    }
+                    batch.take(
+                        sequence: row.sequence, isReadable: !row.isOversize, version: version,
+                        isMine: row.pusher.elementsEqual(me),
+                        key: { row.key.map { String(decoding: $0, as: UTF8.self) } },
+                        entry: { version, sequence in
+                            guard let key = row.key else { return nil }
+                            var value: SettingValue?
+                            if let bytes = row.value {
+                                guard let decoded = try? SettingValue(decoding: bytes) else { return nil }
+                                value = decoded
+                            }
+                            return SettingEntry(
+                                key: String(decoding: key, as: UTF8.self), value: value, version: version,
+                                sequence: sequence)
+                        })
+                }
+                return nil
+            } catch {
+                return error
+            }
         }
-        batch.through = max(batch.through, counter)
-        batch.complete = true
+        if let failure { throw failure }
+        batch.finish(
+            after: cursor, window: window, limit: limit, returned: returned, candidates: rows.int64(0, 1),
+            counter: counter)
         return batch
     }
 

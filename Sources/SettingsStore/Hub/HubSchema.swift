@@ -208,6 +208,7 @@ enum HubSchema {
         Migration(version: 8, sql: pull),
         Migration(version: 9, sql: pullByBudget, compatibleSince: 8),
         Migration(version: 10, sql: leanPull, compatibleSince: 8),
+        Migration(version: 11, sql: sharedBatches, compatibleSince: 8),
     ]
 
     /// Schema 5: every write goes through a function that runs as the schema's owner, so users
@@ -279,7 +280,7 @@ enum HubSchema {
     static let namespacedTables = ["namespaces", "entries", "replicas", "channels"]
 
     /// The namespace a write function named for this transaction (NULL: none).
-    private static let writing =
+    static let writing =
         "CAST(pg_catalog.current_setting('settingsd.writing', true) AS pg_catalog.name)"
 
     /// Schema 5's policies on each namespaced table: users read the namespaces they are members

@@ -83,7 +83,7 @@ extension HubReliability {
                 """)
             #expect(
                 tables.output
-                    == "channels:truetrue\nentries:truetrue\nmeta:truetrue\nnamespaces:truetrue\nreplicas:truetrue\n",
+                    == "batches:truetrue\nchannels:truetrue\nentries:truetrue\nmeta:truetrue\nnamespaces:truetrue\nreplicas:truetrue\n",
                 "\(tables.output)")
         }
 

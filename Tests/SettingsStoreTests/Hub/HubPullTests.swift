@@ -12,7 +12,7 @@ extension HubReliability {
     )
     struct HubPullTests {
         /// One hub database migrated through `version`, for `role` (its namespace is the role).
-        private static func hub(
+        static func hub(
             _ cluster: PostgresCluster, through version: Int64, role: (name: String, password: String)
         ) throws -> (admin: PostgresConnection, member: PostgresConnection) {
             let database = try cluster.makeDatabase()
@@ -67,27 +67,7 @@ extension HubReliability {
             let before = try Self.hub(cluster, through: 8, role: role)
             let after = try Self.hub(cluster, through: HubSchema.current, role: role)
             var generator = SeededGenerator(seed: SeededGenerator.seed)
-            let replicas = (0..<3).map { _ in ReplicaID.random().bytes }
-            // Rows with gaps in their numbers, tombstones, keys and values over the caps, values
-            // large enough for a budget to cut, and each of three replicas as the pusher.
-            var sequence: Int64 = 0
-            var values: [String] = []
-            for index in 0..<300 {
-                sequence += Int64.random(in: 1...3, using: &generator)
-                let key =
-                    index % 29 == 0 ? String(repeating: "k", count: 300) + "\(index)" : "pull.key.\(index)"
-                let size = [0, 9, 9, 40, 700, 3_000].randomElement(using: &generator) ?? 9
-                let value = index % 17 == 0 ? "NULL" : "'\\x\(String(repeating: "ab", count: size))'::bytea"
-                let pusher = replicas.randomElement(using: &generator) ?? replicas[0]
-                values.append(
-                    "('\(role.name)', '\(key)', \(value), \(index * 7), '\\x\(Self.hex(pusher))'::bytea, \(sequence), '\\x\(Self.hex(pusher))'::bytea)"
-                )
-            }
-            let rows = """
-                INSERT INTO settingsd.namespaces (namespace, last_seq) VALUES ('\(role.name)', \(sequence + 2));
-                INSERT INTO settingsd.entries (namespace, key, value, hlc, replica, hub_seq, pushed_by) VALUES
-                \(values.joined(separator: ",\n"));
-                """
+            let (rows, sequence, replicas) = Self.randomRows(of: role.name, using: &generator)
             for hub in [before, after] { try hub.admin.executeScript(rows) }
 
             for trial in 0..<200 {
@@ -224,7 +204,44 @@ extension HubReliability {
             }
         }
 
-        private static func hex(_ bytes: [UInt8]) -> String {
+        /// SQL inserting 300 rows into `namespace` with gaps in their numbers, tombstones, keys and
+        /// values over the caps, values large enough for a budget to cut, and each of three
+        /// replicas as the pusher; with the last number a row holds and the replicas. With
+        /// `readable`, values are strings a store reads (one in 23 is not) and some rows were
+        /// written by another replica than their pusher.
+        static func randomRows(
+            of namespace: String, readable: Bool = false, using generator: inout SeededGenerator
+        )
+            -> (sql: String, lastSequence: Int64, replicas: [[UInt8]])
+        {
+            let replicas = (0..<3).map { _ in ReplicaID.random().bytes }
+            var sequence: Int64 = 0
+            var values: [String] = []
+            for index in 0..<300 {
+                sequence += Int64.random(in: 1...3, using: &generator)
+                let key =
+                    index % 29 == 0 ? String(repeating: "k", count: 300) + "\(index)" : "pull.key.\(index)"
+                let size = [0, 9, 9, 40, 700, 3_000].randomElement(using: &generator) ?? 9
+                var bytes = [UInt8](repeating: 0xab, count: size)
+                if readable, index % 23 != 0 {
+                    bytes = SettingValue.string(String(repeating: "v", count: size)).encoded()
+                }
+                let value = index % 17 == 0 ? "NULL" : "'\\x\(Self.hex(bytes))'::bytea"
+                let pusher = replicas.randomElement(using: &generator) ?? replicas[0]
+                let writer = readable && index % 5 == 0 ? replicas[index % 3] : pusher
+                values.append(
+                    "('\(namespace)', '\(key)', \(value), \(index * 7), '\\x\(Self.hex(writer))'::bytea, \(sequence), '\\x\(Self.hex(pusher))'::bytea)"
+                )
+            }
+            let sql = """
+                INSERT INTO settingsd.namespaces (namespace, last_seq) VALUES ('\(namespace)', \(sequence + 2));
+                INSERT INTO settingsd.entries (namespace, key, value, hlc, replica, hub_seq, pushed_by) VALUES
+                \(values.joined(separator: ",\n"));
+                """
+            return (sql, sequence, replicas)
+        }
+
+        static func hex(_ bytes: [UInt8]) -> String {
             bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
         }
     }

@@ -1,0 +1,210 @@
+import Foundation
+import PostgresFixture
+import Testing
+
+@testable import SettingsStore
+
+extension HubReliability {
+    @Suite(
+        "PostgreSQL hub: batches that machines at one cursor share (schema 11)",
+        .enabled(if: PostgresCluster.testsEnabled, "PostgreSQL is not installed (apt-get install postgresql)")
+    )
+    struct HubSharedBatchTests {
+        /// Everything a link reads of a batch, in one comparable line.
+        static func summary(_ batch: PulledBatch) -> String {
+            let entries = batch.entries.map {
+                "\($0.key)=\(String(describing: $0.value))@\($0.version)#\($0.sequence)"
+            }
+            let mine = batch.mine.map { "\($0.key)@\($0.version)" }
+            return
+                "entries \(entries) mine \(mine) through \(batch.through) unreadable \(batch.unreadable) complete \(batch.complete) counter \(String(describing: batch.counter))"
+        }
+
+        /// A namespace of `role` on a fresh hub database at this build's schema, as a link opens it.
+        static func namespace(_ cluster: PostgresCluster, _ role: (name: String, password: String)) throws
+            -> (admin: PostgresConnection, hub: HubNamespace)
+        {
+            let hub = try HubPullTests.hub(cluster, through: HubSchema.current, role: role)
+            return (hub.admin, try HubNamespace(connection: hub.member, namespace: role.name, listens: false))
+        }
+
+        static func entry(_ key: String, _ value: SettingValue, by replica: ReplicaID, at sequence: Int64)
+            -> SettingEntry
+        {
+            SettingEntry(
+                key: key, value: value,
+                version: SettingVersion(
+                    timestamp: HybridTimestamp(
+                        milliseconds: 1_800_000_000_000 + UInt64(sequence), counter: 0),
+                    replica: replica),
+                sequence: sequence)
+        }
+
+        static func keptCounters(_ admin: PostgresConnection) throws -> [Int64] {
+            let rows = try admin.execute("SELECT DISTINCT last_seq FROM settingsd.batches ORDER BY 1")
+            return (0..<rows.count).map { rows.int64($0, 0) }
+        }
+
+        /// What a link ends up with pulling from `cursor` until a batch is complete: every
+        /// batch's rows in hub order, the cursor it ends at and the last counter.
+        static func drain(
+            _ hub: HubNamespace, from cursor: Int64, for puller: ReplicaID, limits: SettingsLimits,
+            limit: Int,
+            budget: Int
+        ) throws -> String {
+            var cursor = cursor
+            var batches: [PulledBatch] = []
+            while batches.count < 1_000 {
+                let batch = try hub.pull(
+                    after: cursor, for: puller, limits: limits, limit: limit, byteBudget: budget)
+                #expect(batch.refusedShare == nil)
+                batches.append(batch)
+                guard !batch.complete, batch.through > cursor else { break }
+                cursor = batch.through
+            }
+            var all = PulledBatch(through: batches.last?.through ?? cursor, counter: batches.last?.counter)
+            all.entries = batches.flatMap(\.entries)
+            all.mine = batches.flatMap(\.mine)
+            all.unreadable = batches.reduce(0) { $0 + $1.unreadable }
+            all.complete = batches.last?.complete ?? false
+            return summary(all)
+        }
+
+        @Test(
+            "a shared batch, packed or kept, brings what the rows one by one do, whatever the rows, caps, budget and puller"
+        )
+        func sharedBatchReadsAsTheRows() throws {
+            let cluster = try HubSyncTests.hub()
+            let role = try cluster.makeRole("share")
+            let (admin, member) = try HubPullTests.hub(cluster, through: HubSchema.current, role: role)
+            var generator = SeededGenerator(seed: SeededGenerator.seed)
+            let (rows, sequence, replicas) = HubPullTests.randomRows(
+                of: role.name, readable: true, using: &generator)
+            try admin.executeScript(rows)
+            let shared = try HubNamespace(connection: member, namespace: role.name, listens: false)
+            #expect(shared.sharesBatches)
+            var single = shared
+            single.sharesBatches = false
+            let limits = [
+                SettingsLimits.desktop, SettingsLimits(maximumKeyBytes: 256, maximumValueBytes: 500),
+            ]
+            for trial in 0..<80 {
+                let cursor =
+                    trial < 5
+                    ? [0, sequence, sequence + 2, -1, 1][trial]
+                    : Int64.random(in: 0...sequence, using: &generator)
+                let puller =
+                    ReplicaID(bytes: replicas.randomElement(using: &generator) ?? replicas[0]) ?? .random()
+                let limit = [1, 2, 10, 100, 1_000].randomElement(using: &generator) ?? 100
+                let caps = limits.randomElement(using: &generator) ?? .desktop
+                let described = "trial \(trial): cursor \(cursor), limit \(limit)"
+                // Within the budget, each batch is the same, packed the first time (and kept where
+                // its window reaches the counter) and kept the second.
+                let expected = try Self.summary(
+                    single.pull(after: cursor, for: puller, limits: caps, limit: limit))
+                for round in 0..<2 {
+                    let batch = try shared.pull(after: cursor, for: puller, limits: caps, limit: limit)
+                    #expect(batch.refusedShare == nil)
+                    #expect(Self.summary(batch) == expected, "\(described), round \(round)")
+                }
+                // A tight budget may cut a shared batch sooner: it counts the puller's own values,
+                // which the rows one by one leave out. Pulled to the end, both bring the same.
+                // (Batches of 10 rows or more: a drain one row at a time is 300 pulls.)
+                let budget = [0, 500, 5_000, 50_000].randomElement(using: &generator) ?? 5_000
+                let most = max(limit, 10)
+                let drained = try Self.drain(
+                    shared, from: cursor, for: puller, limits: caps, limit: most, budget: budget)
+                let drainedSingly = try Self.drain(
+                    single, from: cursor, for: puller, limits: caps, limit: most, budget: budget)
+                #expect(drained == drainedSingly, "\(described), budget \(budget), \(most) rows a batch")
+            }
+            #expect(try Self.keptCounters(admin) == [sequence + 2], "only batches at the counter are kept")
+        }
+
+        @Test("a kept batch serves every puller at its cursor until the counter moves, then gives way")
+        func keptBatchGivesWayWhenTheCounterMoves() throws {
+            let cluster = try HubSyncTests.hub()
+            let role = try cluster.makeRole("kept")
+            let (admin, hub) = try Self.namespace(cluster, role)
+            let (writer, reader) = (ReplicaID.random(), ReplicaID.random())
+            let first = try #require(
+                try hub.push([Self.entry("kept.a", .integer(1), by: writer, at: 1)], from: writer, through: 1)
+            )
+            let pulled = try hub.pull(after: 0, for: reader, limits: .desktop)
+            #expect(pulled.entries.map(\.key) == ["kept.a"])
+            #expect(pulled.complete)
+            #expect(try Self.keptCounters(admin) == [first.upperBound])
+            // The writer's own row comes to it as its own, from the same kept batch.
+            let own = try hub.pull(after: 0, for: writer, limits: .desktop)
+            #expect(own.entries.isEmpty)
+            #expect(own.mine.map(\.key) == ["kept.a"])
+
+            // Served as kept: damaged by hand, it is refused and the rows come one by one.
+            try admin.execute("UPDATE settingsd.batches SET payload = '\\x0102'::bytea")
+            let refused = try hub.pull(after: 0, for: reader, limits: .desktop)
+            #expect(refused.refusedShare?.contains("is malformed at byte 0") == true)
+            #expect(Self.summary(refused) == Self.summary(pulled))
+
+            // A push moves the counter: the next batch packed retires those before it.
+            let second = try #require(
+                try hub.push([Self.entry("kept.b", .integer(2), by: writer, at: 2)], from: writer, through: 2)
+            )
+            let after = try hub.pull(after: 0, for: reader, limits: .desktop)
+            #expect(after.refusedShare == nil)
+            #expect(after.entries.map(\.key) == ["kept.a", "kept.b"])
+            #expect(try Self.keptCounters(admin) == [second.upperBound])
+        }
+
+        @Test("a hand edit of the entries or the counter forgets every kept batch")
+        func handEditsForgetKeptBatches() throws {
+            let cluster = try HubSyncTests.hub()
+            let role = try cluster.makeRole("edit")
+            let (admin, hub) = try Self.namespace(cluster, role)
+            let (writer, reader) = (ReplicaID.random(), ReplicaID.random())
+            try hub.push(
+                [Self.entry("edit.a", .string("before"), by: writer, at: 1)], from: writer, through: 1)
+            #expect(
+                try hub.pull(after: 0, for: reader, limits: .desktop).entries.first?.value
+                    == .string("before"))
+            #expect(try Self.keptCounters(admin).count == 1)
+
+            try admin.execute(
+                "UPDATE settingsd.entries SET value = $1 WHERE key = 'edit.a'",
+                [.bytes(SettingValue.string("by hand").encoded())])
+            #expect(try Self.keptCounters(admin).isEmpty)
+            #expect(
+                try hub.pull(after: 0, for: reader, limits: .desktop).entries.first?.value
+                    == .string("by hand"))
+
+            #expect(try Self.keptCounters(admin).count == 1)
+            try admin.execute("UPDATE settingsd.namespaces SET last_seq = last_seq")
+            #expect(try Self.keptCounters(admin).isEmpty)
+        }
+
+        @Test("kept batches are the hub's alone: a member can neither read them nor pull another namespace's")
+        func keptBatchesAreNotReadable() throws {
+            let cluster = try HubSyncTests.hub()
+            let (owner, stranger) = (try cluster.makeRole("owns"), try cluster.makeRole("other"))
+            let (_, hub) = try Self.namespace(cluster, owner)
+            let writer = ReplicaID.random()
+            try hub.push([Self.entry("own.a", .integer(1), by: writer, at: 1)], from: writer, through: 1)
+            _ = try hub.pull(after: 0, for: .random(), limits: .desktop)
+            let database = try hub.connection.execute("SELECT current_database()::text").text(0, 0)
+            let outsider = try PostgresConnection(
+                conninfo: cluster.conninfo(
+                    user: stranger.name, password: stranger.password, database: database))
+            #expect {
+                try outsider.execute("SELECT count(*) FROM settingsd.batches")
+            } throws: { error in
+                (error as? SettingsError)?.message.contains("permission denied") == true
+            }
+            #expect {
+                try outsider.execute(
+                    "SELECT * FROM settingsd.pull_batch($1, 0, 1000, 1024, 4096, 8388608, 2000)",
+                    [.text(owner.name)])
+            } throws: { error in
+                (error as? SettingsError)?.message.contains("may not use hub namespace") == true
+            }
+        }
+    }
+}
