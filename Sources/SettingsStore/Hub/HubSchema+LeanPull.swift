@@ -24,18 +24,7 @@ extension HubSchema {
                 -- The counter, and every candidate's value bytes: at least what the budget counts
                 -- (it leaves out the caller's own rows and oversize ones), so a batch within it
                 -- is within the budget. No counter row (deleted by hand): no rows, as before.
-                SELECT n.last_seq, a.found_rows, a.found_bytes, a.first_seq, a.final_seq
-                    INTO last, found_rows, found_bytes, first_seq, final_seq
-                    FROM settingsd.namespaces AS n CROSS JOIN LATERAL (
-                        SELECT count(*) AS found_rows, coalesce(sum(octet_length(r.value)), 0) AS found_bytes,
-                            min(r.hub_seq) AS first_seq, max(r.hub_seq) AS final_seq
-                        FROM (SELECT e.value, e.hub_seq FROM settingsd.entries AS e
-                            WHERE e.namespace = ns AND e.hub_seq > after_seq
-                                AND e.hub_seq <= CASE WHEN after_seq + span < n.last_seq THEN after_seq + span
-                                    ELSE 9223372036854775807 END
-                            ORDER BY e.hub_seq LIMIT most) AS r
-                    ) AS a
-                    WHERE n.namespace = ns;
+                \(countCandidates)
                 IF last IS NULL THEN
                     PERFORM pg_catalog.set_config('settingsd.writing', '', true);
                     RETURN;
@@ -62,5 +51,22 @@ extension HubSchema {
                 END IF;
                 PERFORM pg_catalog.set_config('settingsd.writing', '', true);
             END $$;
+        """
+
+    /// Schema 10 and 11's first statement of a pull, in one snapshot: the counter, the number of
+    /// candidates after the cursor, their values' bytes and their first and last hub numbers.
+    static let countCandidates = """
+        SELECT n.last_seq, a.found_rows, a.found_bytes, a.first_seq, a.final_seq
+                            INTO last, found_rows, found_bytes, first_seq, final_seq
+                            FROM settingsd.namespaces AS n CROSS JOIN LATERAL (
+                                SELECT count(*) AS found_rows, coalesce(sum(octet_length(r.value)), 0) AS found_bytes,
+                                    min(r.hub_seq) AS first_seq, max(r.hub_seq) AS final_seq
+                                FROM (SELECT e.value, e.hub_seq FROM settingsd.entries AS e
+                                    WHERE e.namespace = ns AND e.hub_seq > after_seq
+                                        AND e.hub_seq <= CASE WHEN after_seq + span < n.last_seq THEN after_seq + span
+                                            ELSE 9223372036854775807 END
+                                    ORDER BY e.hub_seq LIMIT most) AS r
+                            ) AS a
+                            WHERE n.namespace = ns;
         """
 }

@@ -60,18 +60,11 @@ extension HubSchema {
                 upto bigint;
                 found_rows bigint;
                 found_bytes bigint;
+                first_seq bigint;
+                final_seq bigint;
                 rows_packed bytea;
             BEGIN
-                SELECT n.last_seq, a.found_rows, a.found_bytes INTO last, found_rows, found_bytes
-                    FROM settingsd.namespaces AS n CROSS JOIN LATERAL (
-                        SELECT count(*) AS found_rows, coalesce(sum(octet_length(r.value)), 0) AS found_bytes
-                        FROM (SELECT e.value FROM settingsd.entries AS e
-                            WHERE e.namespace = ns AND e.hub_seq > after_seq
-                                AND e.hub_seq <= CASE WHEN after_seq + span < n.last_seq THEN after_seq + span
-                                    ELSE 9223372036854775807 END
-                            ORDER BY e.hub_seq LIMIT most) AS r
-                    ) AS a
-                    WHERE n.namespace = ns;
+                \(countCandidates)
                 IF last IS NULL THEN
                     RETURN;
                 END IF;
