@@ -272,9 +272,12 @@ private final class Worker: Sendable {
         let limits = SettingsLimits.desktop
         machine.sentStatements = true
         defer { simulation.reached(machine) }
+        var counter: Int64?
         while true {
             do {
-                let batch = try machine.hub.pull(after: machine.cursor, for: machine.replica, limits: limits)
+                let batch = try machine.hub.pull(
+                    after: machine.cursor, for: machine.replica, limits: limits, behind: counter)
+                counter = batch.counter
                 guard batch.through > machine.cursor else { return batch.counter }
                 machine.cursor = batch.through
                 if batch.complete { return batch.counter }

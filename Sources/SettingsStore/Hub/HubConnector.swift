@@ -359,9 +359,11 @@ final class HubConnector: Sendable {
         throws(SettingsError) -> (cursor: Int64?, counter: Int64?)
     {
         var cursor = cursor
+        var counter: Int64?
         while true {
             let limits = settings.configuration.limits
-            let batch = try hub.pull(after: cursor ?? 0, for: replica, limits: limits)
+            let batch = try hub.pull(after: cursor ?? 0, for: replica, limits: limits, behind: counter)
+            counter = batch.counter
             guard batch.through > (cursor ?? 0) else { return (cursor, batch.counter) }
             // Rows under this replica's id newer than what it holds (another copy of its file
             // pushed them, or they were forged): fetched and merged like any.

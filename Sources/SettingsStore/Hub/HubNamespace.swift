@@ -140,9 +140,14 @@ package struct HubNamespace {
     /// never computed with, and a value this build cannot read is skipped; all of them are
     /// counted in `unreadable`. `complete` says the batch held every row after the cursor (then
     /// `through` is at least the counter as the statement saw it): no need to pull again.
+    ///
+    /// `behind` is a counter the caller already saw (the last batch's): when the cursor's window
+    /// ends before it, as through an initial sync, no other machine will ask for the same batch,
+    /// and the rows come one by one (packing them cost an initial sync of 100,000 keys about
+    /// a tenth more).
     package func pull(
         after cursor: Int64, for replica: ReplicaID, limits: SettingsLimits,
-        limit: Int = batchEntries, byteBudget: Int = batchBytes
+        limit: Int = batchEntries, byteBudget: Int = batchBytes, behind counter: Int64? = nil
     ) throws(SettingsError) -> PulledBatch {
         let caps = Self.caps(for: limits)
         // A window of hub sequence numbers bounds the work whatever plan PostgreSQL picks: on a
@@ -153,7 +158,7 @@ package struct HubNamespace {
         // window that reaches the counter has no end.
         let window = Int64(limit) * 2
         var refusal: String?
-        if sharesBatches {
+        if sharesBatches, counter.map({ cursor + window >= $0 }) ?? true {
             let rows = try connection.execute(
                 "SELECT * FROM settingsd.pull_batch($1, $2, $3, $4, $5, $6, $7)",
                 [

@@ -155,6 +155,41 @@ extension HubReliability {
             #expect(try Self.keptCounters(admin) == [second.upperBound])
         }
 
+        @Test(
+            "a window that ends before a counter already seen is pulled row by row, neither packed nor kept")
+        func windowsBehindTheCounterAreNotShared() throws {
+            let cluster = try HubSyncTests.hub()
+            let role = try cluster.makeRole("behind")
+            let (admin, hub) = try Self.namespace(cluster, role)
+            var single = hub
+            single.sharesBatches = false
+            let writer = ReplicaID.random()
+            let entries = (1...50).map {
+                Self.entry("behind.\($0)", .integer(Int64($0)), by: writer, at: Int64($0))
+            }
+            let numbers = try #require(try hub.push(entries, from: writer, through: 50))
+            // The first batch of a sync knows no counter: it is shared (its window, 20 numbers
+            // after 0, does not reach the counter, so it is not kept).
+            let first = try hub.pull(after: 0, for: .random(), limits: .desktop, limit: 10)
+            #expect(first.counter == numbers.upperBound)
+            #expect(try Self.keptCounters(admin).isEmpty)
+            // Later ones, behind the counter the first saw, come as the rows one by one do.
+            var cursor = first.through
+            while cursor + 20 < numbers.upperBound {
+                let batch = try hub.pull(
+                    after: cursor, for: .random(), limits: .desktop, limit: 10, behind: first.counter)
+                let rows = try single.pull(after: cursor, for: .random(), limits: .desktop, limit: 10)
+                #expect(Self.summary(batch) == Self.summary(rows))
+                cursor = batch.through
+            }
+            #expect(try Self.keptCounters(admin).isEmpty)
+            // The window that reaches it is shared and kept.
+            let last = try hub.pull(
+                after: cursor, for: .random(), limits: .desktop, limit: 10, behind: first.counter)
+            #expect(last.entries.count == 10)
+            #expect(try Self.keptCounters(admin) == [numbers.upperBound])
+        }
+
         @Test("a hand edit of the entries or the counter forgets every kept batch")
         func handEditsForgetKeptBatches() throws {
             let cluster = try HubSyncTests.hub()
