@@ -11,7 +11,7 @@ struct AgreementTests {
     /// Waits until every peer of every store agrees.
     private func waitForAgreement(_ stores: [Settings]) async throws {
         try await waitForConvergence(stores)
-        try await waitUntil {
+        try await waitUntil(timeout: 60) {
             stores.allSatisfy { store in
                 store.peers.filter(\.isConnected).allSatisfy { $0.agreement == .agreed }
             }
