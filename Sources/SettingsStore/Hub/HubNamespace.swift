@@ -248,13 +248,8 @@ package struct HubNamespace {
                         key: { row.key.map { String(decoding: $0, as: UTF8.self) } },
                         entry: { version, sequence in
                             guard let key = row.key else { return nil }
-                            var value: SettingValue?
-                            if let bytes = row.value {
-                                guard let decoded = try? SettingValue(decoding: bytes) else { return nil }
-                                value = decoded
-                            }
-                            return SettingEntry(
-                                key: String(decoding: key, as: UTF8.self), value: value, version: version,
+                            return Self.entry(
+                                key: String(decoding: key, as: UTF8.self), value: row.value, version: version,
                                 sequence: sequence)
                         })
                 }
@@ -422,14 +417,23 @@ package struct HubNamespace {
     private static func entry(_ rows: PostgresRows, _ row: Int, version: SettingVersion, sequence: Int64)
         -> SettingEntry?
     {
-        var value: SettingValue?
-        if !rows.isNull(row, 1) {
-            guard let decoded = rows.withBytes(row, 1, { try? SettingValue(decoding: $0) }) else {
-                return nil
-            }
-            value = decoded
+        rows.withBytes(row, 1) { bytes in
+            entry(
+                key: rows.text(row, 0), value: rows.isNull(row, 1) ? nil : bytes, version: version,
+                sequence: sequence)
         }
-        return SettingEntry(key: rows.text(row, 0), value: value, version: version, sequence: sequence)
+    }
+
+    /// The entry of `key` with the value in its binary encoding (nil: a tombstone), nil for a
+    /// value this build cannot read; both pull statements' rows come through here.
+    private static func entry(
+        key: String, value: UnsafeRawBufferPointer?, version: SettingVersion, sequence: Int64
+    ) -> SettingEntry? {
+        guard let value else {
+            return SettingEntry(key: key, value: nil, version: version, sequence: sequence)
+        }
+        guard let decoded = try? SettingValue(decoding: value) else { return nil }
+        return SettingEntry(key: key, value: decoded, version: version, sequence: sequence)
     }
 
     /// A stable replica id for a hub's namespace, derived from the hub's id and the name.
