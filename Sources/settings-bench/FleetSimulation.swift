@@ -11,7 +11,9 @@ import Synchronization
 /// `NOTIFY`), as its peer.
 final class FleetSimulation: Sendable {
     enum Mode: Sendable {
-        case poll(ClosedRange<Double>)
+        /// Polls within the interval, stretched while the hub runs more transactions a second
+        /// than the budget (`PollSchedule`).
+        case poll(ClosedRange<Double>, budget: Double)
         case listen
     }
 
@@ -80,8 +82,18 @@ final class FleetSimulation: Sendable {
     /// Statements that failed, on every machine.
     var failures: Int { workers.reduce(0) { $0 + $1.failures.load(ordering: .relaxed) } }
 
-    /// Machines whose poll interval is at its most now (every one of them, once all is quiet).
+    /// Machines whose poll interval is at its longest now (every one of them, once all is quiet).
     var quietMachines: Int { workers.reduce(0) { $0 + $1.quiet.load(ordering: .relaxed) } }
+
+    /// Every polling machine's longest interval now, in seconds, sorted (empty: they listen).
+    var longestIntervals: [Double] {
+        workers.flatMap { $0.longest.withLock { $0 } }.sorted()
+    }
+
+    /// Polling machines that have read the hub's load at least `times` times.
+    func machines(readingLoad times: Int) -> Int {
+        workers.reduce(0) { $0 + $1.machines(readingLoad: times) }
+    }
 
     /// From now, records when each machine holds hub sequence number `sequence`.
     func expect(_ sequence: Int64) {
@@ -128,6 +140,8 @@ private final class Machine: @unchecked Sendable {  // touched by its worker's t
     var nextComparison: Double
     var reported: Int64 = 0
     var pushed: Int64 = 0
+    /// How often it read the hub's load.
+    var loadReadings = 0
     /// Sent a statement since it last read notifications: some may wait in libpq, not on the socket.
     var sentStatements = false
 
@@ -150,6 +164,9 @@ private final class Worker: Sendable {
     var count: Int { machines.count }
     let statements = Atomic<Int>(0)
     let quiet = Atomic<Int>(0)
+    /// Each machine's longest interval as of the last pass.
+    let longest = Mutex<[Double]>([])
+    private let readings = Mutex<[Int]>([])
     /// Keys its machines are to push, one each.
     let pushes = Mutex<[String]>([])
     /// Statements that failed (each is retried at the machine's next poll).
@@ -160,9 +177,11 @@ private final class Worker: Sendable {
     init(machines count: Int, conninfo: String, mode: FleetSimulation.Mode) throws(SettingsError) {
         let bounds: ClosedRange<Double>?
         switch mode {
-        case .poll(let interval): bounds = interval
+        case .poll(let interval, _): bounds = interval
         case .listen: bounds = nil
         }
+        var budget: Double?
+        if case .poll(_, let configured) = mode { budget = configured }
         isPolling = bounds != nil
         comparisonInterval = isPolling ? PollSchedule.comparisonInterval : 30
         var machines: [Machine] = []
@@ -172,7 +191,7 @@ private final class Worker: Sendable {
             let hub = try HubNamespace(connection: connection, namespace: nil, listens: bounds == nil)
             machines.append(
                 try Machine(
-                    hub: hub, schedule: bounds.map(PollSchedule.init(bounds:)),
+                    hub: hub, schedule: bounds.map { PollSchedule(bounds: $0, budget: budget) },
                     comparisonInterval: comparisonInterval))
         }
         self.machines = machines
@@ -193,9 +212,9 @@ private final class Worker: Sendable {
                 machine.nextComparison = now + comparisonInterval
             }
             statements.store(machines.reduce(0) { $0 + $1.hub.connection.statementCount }, ordering: .relaxed)
-            quiet.store(
-                machines.count { $0.schedule.map { $0.interval == $0.bounds.upperBound } ?? true },
-                ordering: .relaxed)
+            quiet.store(machines.count { $0.schedule?.isAtLongest ?? true }, ordering: .relaxed)
+            longest.withLock { $0 = machines.compactMap { $0.schedule?.longest } }
+            readings.withLock { $0 = machines.map(\.loadReadings) }
             if isPolling {
                 let next = machines.map(\.due).min() ?? now + 0.05
                 let wait = min(max(next - FleetSimulation.now(), 0), 0.05)
@@ -214,7 +233,16 @@ private final class Worker: Sendable {
             machine.due = FleetSimulation.now() + schedule.nextWait()
         }
         let counter: Int64
-        do { counter = try machine.hub.lastSequence() } catch {
+        do {
+            // As the link: every few quiet polls read the hub's load too.
+            let reading = schedule.readsLoad
+            let polled = try machine.hub.poll(readingLoad: reading)
+            counter = polled.counter
+            if reading, let transactions = polled.transactions {
+                schedule.measured(transactions: transactions, at: FleetSimulation.now())
+                machine.loadReadings += 1
+            }
+        } catch {
             failed(error)
             return
         }
@@ -286,6 +314,10 @@ private final class Worker: Sendable {
                 return nil
             }
         }
+    }
+
+    func machines(readingLoad times: Int) -> Int {
+        readings.withLock { $0.count { $0 >= times } }
     }
 
     func describe(below goal: Int64) -> [String] {

@@ -44,6 +44,7 @@ final class HubConnector: Sendable {
     private let conninfo: String
     private let pooling: HubPooling
     private let pollInterval: ClosedRange<Double>
+    private let pollBudget: Double
     let settings: Settings
     let logger: SettingsLogger?
     private let state: Mutex<State>
@@ -55,6 +56,7 @@ final class HubConnector: Sendable {
         conninfo = try url.checkedConninfo()
         pooling = try url.pooling(default: configuration.pooling)
         pollInterval = try url.pollInterval(default: configuration.pollInterval)
+        pollBudget = try url.pollBudget(default: configuration.pollBudget)
         self.settings = settings
         self.configuration = configuration
         self.logger = logger
@@ -121,6 +123,8 @@ final class HubConnector: Sendable {
             logger?.log(.warning, warning)
         }
         var backoff = Backoff()
+        // Outlives a connection: a fleet whose pooler restarts keeps the stretch it measured.
+        var poll = PollSchedule(bounds: pollInterval, budget: pollBudget)
         while !isStopped {
             do throws(SettingsError) {
                 let (connection, polls) = try connect()
@@ -129,7 +133,8 @@ final class HubConnector: Sendable {
                 // (a change costs every listening machine a pull, and a pull is a large statement).
                 connection.preparesStatements = !polls
                 defer { state.withLock { $0.closedStatements += connection.statementCount } }
-                try session(on: connection, polls: polls) { backoff.reset() }
+                poll.active()
+                try session(on: connection, polls: polls, poll: &poll) { backoff.reset() }
             } catch {
                 failed(error)
                 if error.code == .replicaForked { backoff.retryAtOnce() }
@@ -187,9 +192,9 @@ final class HubConnector: Sendable {
 
     /// One connection's life: check the schema, meet the namespace, then sync until stopped,
     /// waiting for notifications between rounds or, when `polls`, polling the counter.
-    private func session(on connection: PostgresConnection, polls: Bool, connected: () -> Void)
-        throws(SettingsError)
-    {
+    private func session(
+        on connection: PostgresConnection, polls: Bool, poll: inout PollSchedule, connected: () -> Void
+    ) throws(SettingsError) {
         try HubSchema.check(connection)
         let hub = try HubNamespace(
             connection: connection, namespace: configuration.namespace, listens: !polls)
@@ -207,7 +212,6 @@ final class HubConnector: Sendable {
         var checks = CheckSchedule(
             safetyNet: polls ? PollSchedule.comparisonInterval : Self.safetyNetInterval,
             comparesAfterChanges: !polls)
-        var poll = PollSchedule(bounds: pollInterval)
         var retriedBehind = false
         while !isStopped {
             let roundStarted = SettingsConfiguration.systemClock()
@@ -326,7 +330,7 @@ final class HubConnector: Sendable {
                 if isStopped || asked || status.pendingUp > 0 { return }
                 continue
             }
-            let now = try hub.lastSequence()
+            let now = try pollCounter(on: hub, schedule: &poll)
             update { status in
                 status.lastContactMilliseconds = settings.configuration.clock()
                 status.polls += 1
@@ -337,6 +341,39 @@ final class HubConnector: Sendable {
             poll.quiet()
             update { $0.pollSeconds = poll.interval }
         }
+    }
+
+    /// One quiet poll: the counter, and on every few the hub's load too (`PollSchedule.readsLoad`),
+    /// whose rate may stretch the longest interval. A role that may not read the statistics
+    /// polls within the configured bounds from then on.
+    private func pollCounter(on hub: HubNamespace, schedule: inout PollSchedule) throws(SettingsError)
+        -> Int64
+    {
+        guard schedule.readsLoad else { return try hub.lastSequence() }
+        let result: (counter: Int64, transactions: Int64?)
+        do {
+            result = try hub.poll(readingLoad: true)
+        } catch where error.code == .accessDenied {
+            logger?.log(
+                .warning,
+                "the hub's statistics cannot be read (\(error.message)): polling at most every \(schedule.bounds.upperBound) s whatever the hub's load"
+            )
+            schedule.stopReadingLoad()
+            return try hub.lastSequence()
+        }
+        guard let transactions = result.transactions else {
+            schedule.stopReadingLoad()
+            return result.counter
+        }
+        let before = schedule.longest
+        schedule.measured(transactions: transactions, at: Double(DispatchTime.now().uptimeNanoseconds) / 1e9)
+        if let rate = schedule.hubRate, abs(schedule.longest - before) > before / 4 {
+            logger?.log(
+                .info,
+                "the hub's database runs \(Int(rate.rounded())) transactions a second (poll budget \(Int(pollBudget))): polling at most every \(Int(schedule.longest.rounded(.up))) s"
+            )
+        }
+        return result.counter
     }
 
     /// After a notification: waits until `notificationInterval` has passed since the round began

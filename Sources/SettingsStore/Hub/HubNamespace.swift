@@ -84,21 +84,42 @@ package struct HubNamespace {
     /// namespace quoted into the text once (`pollStatement`), which costs the server about a
     /// sixth less than a statement with parameters. A direct connection runs it prepared.
     package func lastSequence() throws(SettingsError) -> Int64 {
+        try poll(readingLoad: false).counter
+    }
+
+    /// The namespace's last hub sequence number and, when `readingLoad`, the transactions the
+    /// hub's database has committed and rolled back so far (`pg_stat_database`, nil when the
+    /// statistics are off), in one statement: a polling link's measure of the hub's load
+    /// (`PollSchedule.measured`) costs no transaction of its own.
+    package func poll(readingLoad: Bool) throws(SettingsError) -> (counter: Int64, transactions: Int64?) {
         let prepared = connection.preparesStatements
+        let load = readingLoad ? ", " + Self.loadColumn : ""
         let rows =
             prepared
-            ? try connection.execute("SELECT settingsd.counter($1)", [.text(name)])
-            : try connection.query(pollStatement)
-        guard rows.count == 1, !rows.isNull(0, 0) else { return 0 }
-        // Text from the hub is hub input: digits of a position, or refused.
-        guard let counter = prepared ? rows.int64(0, 0) : Int64(rows.text(0, 0)) else {
-            throw SettingsError(
-                .protocolError,
-                "the hub's counter for '\(name)' is not a number: '\(rows.text(0, 0).debugDescriptionTruncated)'"
-            )
+            ? try connection.execute("SELECT settingsd.counter($1)" + load, [.text(name)])
+            : try connection.query(pollStatement + load)
+        guard rows.count == 1 else { return (0, nil) }
+        // Text from the hub is hub input: digits, or refused.
+        func number(_ column: Int, _ what: String) throws(SettingsError) -> Int64? {
+            guard !rows.isNull(0, column) else { return nil }
+            guard let value = prepared ? rows.int64(0, column) : Int64(rows.text(0, column)) else {
+                throw SettingsError(
+                    .protocolError,
+                    "\(what) is not a number: '\(rows.text(0, column).debugDescriptionTruncated)'")
+            }
+            return value
         }
-        return try Arrival.position(counter, "the hub's counter for '\(name)'")
+        let what = "the hub's counter for '\(name)'"
+        let read = readingLoad ? try number(1, "the hub database's transaction count") : nil
+        let transactions = read.flatMap { $0 >= 0 ? $0 : nil }
+        guard let counter = try number(0, what) else { return (0, transactions) }
+        return (try Arrival.position(counter, what), transactions)
     }
+
+    /// The hub database's transactions so far, committed and rolled back: what the server's
+    /// statistics counted, a second or so behind.
+    private static let loadColumn =
+        "(SELECT (s.xact_commit OPERATOR(pg_catalog.+) s.xact_rollback)::bigint FROM pg_catalog.pg_stat_database AS s WHERE s.datname OPERATOR(pg_catalog.=) pg_catalog.current_database())"
 
     /// How far `replica` pushed to this namespace (0: never) and the incarnation it pushed under
     /// (nil: never, or before schema 6). The next push of `replica` on this namespace expects to

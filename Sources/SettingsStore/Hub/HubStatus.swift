@@ -23,8 +23,17 @@ public struct HubConfiguration: Sendable, Equatable {
     /// The poll interval unless the configuration says otherwise.
     package static let defaultPollInterval = 0.25...5.0
 
+    /// The hub database's transactions a second above which polling links stretch their longest
+    /// interval (`PollSchedule`; `?settingsd_poll_budget=` in `url` says it too, and wins; 0:
+    /// never). Each idle poll is one transaction.
+    package var pollBudget: Double
+
+    /// The poll budget unless the configuration says otherwise: some 600 polls a second cost a
+    /// 2-core server about a twentieth of a core.
+    package static let defaultPollBudget = 600.0
+
     /// Creates a configuration; `url` may carry settingsd's own options (`settingsd_pool`,
-    /// `settingsd_poll_min`, `settingsd_poll_max`, see the README).
+    /// `settingsd_poll_min`, `settingsd_poll_max`, `settingsd_poll_budget`, see the README).
     public init(url: String, namespace: String? = nil, stallTimeout: Double = 30) {
         self.init(url: url, namespace: namespace, stallTimeout: stallTimeout, pooling: .auto)
     }
@@ -32,13 +41,14 @@ public struct HubConfiguration: Sendable, Equatable {
     /// Creates a configuration that also says how to reach the hub and how often to poll it.
     package init(
         url: String, namespace: String? = nil, stallTimeout: Double = 30, pooling: HubPooling = .auto,
-        pollInterval: ClosedRange<Double> = defaultPollInterval
+        pollInterval: ClosedRange<Double> = defaultPollInterval, pollBudget: Double = defaultPollBudget
     ) {
         self.url = url
         self.namespace = namespace
         self.stallTimeout = stallTimeout
         self.pooling = pooling
         self.pollInterval = pollInterval
+        self.pollBudget = pollBudget
     }
 }
 

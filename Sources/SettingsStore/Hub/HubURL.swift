@@ -50,6 +50,19 @@ struct HubURL: Equatable {
         return lower...upper
     }
 
+    /// The poll budget the options ask for (`settingsd_poll_budget`, transactions a second; 0:
+    /// never stretch), the configuration's when they are silent.
+    func pollBudget(default configured: Double) throws(SettingsError) -> Double {
+        guard let text = options["poll_budget"] else { return configured }
+        guard let value = Double(text), value.isFinite, value >= 0, value <= 10_000_000 else {
+            throw SettingsError(
+                .invalidValue,
+                "the hub URL's settingsd_poll_budget is '\(text)': it must be transactions a second from 0 (never stretch polls) to 10000000"
+            )
+        }
+        return value
+    }
+
     private func seconds(_ name: String) throws(SettingsError) -> Double? {
         guard let text = options[name] else { return nil }
         guard let value = Double(text), value.isFinite, value >= 0.01, value <= 3_600 else {

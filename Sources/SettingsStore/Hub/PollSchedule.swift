@@ -1,21 +1,54 @@
 /// When a hub link that polls (`HubPooling.transaction`) looks at the namespace's counter next:
 /// at the least interval after a push of its own, at half the interval after another's change,
-/// doubling with every quiet poll up to the most, each wait shortened by up to a fifth at random
-/// so that machines woken by the same change do not poll in step ever after.
+/// doubling with every quiet poll up to the longest, each wait shortened by up to a fifth at
+/// random so that machines woken by the same change do not poll in step ever after.
+///
+/// The longest is the configured most, stretched while the hub's database runs more
+/// transactions a second than the poll budget: a fleet's idle cost is its machines divided by
+/// the interval, so ten thousand machines that all poll every 5 s would keep a core busy. Every
+/// twelfth quiet poll also reads the database's transaction count (`HubNamespace.poll`), and
+/// each link stretches or shrinks on its own from the rate it saw, so the fleet's polls settle
+/// near the budget however many machines there are.
 package struct PollSchedule {
     /// The longest between comparisons of digests for a link that polls, in seconds (it skips
     /// those after changes): a fleet of 10,000 machines then costs some 33 comparisons a second.
     package static let comparisonInterval = 300.0
+    /// Quiet polls at the longest interval between two readings of the hub's load.
+    package static let pollsPerLoadReading = 12
+    /// The most the longest interval stretches: twelve times the configured most.
+    package static let maximumStretch = 12.0
 
-    /// The least and the most time between polls, in seconds.
+    /// The least and the most time between polls, in seconds, as configured.
     package let bounds: ClosedRange<Double>
+    /// The hub database's transactions a second above which the longest interval stretches
+    /// (nil: it never does).
+    package private(set) var budget: Double?
     /// The interval now, before the random shortening.
     package private(set) var interval: Double
+    /// How many times the configured most the longest interval is now (1 or more).
+    package private(set) var stretch = 1.0
+    /// The hub database's transactions a second as last measured (nil: not yet).
+    package private(set) var hubRate: Double?
+    private var quietPolls = 0
+    private var lastReading: (transactions: Int64, at: Double)?
     private var generator = SystemRandomNumberGenerator()
 
-    package init(bounds: ClosedRange<Double>) {
+    package init(bounds: ClosedRange<Double>, budget: Double? = nil) {
         self.bounds = bounds
+        self.budget = budget.flatMap { $0 > 0 ? $0 : nil }
         interval = bounds.lowerBound
+    }
+
+    /// The longest interval now: the configured most, stretched under load.
+    package var longest: Double { bounds.upperBound * stretch }
+
+    /// Whether the link polls at its longest interval (all is quiet).
+    package var isAtLongest: Bool { interval >= longest }
+
+    /// Whether the next poll should read the hub's transaction count too: on the first quiet
+    /// poll at the longest interval, then on every `pollsPerLoadReading`th.
+    package var readsLoad: Bool {
+        budget != nil && isAtLongest && (lastReading == nil || quietPolls >= Self.pollsPerLoadReading)
     }
 
     /// This replica pushed: poll soon again (whoever it talks with may answer).
@@ -30,9 +63,44 @@ package struct PollSchedule {
         interval = max(bounds.lowerBound, interval / 2)
     }
 
-    /// A poll found nothing new: wait longer next time, up to the most.
+    /// A poll found nothing new: wait longer next time, up to the longest.
     package mutating func quiet() {
-        interval = min(interval * 2, bounds.upperBound)
+        if isAtLongest { quietPolls += 1 }
+        interval = min(interval * 2, longest)
+    }
+
+    /// A poll read the hub database's `transactions` so far at `now` (seconds on a monotonic
+    /// clock). From the rate since the last reading: over the budget, the longest interval
+    /// stretches so that the rate would fall to nine tenths of it; under six tenths, it shrinks
+    /// (at most by half a reading, never below the configured most). A count that went back
+    /// (statistics reset, a failover) only starts a new measure; a reading less than a second
+    /// after the last waits for a longer one (the server's statistics lag about that much).
+    package mutating func measured(transactions: Int64, at now: Double) {
+        guard let budget else { return }
+        quietPolls = 0
+        guard let last = lastReading, transactions >= last.transactions else {
+            lastReading = (transactions, now)
+            return
+        }
+        guard now - last.at >= 1 else { return }
+        lastReading = (transactions, now)
+        let rate = Double(transactions - last.transactions) / (now - last.at)
+        hubRate = rate
+        let goal = 0.9 * budget
+        if rate > budget {
+            stretch = min(Self.maximumStretch, stretch * rate / goal)
+        } else if rate < 0.6 * budget {
+            stretch = max(1, stretch * max(0.5, rate / goal))
+        }
+        interval = min(interval, longest)
+    }
+
+    /// The hub cannot tell its load (the role may not read `pg_stat_database`): poll within the
+    /// configured bounds from now on.
+    package mutating func stopReadingLoad() {
+        budget = nil
+        stretch = 1
+        interval = min(interval, longest)
     }
 
     /// How long to wait before the next poll.

@@ -99,3 +99,92 @@ struct HubPollingTests {
         #expect(forced)
     }
 }
+
+@Suite("Hub polling under load: the longest interval stretches with the hub's transactions a second")
+struct PollStretchTests {
+    /// A schedule at its longest interval, its first reading of the hub's load taken at time 0.
+    private func quietSchedule(budget: Double) -> PollSchedule {
+        var schedule = PollSchedule(bounds: 0.25...5, budget: budget)
+        while !schedule.isAtLongest { schedule.quiet() }
+        #expect(schedule.readsLoad, "the first quiet poll at the longest reads the load")
+        schedule.measured(transactions: 1_000, at: 0)
+        return schedule
+    }
+
+    /// Twelve quiet polls, then a reading of `transactions` at `now`.
+    private func reading(_ schedule: inout PollSchedule, transactions: Int64, at now: Double) {
+        for poll in 0..<PollSchedule.pollsPerLoadReading {
+            #expect(!schedule.readsLoad, "poll \(poll) reads no load")
+            schedule.quiet()
+        }
+        #expect(schedule.readsLoad)
+        schedule.measured(transactions: transactions, at: now)
+    }
+
+    @Test("over the budget it stretches so the rate would fall to nine tenths; the interval follows")
+    func stretches() {
+        var schedule = quietSchedule(budget: 100)
+        reading(&schedule, transactions: 1_000 + 300 * 60, at: 60)
+        #expect(schedule.hubRate == 300)
+        #expect(abs(schedule.stretch - 300 / 90) < 1e-9)
+        #expect(schedule.interval == 5, "the interval grows by quiet polls, not at once")
+        schedule.quiet()
+        schedule.quiet()
+        #expect(schedule.isAtLongest && abs(schedule.interval - 5 * 300 / 90) < 1e-9)
+    }
+
+    @Test("within the budget nothing changes; far under it shrinks by at most half, never below the most")
+    func shrinks() {
+        var schedule = quietSchedule(budget: 100)
+        reading(&schedule, transactions: 1_000 + 2_000 * 60, at: 60)
+        #expect(schedule.stretch == PollSchedule.maximumStretch, "never over twelve times the most")
+        while !schedule.isAtLongest { schedule.quiet() }
+        let base: Int64 = 1_000 + 2_000 * 60
+        reading(&schedule, transactions: base + 80 * 60, at: 120)
+        #expect(schedule.stretch == PollSchedule.maximumStretch, "80 a second is within a budget of 100")
+        reading(&schedule, transactions: base + 80 * 60 + 1 * 60, at: 180)
+        #expect(schedule.stretch == PollSchedule.maximumStretch / 2, "at most half at a time")
+        #expect(schedule.interval <= schedule.longest)
+        for minute in 4...8 {
+            reading(&schedule, transactions: base + 80 * 60 + 60 + Int64(minute), at: Double(minute) * 60)
+        }
+        #expect(schedule.stretch == 1 && schedule.longest == 5)
+    }
+
+    @Test("a count that went back, or a reading too soon after the last, stretches nothing")
+    func resets() {
+        var schedule = quietSchedule(budget: 100)
+        reading(&schedule, transactions: 10, at: 60)
+        #expect(schedule.stretch == 1 && schedule.hubRate == nil, "a reset starts a new measure")
+        reading(&schedule, transactions: 100_000, at: 60.5)
+        #expect(schedule.stretch == 1, "half a second is too short to measure")
+        reading(&schedule, transactions: 100_000, at: 70)
+        #expect(schedule.hubRate.map { abs($0 - 99_990 / 10) < 1e-6 } == true, "measured from the kept base")
+    }
+
+    @Test("no budget, or a hub whose statistics cannot be read: never reads the load, never stretches")
+    func withoutBudget() {
+        var unbudgeted = PollSchedule(bounds: 0.25...5, budget: 0)
+        while !unbudgeted.isAtLongest { unbudgeted.quiet() }
+        #expect(!unbudgeted.readsLoad)
+        var schedule = quietSchedule(budget: 100)
+        reading(&schedule, transactions: 1_000_000, at: 60)
+        #expect(schedule.stretch > 1)
+        schedule.stopReadingLoad()
+        #expect(schedule.stretch == 1 && schedule.longest == 5 && !schedule.readsLoad)
+    }
+
+    @Test("settingsd_poll_budget is read from the URL; a bad one is refused with what it must be")
+    func budgetOption() throws {
+        #expect(try HubURL("host=/x settingsd_poll_budget=250").pollBudget(default: 600) == 250)
+        #expect(try HubURL("host=/x settingsd_poll_budget=0").pollBudget(default: 600) == 0)
+        #expect(try HubURL("host=/x").pollBudget(default: 600) == 600)
+        for bad in ["-1", "many", "inf", "1e9"] {
+            #expect {
+                _ = try HubURL("host=/x settingsd_poll_budget=\(bad)").pollBudget(default: 600)
+            } throws: { error in
+                (error as? SettingsError)?.message.contains("settingsd_poll_budget is '\(bad)'") == true
+            }
+        }
+    }
+}

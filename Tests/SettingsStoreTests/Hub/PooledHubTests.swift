@@ -87,7 +87,8 @@ extension HubReliability {
             // The pooler closes idle server connections after a second: every quiet poll finds none.
             let (_, pooler, role) = try pooler("idle", settings: ["server_idle_timeout": "1"])
             let url = pooler.conninfo(
-                user: role.name, password: role.password, extra: "settingsd_poll_max=0.4")
+                user: role.name, password: role.password,
+                extra: "settingsd_poll_max=0.4 settingsd_poll_budget=0")
             let (a, b) = (Settings(inMemoryWith: .init()), Settings(inMemoryWith: .init()))
             let hubA = try a.sync(withHub: HubConfiguration(url: url, pollInterval: 0.05...5))
             let hubB = try b.sync(withHub: HubConfiguration(url: url, pollInterval: 0.05...5))
@@ -110,6 +111,63 @@ extension HubReliability {
             try await waitUntil(timeout: 60) { b.value(forKey: "k") == "after a long idle" }
             let took = ContinuousClock.now - written
             #expect(took < .seconds(10), "\(took)")
+        }
+
+        @Test(
+            "a link on a hub busier than its poll budget stretches its longest interval, and a change still arrives; one without a budget keeps the most"
+        )
+        func stretchesUnderLoad() async throws {
+            let (_, pooler, role) = try pooler("stretch")
+            func link(_ settings: Settings, budget: String) throws -> HubLink {
+                let url = pooler.conninfo(
+                    user: role.name, password: role.password,
+                    extra: "settingsd_poll_max=0.1 settingsd_poll_budget=\(budget)")
+                return try settings.sync(withHub: HubConfiguration(url: url, pollInterval: 0.05...5))
+            }
+            let (a, b, c) = (
+                Settings(inMemoryWith: .init()), Settings(inMemoryWith: .init()),
+                Settings(inMemoryWith: .init())
+            )
+            // The links' own polls alone, ten a second each, are over a budget of one.
+            let (hubA, hubB, hubC) = (
+                try link(a, budget: "0"), try link(b, budget: "1"), try link(c, budget: "0")
+            )
+            defer {
+                hubA.stop()
+                hubB.stop()
+                hubC.stop()
+            }
+            try await waitUntil(timeout: 60) { hubB.status.pollSeconds >= 0.5 }
+            #expect(hubB.status.pollSeconds <= 0.1 * PollSchedule.maximumStretch)
+            #expect(hubC.status.pollSeconds == 0.1, "no budget: polls at the most")
+            try a.set("while stretched", forKey: "k")
+            try await waitUntil(timeout: 60) {
+                b.value(forKey: "k") == "while stretched" && c.value(forKey: "k") == "while stretched"
+            }
+        }
+
+        @Test("a poll reads the hub database's transaction count with the counter, simple and prepared")
+        func pollReadsLoad() async throws {
+            let (cluster, pooler, role) = try pooler("load")
+            let pooled = try HubNamespace(
+                connection: PostgresConnection(
+                    conninfo: pooler.conninfo(user: role.name, password: role.password)),
+                namespace: nil, listens: false)
+            let direct = try PostgresConnection(
+                conninfo: cluster.conninfo(user: role.name, password: role.password))
+            direct.preparesStatements = true
+            let prepared = try HubNamespace(connection: direct, namespace: nil, listens: false)
+            for hub in [pooled, prepared] {
+                let first = try hub.poll(readingLoad: true)
+                #expect(first.counter == (try hub.lastSequence()))
+                let start = try #require(first.transactions)
+                for _ in 0..<20 { _ = try hub.poll(readingLoad: false) }
+                // The server's statistics lag a second or so behind its transactions.
+                try await waitUntil(timeout: 30) {
+                    (try hub.poll(readingLoad: true).transactions ?? 0) >= start + 20
+                }
+                #expect(try hub.poll(readingLoad: false).transactions == nil)
+            }
         }
 
         @Test(
