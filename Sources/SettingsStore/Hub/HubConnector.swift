@@ -353,7 +353,8 @@ final class HubConnector: Sendable {
         let result: (counter: Int64, transactions: Int64?)
         do {
             result = try hub.poll(readingLoad: true)
-        } catch where error.code == .accessDenied {
+        } catch {
+            guard error.code == .accessDenied else { throw error }
             logger?.log(
                 .warning,
                 "the hub's statistics cannot be read (\(error.message)): polling at most every \(schedule.bounds.upperBound) s whatever the hub's load"
