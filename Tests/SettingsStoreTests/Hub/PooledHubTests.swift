@@ -146,6 +146,34 @@ extension HubReliability {
             }
         }
 
+        @Test("a role that may not read the hub's statistics polls within its bounds and still syncs")
+        func statisticsRefused() async throws {
+            let (cluster, pooler, role) = try pooler("nostats")
+            // A database of its own: the statistics are refused in it alone.
+            let database = try cluster.makeDatabase()
+            _ = try HubAdministration.initialize(url: cluster.conninfo(database: database))
+            try cluster.psql("REVOKE SELECT ON pg_catalog.pg_stat_database FROM PUBLIC", database: database)
+            let url = pooler.conninfo(
+                user: role.name, password: role.password, database: database,
+                extra: "settingsd_poll_max=0.1 settingsd_poll_budget=1")
+            let (a, b) = (Settings(inMemoryWith: .init()), Settings(inMemoryWith: .init()))
+            let hubA = try a.sync(withHub: HubConfiguration(url: url, pollInterval: 0.05...5))
+            let hubB = try b.sync(withHub: HubConfiguration(url: url, pollInterval: 0.05...5))
+            defer {
+                hubA.stop()
+                hubB.stop()
+            }
+            try a.set("first", forKey: "k")
+            try await waitUntil(timeout: 60) { b.value(forKey: "k") == "first" }
+            // Long enough for a dozen quiet polls a few times over: a budget of one would have
+            // stretched the interval had the statistics been readable (stretchesUnderLoad).
+            try await Task.sleep(for: .seconds(4))
+            #expect(hubB.status.pollSeconds == 0.1)
+            #expect(hubB.status.isConnected && hubB.status.lastError == nil, "\(hubB.status)")
+            try a.set("second", forKey: "k")
+            try await waitUntil(timeout: 60) { b.value(forKey: "k") == "second" }
+        }
+
         @Test("a poll reads the hub database's transaction count with the counter, simple and prepared")
         func pollReadsLoad() async throws {
             let (cluster, pooler, role) = try pooler("load")
