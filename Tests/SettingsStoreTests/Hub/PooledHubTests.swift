@@ -26,6 +26,14 @@ extension HubReliability {
             return (cluster, pooler, role)
         }
 
+        /// Two in-memory stores synced through `url`, polling from 0.05 s on.
+        private func linkedPair(url: String) throws -> (Settings, Settings, HubLink, HubLink) {
+            let (a, b) = (Settings(inMemoryWith: .init()), Settings(inMemoryWith: .init()))
+            let hubA = try a.sync(withHub: HubConfiguration(url: url, pollInterval: 0.05...5))
+            let hubB = try b.sync(withHub: HubConfiguration(url: url, pollInterval: 0.05...5))
+            return (a, b, hubA, hubB)
+        }
+
         @Test("daemons through the pooler find it on their own, poll, converge, and sync --wait is honest")
         func daemonsConverge() async throws {
             let (_, pooler, role) = try pooler("pooled")
@@ -89,9 +97,7 @@ extension HubReliability {
             let url = pooler.conninfo(
                 user: role.name, password: role.password,
                 extra: "settingsd_poll_max=0.4 settingsd_poll_budget=0")
-            let (a, b) = (Settings(inMemoryWith: .init()), Settings(inMemoryWith: .init()))
-            let hubA = try a.sync(withHub: HubConfiguration(url: url, pollInterval: 0.05...5))
-            let hubB = try b.sync(withHub: HubConfiguration(url: url, pollInterval: 0.05...5))
+            let (a, b, hubA, hubB) = try linkedPair(url: url)
             defer {
                 hubA.stop()
                 hubB.stop()
@@ -156,9 +162,7 @@ extension HubReliability {
             let url = pooler.conninfo(
                 user: role.name, password: role.password, database: database,
                 extra: "settingsd_poll_max=0.1 settingsd_poll_budget=1")
-            let (a, b) = (Settings(inMemoryWith: .init()), Settings(inMemoryWith: .init()))
-            let hubA = try a.sync(withHub: HubConfiguration(url: url, pollInterval: 0.05...5))
-            let hubB = try b.sync(withHub: HubConfiguration(url: url, pollInterval: 0.05...5))
+            let (a, b, hubA, hubB) = try linkedPair(url: url)
             defer {
                 hubA.stop()
                 hubB.stop()
