@@ -175,34 +175,36 @@ private final class Worker: Sendable {
     private let comparisonInterval: Double
 
     init(machines count: Int, conninfo: String, mode: FleetSimulation.Mode) throws(SettingsError) {
-        let bounds: ClosedRange<Double>?
+        let polling: (bounds: ClosedRange<Double>, budget: Double)?
         switch mode {
-        case .poll(let interval, _): bounds = interval
-        case .listen: bounds = nil
+        case .poll(let interval, let budget): polling = (interval, budget)
+        case .listen: polling = nil
         }
-        var budget: Double?
-        if case .poll(_, let configured) = mode { budget = configured }
-        isPolling = bounds != nil
+        isPolling = polling != nil
         comparisonInterval = isPolling ? PollSchedule.comparisonInterval : 30
         var machines: [Machine] = []
         for _ in 0..<count {
             let connection = try PostgresConnection(
                 conninfo: conninfo, defaults: ["application_name": "fleet"])
-            let hub = try HubNamespace(connection: connection, namespace: nil, listens: bounds == nil)
+            let hub = try HubNamespace(connection: connection, namespace: nil, listens: polling == nil)
             machines.append(
                 try Machine(
-                    hub: hub, schedule: bounds.map { PollSchedule(bounds: $0, budget: budget) },
+                    hub: hub, schedule: polling.map { PollSchedule(bounds: $0.bounds, budget: $0.budget) },
                     comparisonInterval: comparisonInterval))
         }
         self.machines = machines
     }
 
     func run(simulation: FleetSimulation) {
+        var published = false
         while !simulation.isStopped {
             let now = FleetSimulation.now()
             pushQueued(now: now, simulation: simulation)
+            var measured = !published
             if isPolling {
-                for machine in machines where machine.due <= now { poll(machine, simulation: simulation) }
+                for machine in machines where machine.due <= now {
+                    measured = poll(machine, simulation: simulation) || measured
+                }
             } else {
                 listen(until: now + 0.05, simulation: simulation)
             }
@@ -213,8 +215,12 @@ private final class Worker: Sendable {
             }
             statements.store(machines.reduce(0) { $0 + $1.hub.connection.statementCount }, ordering: .relaxed)
             quiet.store(machines.count { $0.schedule?.isAtLongest ?? true }, ordering: .relaxed)
-            longest.withLock { $0 = machines.compactMap { $0.schedule?.longest } }
-            readings.withLock { $0 = machines.map(\.loadReadings) }
+            // The longest intervals change only with a reading of the hub's load.
+            if measured {
+                published = true
+                longest.withLock { $0 = machines.compactMap { $0.schedule?.longest } }
+                readings.withLock { $0 = machines.map(\.loadReadings) }
+            }
             if isPolling {
                 let next = machines.map(\.due).min() ?? now + 0.05
                 let wait = min(max(next - FleetSimulation.now(), 0), 0.05)
@@ -225,14 +231,16 @@ private final class Worker: Sendable {
 
     /// A poll as the pooled link makes it: the counter; when it moved, the link's round (pulls
     /// until one holds every row after the cursor, whose counter says whether to pull once more at
-    /// once), then half the interval.
-    private func poll(_ machine: Machine, simulation: FleetSimulation) {
-        guard var schedule = machine.schedule else { return }
+    /// once), then half the interval. Returns whether it read the hub's load.
+    @discardableResult
+    private func poll(_ machine: Machine, simulation: FleetSimulation) -> Bool {
+        guard var schedule = machine.schedule else { return false }
         defer {
             machine.schedule = schedule
             machine.due = FleetSimulation.now() + schedule.nextWait()
         }
         let counter: Int64
+        var measured = false
         do {
             // As the link: every few quiet polls read the hub's load too.
             let reading = schedule.readsLoad
@@ -241,14 +249,15 @@ private final class Worker: Sendable {
             if reading, let transactions = polled.transactions {
                 schedule.measured(transactions: transactions, at: FleetSimulation.now())
                 machine.loadReadings += 1
+                measured = true
             }
         } catch {
             failed(error)
-            return
+            return false
         }
         guard counter != machine.seenCounter else {
             schedule.quiet()
-            return
+            return measured
         }
         do throws(SettingsError) {
             let start = machine.cursor
@@ -269,6 +278,7 @@ private final class Worker: Sendable {
         } catch {
             failed(error)
         }
+        return measured
     }
 
     /// The direct link's wait: `poll(2)` on every connection until one is notified, then a pull.
