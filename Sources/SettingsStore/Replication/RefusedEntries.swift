@@ -33,7 +33,13 @@ struct RefusedEntries {
 
     /// The store's digest with each refused entry's fingerprint in place of the held entry's.
     func digest(of settings: Settings) -> UInt64 {
-        byKey.reduce(settings.digestValue) { sum, refused in
+        digest(adjusting: settings.digestValue, in: settings)
+    }
+
+    /// `digest`, a digest of `settings` read earlier (with its sequence number, for a verdict
+    /// that must name the state it compared), adjusted as `digest(of:)` adjusts the current one.
+    func digest(adjusting digest: UInt64, in settings: Settings) -> UInt64 {
+        byKey.reduce(digest) { sum, refused in
             sum &+ adjustment(refused.key, refused.value, in: settings)
         }
     }

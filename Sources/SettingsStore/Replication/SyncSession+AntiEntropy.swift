@@ -72,8 +72,9 @@ extension SyncSession {
             return
         }
         refused.prune(in: settings)
-        if digest == refused.digest(of: settings) {
-            markAgreed(peer)
+        let now = settings.sequenceAndDigest
+        if digest == refused.digest(adjusting: now.digest, in: settings) {
+            markAgreed(peer, at: now)
             send(.agreed(settled: settled))
             return
         }
@@ -207,11 +208,20 @@ extension SyncSession {
     /// digest is still the one it compared: an entry from a third replica that crossed the
     /// comparison moves one side's digest with no change on the other that would start the next
     /// one, and that side would show `checking`, `diverged` or `unknown` for good.
+    ///
+    /// The verdict names one state, read once: a local commit landing between reading the digest
+    /// and recording the verdict would otherwise be taken as agreed, and no comparison would
+    /// follow it.
     func conclude(differing: Int, answererAgreed: Bool, with peer: ReplicaID) {
         let compared: UInt64? = if case .comparing(let digest) = check { digest } else { nil }
         check = .idle
-        guard differing > 0 || (answererAgreed && compared == refused.digest(of: settings)) else {
-            retryCheckLater()
+        if differing == 0 {
+            let now = settings.sequenceAndDigest
+            guard answererAgreed, compared == refused.digest(adjusting: now.digest, in: settings) else {
+                retryCheckLater()
+                return
+            }
+            markAgreed(peer, at: now)
             return
         }
         record(differing: differing, with: peer)
@@ -219,11 +229,8 @@ extension SyncSession {
         scheduleCheck()
     }
 
+    /// Records that `differing` (at least one) keys differed and were repaired.
     private func record(differing: Int, with peer: ReplicaID) {
-        guard differing > 0 else {
-            markAgreed(peer)
-            return
-        }
         check = .idle
         note(peer) {
             $0.agreement = .diverged(keys: differing)
@@ -237,8 +244,9 @@ extension SyncSession {
         )
     }
 
-    private func markAgreed(_ peer: ReplicaID) {
-        let now = settings.sequenceAndDigest
+    /// Records agreement with `peer` on the state `now` (sequence number and digest, read
+    /// together) that the comparison found equal.
+    private func markAgreed(_ peer: ReplicaID, at now: (sequence: Int64, digest: UInt64)) {
         check = .agreed(atSequence: now.sequence, digest: now.digest)
         let refusedKeys = refused.count
         note(peer) {
