@@ -197,14 +197,9 @@ struct JSONCursor {
         offset += 1
         let start = offset
         // Fast path: no escapes, so the bytes are the string (UTF-8 was validated up front).
-        let count = bytes.count
-        while offset < count {
-            let byte = bytes[offset]
-            if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { break }
-            guard byte >= 0x20 else { throw failure("control character in string") }
-            offset += 1
-        }
+        offset = bytes.firstJSONSpecial(from: offset, includingDelete: false)
         guard let stop = peek() else { throw failure("unterminated string") }
+        guard stop >= 0x20 else { throw failure("control character in string") }
         if stop == UInt8(ascii: "\"") {
             defer { offset += 1 }
             return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<offset]), as: UTF8.self)

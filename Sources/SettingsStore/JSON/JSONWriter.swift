@@ -86,9 +86,8 @@ extension JSONValue {
         var string = string
         let isPlain = string.withUTF8 { utf8 in
             // Most strings need no escaping: copy them whole.
-            guard !utf8.contains(where: { $0 < 0x20 || $0 == 0x7F || $0 == 0x22 || $0 == 0x5C }) else {
-                return false
-            }
+            guard UnsafeRawBufferPointer(utf8).firstJSONSpecial(from: 0, includingDelete: true) == utf8.count
+            else { return false }
             bytes.append(contentsOf: utf8)
             return true
         }

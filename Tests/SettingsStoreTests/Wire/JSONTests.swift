@@ -48,6 +48,49 @@ struct JSONTests {
         #expect(JSONValue.string("del \u{7F}").serialized() == #""del \u007f""#)
     }
 
+    @Test(
+        "a special byte at every place in a word is found: strings round-trip, raw control bytes are refused")
+    func specialBytesAtEveryOffset() throws {
+        let specials: [UInt8] = [0x00, 0x09, 0x0A, 0x1F, 0x22, 0x5C, 0x7F]
+        for length in 1...19 {
+            for place in 0..<length {
+                for special in specials {
+                    var bytes = [UInt8](repeating: UInt8(ascii: "a"), count: length)
+                    bytes[place] = special
+                    let text = String(decoding: bytes, as: UTF8.self)
+                    let json = JSONValue.string(text).serialized()
+                    #expect(try JSONValue.parse(json) == .string(text), "\(bytes)")
+                    #expect(json.utf8.count > length + 2, "\(bytes) was written unescaped")
+                    // Raw in a document, a control byte is refused and the others are read as JSON reads them.
+                    let raw = [UInt8(ascii: "\"")] + bytes + [UInt8(ascii: "\"")]
+                    let parsed = raw.withUnsafeBytes { try? JSONParser.parse($0) }
+                    if special < 0x20 {
+                        #expect(parsed == nil, "\(bytes)")
+                    } else if special == 0x7F {
+                        #expect(parsed == .string(text), "\(bytes)")
+                    }
+                    // The scan a word at a time agrees with one byte at a time, from every start.
+                    bytes.withUnsafeBytes { buffer in
+                        for start in 0...length {
+                            let expected =
+                                (start..<length).first { index in
+                                    let byte = buffer[index]
+                                    return byte < 0x20 || byte == 0x22 || byte == 0x5C || byte == 0x7F
+                                } ?? length
+                            #expect(buffer.firstJSONSpecial(from: start, includingDelete: true) == expected)
+                        }
+                    }
+                }
+            }
+        }
+        // Bytes past 0x7F (UTF-8) are never special, next to a special one or not.
+        let wide = String(repeating: "é👋", count: 9)
+        #expect(JSONValue.string(wide).serialized() == "\"\(wide)\"")
+        #expect(
+            try JSONValue.parse(JSONValue.string(wide + "\"" + wide).serialized())
+                == .string(wide + "\"" + wide))
+    }
+
     @Test("objects serialize with sorted keys")
     func sortedKeys() throws {
         let value = try JSONValue.parse(#"{"b": [1, {"d": true, "c": null}], "a": "x"}"#)
