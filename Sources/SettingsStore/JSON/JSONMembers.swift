@@ -2,6 +2,18 @@
 protocol JSONMemberSink {
     /// Adds a member; returns false, adding nothing, when `name` is already there.
     mutating func insert(_ value: JSONValue, forName name: String) -> Bool
+
+    /// Reads the value of the member `name` itself, from `cursor` at its first byte, where the
+    /// object is at `depth`; returns false, reading nothing, to have it parsed and `insert`ed.
+    /// A sink that knows a member's shape (a batch's entries) so skips the `JSONValue` tree.
+    mutating func readMember(named name: String, from cursor: inout JSONCursor, depth: Int)
+        throws(SettingsError) -> Bool
+}
+
+extension JSONMemberSink {
+    mutating func readMember(named name: String, from cursor: inout JSONCursor, depth: Int)
+        throws(SettingsError) -> Bool
+    { false }
 }
 
 extension Dictionary: JSONMemberSink where Key == String, Value == JSONValue {

@@ -153,7 +153,9 @@ struct JSONCursor {
             offset += 1
             skipWhitespace()
             let keyOffset = offset
-            guard members.insert(try value(depth: depth), forName: key) else {
+            // A sink that reads the value itself refuses a repeated name itself.
+            let wasRead = try members.readMember(named: key, from: &self, depth: depth)
+            if !wasRead, !members.insert(try value(depth: depth), forName: key) {
                 offset = keyOffset
                 throw failure("duplicate key '\(key.debugDescriptionTruncated)'")
             }

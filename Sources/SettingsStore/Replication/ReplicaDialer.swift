@@ -74,7 +74,7 @@ final class ReplicaDialer: Sendable {
             outboundLimit: 64 << 20)
         let session = SyncSession(
             settings: settings, registry: registry, address: socketPath, logger: logger,
-            send: { [weak connection] in connection?.send($0) },
+            send: { [weak connection] message in connection?.send(writing: { message.write(to: &$0) }) },
             execute: { [connection] task in connection.queue.async(execute: task) },
             end: { [weak connection] error in
                 guard let connection else { return }
@@ -200,12 +200,11 @@ private final class LinkDecoder: @unchecked Sendable {  // state on its queue on
         queue.async { [self] in
             deliver(
                 Result { () throws(SettingsError) -> LinkFrame in
-                    let json = try JSONValue.parse(frame)
                     guard saidHello else {
                         saidHello = true
-                        return .answer(try WireMessage.decode(json))
+                        return .answer(try WireMessage.decode(JSONValue.parse(frame)))
                     }
-                    return .message(try ReplicationMessage(json: json))
+                    return .message(try ReplicationMessage(frame: frame))
                 })
         }
     }

@@ -59,10 +59,16 @@ enum ReplicationMessage: Equatable {
 
     init(json: JSONValue) throws(SettingsError) {
         let fields = try JSONFields(json, what: "a replication message")
+        try self.init(fields: fields) { () throws(SettingsError) in try Self.entries(fields) }
+    }
+
+    /// The message `fields` hold, with the entries of a batch or a repair from `entries` (read
+    /// from `fields`, or already read from the frame: `init(frame:)`).
+    init(fields: JSONFields, entries: () throws(SettingsError) -> [SettingEntry]) throws(SettingsError) {
         switch try fields.string("op") {
         case "replicate":
             self = .replicate(
-                entries: try Self.entries(fields), through: try Self.position(fields, "through"),
+                entries: try entries(), through: try Self.position(fields, "through"),
                 sequence: try Self.position(fields, "sequence"))
         case "ack":
             self = .acknowledge(
@@ -100,7 +106,7 @@ enum ReplicationMessage: Equatable {
                 buckets.append(Int(index))
             }
             self = .repair(
-                buckets: buckets, entries: try Self.entries(fields),
+                buckets: buckets, entries: try entries(),
                 final: try fields.bool("final", default: true),
                 applied: Int(try Self.position(fields, "applied", default: 0)))
         case "forked":
@@ -123,18 +129,20 @@ enum ReplicationMessage: Equatable {
     private static func entries(_ fields: JSONFields) throws(SettingsError) -> [SettingEntry] {
         var entries: [SettingEntry] = []
         for element in try fields.array("entries", limit: .max) {
-            let entry = try JSONFields(element, what: "a replicated entry")
-            let state = try SettingsChange.KeyChange(fields: entry)
-            guard state.refusedVersion == nil else {
-                throw SettingsError(
-                    .protocolError, "a replicated entry cannot be a refusal (field 'refused')")
-            }
-            entries.append(
-                SettingEntry(
-                    key: state.key, value: state.value, version: state.version,
-                    sequence: try entry.optionalInteger("seq") ?? 0))
+            entries.append(try entry(JSONFields(element, what: "a replicated entry")))
         }
         return entries
+    }
+
+    /// One entry of a batch or a repair.
+    static func entry(_ fields: JSONFields) throws(SettingsError) -> SettingEntry {
+        let state = try SettingsChange.KeyChange(fields: fields)
+        guard state.refusedVersion == nil else {
+            throw SettingsError(.protocolError, "a replicated entry cannot be a refusal (field 'refused')")
+        }
+        return SettingEntry(
+            key: state.key, value: state.value, version: state.version,
+            sequence: try fields.optionalInteger("seq") ?? 0)
     }
 
     /// A position from a peer (`Arrival.position`): absent only where `default` is given.

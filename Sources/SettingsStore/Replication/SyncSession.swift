@@ -33,7 +33,7 @@ final class SyncSession: @unchecked Sendable {  // state on its executor only
     let registry: PeerRegistry
     let address: String
     let logger: SettingsLogger?
-    private let sendFrame: (JSONValue) -> Void
+    private let sendFrame: (ReplicationMessage) -> Void
     private let execute: (@escaping @Sendable () -> Void) -> Void
     private let end: @Sendable (SettingsError) -> Void
 
@@ -68,7 +68,7 @@ final class SyncSession: @unchecked Sendable {  // state on its executor only
 
     init(
         settings: Settings, registry: PeerRegistry, address: String, logger: SettingsLogger?,
-        send: @escaping (JSONValue) -> Void,
+        send: @escaping (ReplicationMessage) -> Void,
         execute: @escaping (@escaping @Sendable () -> Void) -> Void,
         end: @escaping @Sendable (SettingsError) -> Void
     ) {
@@ -85,7 +85,7 @@ final class SyncSession: @unchecked Sendable {  // state on its executor only
     /// Sends a message to the peer.
     func send(_ message: ReplicationMessage) {
         guard !isClosed else { return }
-        sendFrame(message.json)
+        sendFrame(message)
     }
 
     /// Runs `task` on the executor after `seconds`.
@@ -101,6 +101,11 @@ final class SyncSession: @unchecked Sendable {  // state on its executor only
     /// Handles a frame from the peer after the hello.
     func receive(_ json: JSONValue) throws(SettingsError) {
         try receive(ReplicationMessage(json: json))
+    }
+
+    /// Handles a frame from the peer after the hello, as its text.
+    func receive(frame: ArraySlice<UInt8>) throws(SettingsError) {
+        try receive(ReplicationMessage(frame: frame))
     }
 
     /// Handles one decoded frame from the peer (see `receive(_:)` for JSON).

@@ -94,7 +94,7 @@ public final class Replicator: Sendable {
 
     /// Sessions accepted by a server serving this store join here (`SettingsServer`).
     func makeSession(
-        address: String, send: @escaping (JSONValue) -> Void,
+        address: String, send: @escaping (ReplicationMessage) -> Void,
         execute: @escaping (@escaping @Sendable () -> Void) -> Void,
         end: @escaping @Sendable (SettingsError) -> Void
     ) -> SyncSession {

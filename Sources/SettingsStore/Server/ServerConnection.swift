@@ -150,7 +150,7 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
     private func receive(_ frame: ArraySlice<UInt8>) {
         if let syncSession {
             do throws(SettingsError) {
-                try syncSession.receive(JSONValue.parse(frame))
+                try syncSession.receive(frame: frame)
             } catch {
                 fail(error)
             }
@@ -185,7 +185,7 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
         let session = context.replicator.makeSession(
             address: "incoming",
             send: { [weak self] message in
-                self?.enqueue(message)
+                self?.enqueueFrame { message.write(to: &$0) }
                 self?.flush()
             },
             execute: { [loop] task in loop.execute(task) },

@@ -57,9 +57,14 @@ final class SocketConnection: @unchecked Sendable {  // state on its serial queu
 
     /// Queues a frame and writes what the socket takes now.
     func send(_ message: JSONValue) {
+        send { message.write(to: &$0) }
+    }
+
+    /// Queues a frame whose text `write` appends in place, and writes what the socket takes now.
+    func send(writing write: (inout [UInt8]) -> Void) {
         guard !isClosed else { return }
         do throws(SettingsError) {
-            try outbound.append(message)
+            try outbound.appendFrame(write)
         } catch {
             fail(error)
             return

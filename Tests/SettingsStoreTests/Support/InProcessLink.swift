@@ -95,16 +95,17 @@ final class InProcessLink: Sendable {
         queueB.sync { b?.close() }
     }
 
-    private func deliver(_ message: JSONValue, toB: Bool) {
+    private func deliver(_ message: ReplicationMessage, toB: Bool) {
         guard isUp.load(ordering: .acquiring) else { return }
-        let text = message.serialized()
+        var text: [UInt8] = []
+        message.write(to: &text)
         // A socket's framer refuses a frame over the limit and the connection ends; so here.
-        guard text.utf8.count <= SyncSession.maximumFrameBytes else {
+        guard text.count <= SyncSession.maximumFrameBytes else {
             oversizedFrames.add(1, ordering: .relaxed)
             disconnectSoon()
             return
         }
-        let frame = (try? JSONValue.parse(text)) ?? .null
+        let frame = (try? JSONValue.parse(text[...])) ?? .null
         if frame["op"] == "replicate", case .array(let entries)? = frame["entries"] {
             replicatedEntries.add(entries.count, ordering: .relaxed)
             if entries.isEmpty { emptyBatches.add(1, ordering: .relaxed) }
@@ -159,12 +160,16 @@ final class InProcessLink: Sendable {
         send(frame, toB: toB)
     }
 
+    /// Hands `frame` to the other side as its text, read as a socket's frames are read.
     private func send(_ frame: JSONValue, toB: Bool) {
         let target = sessions.withLock { toB ? $0.b : $0.a }
+        var bytes: [UInt8] = []
+        frame.write(to: &bytes)
+        let text = bytes
         (toB ? queueB : queueA).async { [self] in
             guard isUp.load(ordering: .acquiring) else { return }
             do {
-                try target?.receive(frame)
+                try target?.receive(frame: text[...])
             } catch {
                 // On a link queue: disconnecting here would wait on this very queue.
                 disconnectSoon()
