@@ -141,10 +141,21 @@ private struct RuleIndex: Sendable, Equatable {
     /// False when `key`'s first segment is none of `leads` (nil: any key may be covered).
     static func mayCover(_ key: String, leads: [[UInt8]]?) -> Bool {
         guard let leads else { return true }
-        let lead = key.utf8.prefix { $0 != UInt8(ascii: ".") }
-        // A key not in NFC yet is normalized by the full lookup; the leads are ASCII or NFC.
-        guard lead.allSatisfy({ $0 < 0x80 }) else { return true }
-        return leads.contains { $0.elementsEqual(lead) }
+        guard !leads.isEmpty else { return false }
+        // Over the key's own bytes: every write and every arriving entry asks, twice.
+        var key = key
+        return key.withUTF8 { bytes in
+            var length = 0
+            while length < bytes.count, bytes[length] != UInt8(ascii: ".") {
+                // A key not in NFC yet is normalized by the full lookup; the leads are ASCII or NFC.
+                guard bytes[length] < 0x80 else { return true }
+                length += 1
+            }
+            let lead = UnsafeBufferPointer(rebasing: bytes[..<length])
+            return leads.contains { candidate in
+                candidate.count == length && candidate.withUnsafeBufferPointer { $0.elementsEqual(lead) }
+            }
+        }
     }
 
     func rule(forKey key: String) -> SchemaRule? {
