@@ -11,6 +11,8 @@ import Synchronization
 /// Each slot keeps 32 bits of its key's hash beside the row, so a probe compares key bytes only
 /// when those bits match: a probe that meets another key costs no read of that key's span and
 /// bytes (two cache misses each, at a million keys, where opening a store inserts them all).
+/// Where a key's probe starts is drawn from those same bits, so growing the table moves slots
+/// without reading or hashing a single key (an initial sync grows it from nothing, batch by batch).
 ///
 /// A million keys of 16 bytes cost about 40 MB here (bytes, spans, table); as dictionary keys
 /// they cost about 100 MB (a heap object per key over 15 bytes, 16 bytes a bucket).
@@ -111,8 +113,10 @@ struct KeyIndex {
     func touchSlots(of keys: some Collection<String>) {
         let mask = slots.count - 1
         withUnsafeTemporaryAllocation(of: Int.self, capacity: keys.count) { positions in
+            let shift = Self.shift(forCapacity: slots.count)
             for (position, key) in zip(positions.indices, keys) {
-                positions[position] = Self.withIdentityBytes(of: key) { Self.hash($0) } & mask
+                let tag = Self.tag(Self.withIdentityBytes(of: key) { Self.hash($0) })
+                positions[position] = Self.home(of: tag, shift: shift) & mask
             }
             var touched: UInt64 = 0
             slots.withUnsafeBufferPointer { slots in
@@ -170,7 +174,7 @@ struct KeyIndex {
     private func find(_ key: UnsafeBufferPointer<UInt8>, hash: Int) -> Int {
         let mask = slots.count - 1
         let tag = Self.tag(hash)
-        var slot = hash & mask
+        var slot = Self.home(of: tag, shift: Self.shift(forCapacity: slots.count))
         var firstDeleted: Int?
         return slots.withUnsafeBufferPointer { slots in
             while true {
@@ -215,17 +219,35 @@ struct KeyIndex {
         spans[Int(row)] = span
     }
 
+    /// Moves every row's slot into a table of `capacity` (a power of two), from its tag alone;
+    /// deletion marks are left behind.
     private mutating func rehash(capacity: Int) {
         var table = [UInt64](repeating: Self.emptySlot, count: capacity)
         let mask = capacity - 1
-        for row in rows {
-            let hash = withKeyBytes(ofRow: row) { Self.hash($0) }
-            var slot = hash & mask
-            while table[slot] != Self.emptySlot { slot = (slot + 1) & mask }
-            table[slot] = Self.slot(row: row, hash: hash)
+        let shift = Self.shift(forCapacity: capacity)
+        table.withUnsafeMutableBufferPointer { table in
+            for entry in slots where Self.row(in: entry) >= 0 {
+                var slot = Self.home(of: entry >> 32, shift: shift)
+                while table[slot] != Self.emptySlot { slot = (slot + 1) & mask }
+                table[slot] = entry
+            }
         }
         slots = table
         occupied = count
+    }
+
+    /// Where probing for a key with `tag` starts: the top bits of the tag times 2^64/φ
+    /// (Fibonacci hashing), so that every bit of the tag moves it and the slots it shares a
+    /// start with still differ in their whole tag.
+    @inline(__always)
+    private static func home(of tag: UInt64, shift: Int) -> Int {
+        Int(truncatingIfNeeded: (tag &* 0x9E37_79B9_7F4A_7C15) >> UInt64(shift))
+    }
+
+    /// The shift `home` takes for a table of `capacity` slots (a power of two).
+    @inline(__always)
+    private static func shift(forCapacity capacity: Int) -> Int {
+        Int.bitWidth - capacity.trailingZeroBitCount
     }
 
     /// Rewrites `bytes` with the live keys only.
