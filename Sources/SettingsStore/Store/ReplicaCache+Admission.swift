@@ -30,6 +30,9 @@ extension ReplicaCache {
     struct Merge {
         /// The entries that win over the local state and fit the limits.
         var accepted: [SettingEntry] = []
+        /// For each of `accepted`, the entry it replaces (found by the merge, so the history
+        /// need not look again).
+        var replaced: [SettingEntry?] = []
         /// The ones the limits refused, described by the key's unchanged local state.
         var refused: [SettingsChange.KeyChange] = []
         /// The ones their schema refused, described the same way.
@@ -107,6 +110,7 @@ extension ReplicaCache {
                     try limits.checkTotals(after, before: running, key: key)
                 }
                 result.accepted.append(entry)
+                result.replaced.append(stored)
                 running = after
             } catch {
                 result.refused.append(

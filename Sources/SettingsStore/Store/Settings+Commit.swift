@@ -22,6 +22,9 @@ struct Commit {
     var unannounced: Set<String> = []
     /// Who made each local write, in the order of `entries`, for the history (empty: nobody known).
     var actors: [ChangeActor?] = []
+    /// The entry each of `entries` replaces, in their order, where the caller looked them up
+    /// already under the writer lock (nil: the history looks them up).
+    var replaced: [SettingEntry?]? = nil
     /// New schemas, defaults and locks, replacing the store's (announced with reason `system`).
     var policy: SettingsPolicy? = nil
 }
@@ -88,11 +91,12 @@ extension Settings {
         guard configuration.history.isEnabled, !records.isEmpty else { return [] }
         let now = configuration.clock()
         let reason = commit.reason.rawValue
+        let known = commit.replaced?.count == records.count ? commit.replaced : nil
         return cache.withLock { cache in
             records.enumerated().map { index, entry in
                 let secret = cache.policy.schema.isSecret(entry.key)
                 let redact = { (value: SettingValue?) in value.map { self.redacted($0) } }
-                let replaced = cache.entries[entry.key]
+                let replaced = known.map { $0[index] } ?? cache.entries[entry.key]
                 let previous = replaced?.value
                 let record = HistoryRecord(
                     key: entry.key, value: secret ? redact(entry.value) : entry.value,
@@ -135,10 +139,12 @@ extension Settings {
                 $0.merge(incoming, limits: configuration.limits, horizon: horizon, floor: floor)
             }
             var accepted = merge.accepted
+            var replaced = merge.replaced
             // A key deleted before the horizon must not come back: record its deletion again,
             // newer than what arrived, so the sender deletes it too.
             let localID = identity.withLock { $0 }
             for key in merge.expired {
+                replaced.append(nil)
                 accepted.append(
                     SettingEntry(
                         key: key, value: nil, version: SettingVersion(timestamp: horizon, replica: localID),
@@ -167,7 +173,8 @@ extension Settings {
             // A locked key's change is kept for other machines but changes nothing here.
             let batch = Commit(
                 entries: accepted, reason: reason, origin: peer, cursor: cursor, refused: merge.refused,
-                schemaRefused: merge.schemaRefused, unannounced: Set(merge.expired + merge.locked))
+                schemaRefused: merge.schemaRefused, unannounced: Set(merge.expired + merge.locked),
+                replaced: replaced)
             let records = try commit(batch, writer: &writer)
             let sequences = records.first.flatMap { first in records.last.map { first.sequence...$0.sequence }
             }

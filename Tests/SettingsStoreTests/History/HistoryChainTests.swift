@@ -40,6 +40,36 @@ struct HistoryChainTests {
         #expect(try settings.history(HistoryQuery(limit: 1000)).count == 16)
     }
 
+    @Test(
+        "entries from a replica chain onto each key's records, each naming the value it replaced",
+        arguments: [true, false])
+    func remoteEntriesChain(onDisk: Bool) throws {
+        let settings =
+            onDisk ? try Settings(path: directory.file("remote.sqlite")) : Settings(inMemoryWith: .init())
+        let peer = ReplicaID.random()
+        let base = SettingsConfiguration.systemClock() + 1_000
+        func entry(_ key: String, _ value: SettingValue?, _ step: UInt64) -> SettingEntry {
+            SettingEntry(
+                key: key, value: value,
+                version: SettingVersion(
+                    timestamp: HybridTimestamp(milliseconds: base + step, counter: 0), replica: peer),
+                sequence: Int64(step))
+        }
+        try settings.set(0, forKey: "ui.a")
+        try settings.applyRemote(
+            [entry("ui.a", 1, 1), entry("ui.b", 10, 1)], from: peer, through: 2, reason: .initialSync)
+        try settings.applyRemote(
+            [entry("ui.b", nil, 2), entry("ui.a", 2, 2), entry("ui.c", 5, 2)], from: peer, through: 5,
+            reason: .replica)
+        let a = try settings.history(for: "ui.a")
+        #expect(a.map(\.value) == [2, 1, 0])
+        #expect(a.map(\.previous) == [1, 0, nil])
+        let b = try settings.history(for: "ui.b")
+        #expect(b.map(\.isDeletion) == [true, false])
+        #expect(b.map(\.previous) == [10, nil])
+        #expect(try settings.history(for: "ui.c").map(\.previous) == [nil])
+    }
+
     @Test("a version 3 database, its history indexed by key, opens with every key's records chained")
     func migratesVersion3() throws {
         do {
