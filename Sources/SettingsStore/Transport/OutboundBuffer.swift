@@ -20,18 +20,11 @@ struct OutboundBuffer {
     /// How many queued bytes wait to be written.
     var pendingByteCount: Int { bytes.count - offset }
 
-    /// Queues one frame (the message and a newline).
-    ///
-    /// - Throws: `overloaded` when the frame would take the buffer past its limit; the frame is
-    ///   not queued, and the connection should be dropped.
-    mutating func append(_ message: JSONValue) throws(SettingsError) {
-        try appendFrame { message.write(to: &$0) }
-    }
-
     /// Queues one frame whose text `write` appends in place (a newline follows it), so an
     /// answer is written straight into the buffer without building a `JSONValue` first.
     ///
-    /// - Throws: `overloaded`, as `append(_:)`.
+    /// - Throws: `overloaded` when the buffer is already past its limit; the frame is not
+    ///   queued, and the connection should be dropped.
     ///
     /// The limit bounds what the peer has not read *before* the frame, not the frame itself: an
     /// answer or event of any size goes to a peer that keeps reading (an export of a large store,
