@@ -111,12 +111,11 @@ struct KeyIndex {
     /// a time, each insert waits for its own; read together, the misses overlap. Opening a store
     /// of a million keys spent a fifth of its time waiting on them.
     func touchSlots(of keys: some Collection<String>) {
-        let mask = slots.count - 1
         withUnsafeTemporaryAllocation(of: Int.self, capacity: keys.count) { positions in
             let shift = Self.shift(forCapacity: slots.count)
             for (position, key) in zip(positions.indices, keys) {
                 let tag = Self.tag(Self.withIdentityBytes(of: key) { Self.hash($0) })
-                positions[position] = Self.home(of: tag, shift: shift) & mask
+                positions[position] = Self.home(of: tag, shift: shift)
             }
             var touched: UInt64 = 0
             slots.withUnsafeBufferPointer { slots in
@@ -196,8 +195,8 @@ struct KeyIndex {
         Int32(truncatingIfNeeded: slot)
     }
 
-    /// The bits of a hash that a slot keeps: its top 32, which the slot's position does not use
-    /// until a table of 2^32 slots.
+    /// The bits of a hash that a slot keeps, its top 32: they tell keys apart in a probe and
+    /// place the slot (`home`).
     @inline(__always)
     private static func tag(_ hash: Int) -> UInt64 {
         UInt64(UInt(bitPattern: hash) >> (Int.bitWidth - 32))
