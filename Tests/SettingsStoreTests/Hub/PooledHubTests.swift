@@ -27,11 +27,19 @@ extension HubReliability {
         }
 
         /// Two in-memory stores synced through `url`, polling from 0.05 s on.
-        private func linkedPair(url: String) throws -> (Settings, Settings, HubLink, HubLink) {
+        /// Two in-memory stores linked through the hub at `url`, with a first write of `k` on `a`
+        /// arrived at `b`, for `body`; both links stop after it, whatever it throws.
+        private func withSyncedPair(
+            url: String, _ body: (_ a: Settings, _ b: Settings, _ hubB: HubLink) async throws -> Void
+        ) async throws {
             let (a, b) = (Settings(inMemoryWith: .init()), Settings(inMemoryWith: .init()))
             let hubA = try a.sync(withHub: HubConfiguration(url: url, pollInterval: 0.05...5))
+            defer { hubA.stop() }
             let hubB = try b.sync(withHub: HubConfiguration(url: url, pollInterval: 0.05...5))
-            return (a, b, hubA, hubB)
+            defer { hubB.stop() }
+            try a.set("first", forKey: "k")
+            try await waitUntil(timeout: 60) { b.value(forKey: "k") == "first" }
+            try await body(a, b, hubB)
         }
 
         @Test("daemons through the pooler find it on their own, poll, converge, and sync --wait is honest")
@@ -97,26 +105,21 @@ extension HubReliability {
             let url = pooler.conninfo(
                 user: role.name, password: role.password,
                 extra: "settingsd_poll_max=0.4 settingsd_poll_budget=0")
-            let (a, b, hubA, hubB) = try linkedPair(url: url)
-            defer {
-                hubA.stop()
-                hubB.stop()
+            try await withSyncedPair(url: url) { a, b, hubB in
+                try await waitUntil(timeout: 60) { hubB.status.pollSeconds == 0.4 }
+                let quiet = hubB.status
+                try await Task.sleep(for: .seconds(2.5))
+                let later = hubB.status
+                let polls = later.polls - quiet.polls
+                #expect(polls >= 3, "\(polls) polls in 2.5 s at 0.4 s")
+                // A poll may be between its count and its statement at either snapshot.
+                #expect(abs((later.statements - quiet.statements) - polls) <= 1, "\(quiet) → \(later)")
+                let written = ContinuousClock.now
+                try a.set("after a long idle", forKey: "k")
+                try await waitUntil(timeout: 60) { b.value(forKey: "k") == "after a long idle" }
+                let took = ContinuousClock.now - written
+                #expect(took < .seconds(10), "\(took)")
             }
-            try a.set("first", forKey: "k")
-            try await waitUntil(timeout: 60) { b.value(forKey: "k") == "first" }
-            try await waitUntil(timeout: 60) { hubB.status.pollSeconds == 0.4 }
-            let quiet = hubB.status
-            try await Task.sleep(for: .seconds(2.5))
-            let later = hubB.status
-            let polls = later.polls - quiet.polls
-            #expect(polls >= 3, "\(polls) polls in 2.5 s at 0.4 s")
-            // A poll may be between its count and its statement at either snapshot.
-            #expect(abs((later.statements - quiet.statements) - polls) <= 1, "\(quiet) → \(later)")
-            let written = ContinuousClock.now
-            try a.set("after a long idle", forKey: "k")
-            try await waitUntil(timeout: 60) { b.value(forKey: "k") == "after a long idle" }
-            let took = ContinuousClock.now - written
-            #expect(took < .seconds(10), "\(took)")
         }
 
         @Test(
@@ -162,20 +165,15 @@ extension HubReliability {
             let url = pooler.conninfo(
                 user: role.name, password: role.password, database: database,
                 extra: "settingsd_poll_max=0.1 settingsd_poll_budget=1")
-            let (a, b, hubA, hubB) = try linkedPair(url: url)
-            defer {
-                hubA.stop()
-                hubB.stop()
+            try await withSyncedPair(url: url) { a, b, hubB in
+                // Long enough for a dozen quiet polls a few times over: a budget of one would have
+                // stretched the interval had the statistics been readable (stretchesUnderLoad).
+                try await Task.sleep(for: .seconds(4))
+                #expect(hubB.status.pollSeconds == 0.1)
+                #expect(hubB.status.isConnected && hubB.status.lastError == nil, "\(hubB.status)")
+                try a.set("second", forKey: "k")
+                try await waitUntil(timeout: 60) { b.value(forKey: "k") == "second" }
             }
-            try a.set("first", forKey: "k")
-            try await waitUntil(timeout: 60) { b.value(forKey: "k") == "first" }
-            // Long enough for a dozen quiet polls a few times over: a budget of one would have
-            // stretched the interval had the statistics been readable (stretchesUnderLoad).
-            try await Task.sleep(for: .seconds(4))
-            #expect(hubB.status.pollSeconds == 0.1)
-            #expect(hubB.status.isConnected && hubB.status.lastError == nil, "\(hubB.status)")
-            try a.set("second", forKey: "k")
-            try await waitUntil(timeout: 60) { b.value(forKey: "k") == "second" }
         }
 
         @Test("a poll reads the hub database's transaction count with the counter, simple and prepared")
