@@ -98,17 +98,12 @@ final class SyncSession: @unchecked Sendable {  // state on its executor only
         execute(task)
     }
 
-    /// Handles a frame from the peer after the hello.
-    func receive(_ json: JSONValue) throws(SettingsError) {
-        try receive(ReplicationMessage(json: json))
-    }
-
     /// Handles a frame from the peer after the hello, as its text.
     func receive(frame: ArraySlice<UInt8>) throws(SettingsError) {
         try receive(ReplicationMessage(frame: frame))
     }
 
-    /// Handles one decoded frame from the peer (see `receive(_:)` for JSON).
+    /// Handles one decoded frame from the peer (see `receive(frame:)` for its text).
     func receive(_ message: ReplicationMessage) throws(SettingsError) {
         guard let peer, phase != .greeting, !isClosed else {
             throw SettingsError(.protocolError, "replication frame before hello")
