@@ -10,7 +10,7 @@ final class MemoryBackend: SettingsBackend {
         self.replicaID = replicaID
     }
 
-    func load() -> LoadedReplica {
+    func load(streamingTo sink: (any LoadedEntriesSink)?) -> LoadedReplica {
         LoadedReplica(replicaID: replicaID, entries: [], lineage: Lineage(startingAt: 0))
     }
 

@@ -84,54 +84,18 @@ final class SQLiteBackend: SettingsBackend {
         checkpointer?.stop(detaching: connection)
     }
 
-    /// How much of the file the load's scan may map (SQLite maps no more than the file).
-    private static let loadMappingBytes = 1 << 30
-
-    func load() throws(SettingsError) -> LoadedReplica {
+    func load(streamingTo sink: (any LoadedEntriesSink)?) throws(SettingsError) -> LoadedReplica {
         // Everything is read before anything is written: a damaged file fails here untouched.
         let existingID = try storedReplicaID()
         foldedSequence = try connection.scalar("SELECT value FROM meta WHERE name = 'folded_seq'") ?? 0
         let recordsOwed = try history.entries(after: foldedSequence)
         var owed = recordsOwed.entries
-        // The one scan of the whole table reads it mapped, not copied page by page through
-        // pread (a tenth of opening a million keys); afterwards the connection reads as before,
-        // so an I/O error later is an error, not a SIGBUS.
-        try connection.execute("PRAGMA mmap_size = \(Self.loadMappingBytes)")
-        let scan = try connection.prepare("SELECT key, value, hlc, replica, seq FROM entries")
-        var entries: [SettingEntry] = []
-        if let count = try connection.scalar("SELECT count(*) FROM entries") {
-            entries.reserveCapacity(Int(count))
-        }
-        var lastReplica = existingID ?? ReplicaID.random()
-        while try scan.step() {
-            let key = scan.string(at: 0)
-            let value: SettingValue?
-            do throws(SettingsError) {
-                value = try scan.storedValue(at: 1)
-            } catch {
-                throw SettingsError(
-                    .corruptDatabase, "'\(connection.path)': \(error.message)", key: key,
-                    path: connection.path)
-            }
-            // Most rows come from a handful of replicas: reuse the last decoded id when bytes match.
-            let replica = try scan.withBytes(at: 3) { (bytes) throws(SettingsError) -> ReplicaID in
-                if lastReplica.hasBytes(bytes) { return lastReplica }
-                guard let decoded = ReplicaID(bytes: bytes) else {
-                    throw SettingsError(
-                        .corruptDatabase, "'\(connection.path)': bad replica id for '\(key)'",
-                        key: key, path: connection.path)
-                }
-                return decoded
-            }
-            lastReplica = replica
-            let version = SettingVersion(
-                timestamp: HybridTimestamp(rawValue: UInt64(bitPattern: scan.int64(at: 2))),
-                replica: replica)
-            entries.append(
-                SettingEntry(key: key, value: value, version: version, sequence: scan.int64(at: 4)))
-        }
-        try connection.execute("PRAGMA mmap_size = 0")
-        // Rows a crash (or a live writer, for a reader) left in the records only.
+        // Rows a crash (or a live writer, for a reader) left in the records only change what the
+        // scan found after it: such a load keeps its entries and returns them whole.
+        let sink = owed.isEmpty ? sink : nil
+        var scanned = try EntryScan.read(connection, knowing: existingID, streamingTo: sink)
+        var entries = scanned.entries
+        scanned.entries = []
         var newer: [SettingEntry] = []
         if !owed.isEmpty {
             for index in entries.indices {
@@ -143,14 +107,16 @@ final class SQLiteBackend: SettingsBackend {
             }
             entries.append(contentsOf: owed.values)
             newer.append(contentsOf: owed.values)
+            scanned.newest = entries.reduce(0) { max($0, $1.sequence) }
         }
-        let newest = entries.reduce(0) { max($0, $1.sequence) }
+        let newest = scanned.newest
         lastSequence = max(newest, foldedSequence, recordsOwed.last ?? 0)
         if !isReadOnly {
             let owedRows = newer.map { DeferredEntries.Pending(entry: $0, encoded: nil) }
             deferred.committed(records: owedRows.count, deferred: owedRows, direct: [])
         }
-        try mergeKeyTwins(&entries)
+        if !scanned.isStreamed { try mergeKeyTwins(&entries) }
+        let lastReplica = scanned.lastReplica ?? existingID ?? ReplicaID.random()
         let peers = try loadPeers()
         let replicaID: ReplicaID
         if let existingID {
@@ -170,7 +136,8 @@ final class SQLiteBackend: SettingsBackend {
             } catch  where error.code == .diskFull {}
         }
         return LoadedReplica(
-            replicaID: replicaID, entries: entries, peers: peers, lineage: lineage,
+            replicaID: replicaID, entries: entries, isStreamed: scanned.isStreamed, peers: peers,
+            lineage: lineage,
             tombstoneHorizon: HybridTimestamp(rawValue: UInt64(bitPattern: horizon)),
             historyCount: try historyCount(), lastSequence: lastSequence,
             fingerprintKey: try loadFingerprintKey(), account: try loadAccount())

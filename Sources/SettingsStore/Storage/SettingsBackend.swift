@@ -10,7 +10,10 @@
 /// Used by exactly one writer at a time (the store's writer lock), so it need not be thread-safe.
 protocol SettingsBackend: AnyObject {
     /// The replica's identity, its entries (tombstones included) and its highest sequence number.
-    func load() throws(SettingsError) -> LoadedReplica
+    ///
+    /// A backend may hand the entries to `sink` as it reads them, in chunks, instead of returning
+    /// them (`LoadedReplica.isStreamed`).
+    func load(streamingTo sink: (any LoadedEntriesSink)?) throws(SettingsError) -> LoadedReplica
 
     /// Persists `entries`, the peer cursor if given, and the history records of the change, in
     /// one atomic commit; when it returns, they are durable. The records, when there are any,
@@ -60,10 +63,23 @@ struct PeerCursor {
     let contactMilliseconds: UInt64
 }
 
+/// Takes a store's entries while its backend is still reading them (`SettingsBackend.load`).
+protocol LoadedEntriesSink: AnyObject {
+    /// About how many entries will come, said before the first.
+    func expect(_ count: Int)
+    /// The next entries, in the order the backend read them.
+    func receive(_ entries: [SettingEntry])
+    /// Every entry has come.
+    func endOfEntries()
+}
+
 /// What a backend holds when a store opens it.
 struct LoadedReplica {
     var replicaID: ReplicaID
+    /// The entries, unless they went to the load's sink (`isStreamed`): then empty.
     var entries: [SettingEntry]
+    /// Whether the load's sink received every entry, each key once, and `entries` is empty.
+    var isStreamed = false
     var peers: [ReplicaID: PeerRecord] = [:]
     /// The lineage, its running incarnation begun by this load (a reader's is not stored).
     var lineage: Lineage

@@ -30,6 +30,17 @@ struct ReplicaCache {
     init(entries: [SettingEntry], policy: SettingsPolicy = SettingsPolicy()) {
         self.policy = policy
         apply(entries)
+        finishLoading()
+    }
+
+    /// Makes room for `count` entries in all, before a load applies them in chunks.
+    mutating func reserveCapacity(_ count: Int) {
+        entries.reserveCapacity(count)
+        sequenceLog.reserveCapacity(count)
+    }
+
+    /// Puts the sequence log in order after a load, which applies entries in the file's order.
+    mutating func finishLoading() {
         sequenceLog.sort { $0.sequence < $1.sequence }
     }
 

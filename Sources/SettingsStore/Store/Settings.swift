@@ -78,27 +78,35 @@ public final class Settings: Sendable {
     /// Creates a store that lives in memory only, with a new replica identity.
     public convenience init(inMemoryWith configuration: SettingsConfiguration = .init()) {
         let backend = MemoryBackend(replicaID: .random())
-        let loaded = backend.load()
-        self.init(loaded: loaded, backend: backend, lock: nil, path: nil, configuration: configuration)
+        let loaded = backend.load(streamingTo: nil)
+        self.init(
+            loaded: loaded, cache: ReplicaCache(entries: [], policy: configuration.policy), backend: backend,
+            lock: nil, path: nil, configuration: configuration)
     }
 
     private convenience init(
         backend: sending any SettingsBackend, lock: sending OwnerLock?, path: String?,
         configuration: SettingsConfiguration
     ) throws(SettingsError) {
-        let loaded = try backend.load()
-        let count = loaded.entries.count
+        // The cache is built on another core while the backend still reads the file.
+        let builder = ReplicaCacheBuilder(policy: configuration.policy)
+        var loaded = try backend.load(streamingTo: builder)
+        let cache =
+            loaded.isStreamed
+            ? builder.finish() : ReplicaCache(entries: loaded.entries, policy: configuration.policy)
+        loaded.entries = []
+        let count = cache.entries.count
         self.init(
-            loaded: consume loaded, backend: backend, lock: lock, path: path, configuration: configuration)
+            loaded: loaded, cache: cache, backend: backend, lock: lock, path: path,
+            configuration: configuration)
         // The loaded entries (a key string each) are gone now; the table keeps their bytes.
         if count >= HeapRelease.bulkLoadEntries { HeapRelease.returnFreedMemory() }
     }
 
     private init(
-        loaded: LoadedReplica, backend: sending any SettingsBackend, lock: sending OwnerLock?, path: String?,
-        configuration: SettingsConfiguration
+        loaded: LoadedReplica, cache: consuming ReplicaCache, backend: sending any SettingsBackend,
+        lock: sending OwnerLock?, path: String?, configuration: SettingsConfiguration
     ) {
-        let cache = ReplicaCache(entries: loaded.entries, policy: configuration.policy)
         // A stamp a wild peer clock left on disk must not drag this clock along on every
         // restart: the clock resumes from the highest stamp within the bound, and writes to the
         // wild stamp's key still beat it (`SettingsWriter.stamp`).
