@@ -1,8 +1,9 @@
 /// The one read of a store's whole `entries` table, when it opens.
 ///
-/// With a sink, the entries go to it in chunks as the rows are read, so the cache can be built
-/// on another core meanwhile (`ReplicaCacheBuilder`); they are kept too, and returned whole
-/// instead, when a key in another normal form means the load must merge key twins first.
+/// With a sink and more than one chunk of rows, the entries go to the sink in chunks as the rows
+/// are read, so the cache can be built on another core meanwhile (`ReplicaCacheBuilder`); they
+/// are kept too, and returned whole instead, when a key in another normal form means the load
+/// must merge key twins first.
 struct EntryScan {
     /// The entries, unless `isStreamed`: then the sink has them and this is empty.
     var entries: [SettingEntry] = []
@@ -32,6 +33,8 @@ struct EntryScan {
         try connection.execute("PRAGMA mmap_size = \(mappingBytes)")
         let select = try connection.prepare("SELECT key, value, hlc, replica, seq FROM entries")
         let count = Int(try connection.scalar("SELECT count(*) FROM entries") ?? 0)
+        // A table of one chunk is read faster than another thread would start on it.
+        let sink = count > chunkEntries ? sink : nil
         var scan = EntryScan()
         var chunks: [[SettingEntry]] = []
         var strayKeys = false
