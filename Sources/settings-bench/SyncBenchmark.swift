@@ -22,7 +22,7 @@ struct SyncBenchmark {
             try waitForEqualDigests(a.socket, b.socket)
             report.seconds(
                 "initial sync, \(keys / 1000)k keys, two daemons", (clock.now - start).seconds,
-                target: .atMost(0.5, "<= 0.5 s (100k)"))
+                target: .atMost(0.4, "<= 0.4 s (100k)"))
             if selected("latency") {
                 progress("measuring set-to-remote-watch latency")
                 try remoteWatchLatency(into: &report, from: a, to: b)
