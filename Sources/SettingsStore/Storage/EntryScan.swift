@@ -44,7 +44,8 @@ struct EntryScan {
         while try select.step() {
             let entry = try row(of: select, in: connection, lastReplica: &lastReplica)
             scan.newest = max(scan.newest, entry.sequence)
-            if !strayKeys, !KeyIdentity.isNormalized(entry.key) { strayKeys = true }
+            // Unstreamed entries are checked for twins by the load itself (`mergeKeyTwins`).
+            if sink != nil, !strayKeys, !KeyIdentity.isNormalized(entry.key) { strayKeys = true }
             scan.entries.append(entry)
             if let sink, scan.entries.count == chunkEntries {
                 sink.receive(scan.entries)
