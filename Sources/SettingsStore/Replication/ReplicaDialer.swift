@@ -10,7 +10,7 @@ final class ReplicaDialer: Sendable {
         var connection: SocketConnection?
         var session: SyncSession?
         /// Set under the lock once the peer answered the hello; `session.peer` itself belongs to
-        /// the connection's queue and is never read from here.
+        /// the session's queue and is never read from here.
         var isSynced = false
         var backoff = Backoff()
         /// The last failure logged at warning, so a retry loop logs it once.
@@ -72,35 +72,51 @@ final class ReplicaDialer: Sendable {
         let connection = SocketConnection(
             fd: fd, label: "settingsd.replica", maximumFrameBytes: SyncSession.maximumFrameBytes,
             outboundLimit: 64 << 20)
+        // The session runs on a queue of its own (`SessionQueues`), the socket on the connection's.
+        let queues = SessionQueues(label: "settingsd.replica") { [weak connection] queues in
+            connection?.queue.async { [weak connection] in
+                if queues.allowsReading { connection?.resumeReading() }
+            }
+        }
+        let fail: @Sendable (SettingsError) -> Void = { [weak connection] error in
+            guard let connection else { return }
+            connection.queue.async { connection.fail(error) }
+        }
         let session = SyncSession(
             settings: settings, registry: registry, address: socketPath, logger: logger,
-            send: { [weak connection] message in connection?.send(writing: { message.write(to: &$0) }) },
-            execute: { [connection] task in connection.queue.async(execute: task) },
-            end: { [weak connection] error in
+            send: { [weak connection] message in
                 guard let connection else { return }
-                connection.queue.async { connection.fail(error) }
-            })
-        // Frames are parsed on a queue of their own, in order, and applied on the connection's:
-        // while one batch is applied, the next is already being decoded.
-        let decoder = LinkDecoder()
+                connection.queue.async { connection.send(writing: { message.write(to: &$0) }) }
+            },
+            execute: { task in queues.session.async(execute: task) },
+            end: fail)
+        var saidHello = false  // the first frame is the answer to this side's hello
         connection.onFrame = { [weak self, weak connection] frame in
             guard let connection else { return }
-            decoder.decode(frame) { [weak self] decoded in
-                connection.queue.async { [weak self] in
-                    guard let self, !connection.isClosed else { return }
+            let isAnswer = !saidHello
+            saidHello = true
+            let pause = queues.submit(bytes: frame.count) { [weak self] in
+                let decoded = Result { () throws(SettingsError) -> LinkFrame in
+                    isAnswer
+                        ? .answer(try WireMessage.decode(JSONValue.parse(frame)))
+                        : .message(try ReplicationMessage(frame: frame))
+                }
+                return { [weak self] in
+                    guard let self, !session.isClosed else { return }
                     do throws(SettingsError) {
                         switch try decoded.get() {
                         case .answer(let answer): try handshake(session, answer: answer)
                         case .message(let message): try session.receive(message)
                         }
                     } catch {
-                        connection.fail(error)
+                        fail(error)
                     }
                 }
             }
+            if pause { connection.pauseReading() }
         }
         connection.onClose = { [weak self] error in
-            session.close()
+            queues.session.async { session.close() }
             guard let self else { return }
             state.withLock { state in
                 state.connection = nil
@@ -123,15 +139,18 @@ final class ReplicaDialer: Sendable {
         }
         registry.updateLink(socketPath) { $0.state = .handshaking }
         connection.start()
-        connection.queue.async { connection.send(session.hello()) }
+        queues.session.async {
+            let hello = session.hello()
+            connection.queue.async { connection.send(hello) }
+        }
         // A peer that accepts and never answers (a wedged process, not a settingsd) fails the attempt.
         let timeout = SettingsError(
             .timeout, "the replica at '\(socketPath)' did not answer the hello in \(handshakeTimeout) s")
-        connection.queue.asyncAfter(deadline: .now() + handshakeTimeout) { [weak connection, weak session] in
+        queues.session.asyncAfter(deadline: .now() + handshakeTimeout) { [weak session] in
             // Still no peer: the answer never came (the session belongs to this queue). Held
             // weakly: a link released meanwhile must not keep its store alive until then.
             guard let session, session.peer == nil else { return }
-            connection?.fail(timeout)
+            fail(timeout)
         }
     }
 
@@ -181,32 +200,6 @@ final class ReplicaDialer: Sendable {
             retry.isNew ? .warning : .debug,
             "replica link to \(socketPath): \(error.message); retrying with backoff (now \(retry.delay) s)")
         queue.asyncAfter(deadline: .now() + retry.delay) { [weak self] in self?.attempt() }
-    }
-}
-
-/// Decodes a link's frames, in order, on a queue of its own: the first is the answer to this
-/// side's hello, the rest replication messages.
-///
-/// Unchecked Sendable: `saidHello` is touched only on `queue`.
-private final class LinkDecoder: @unchecked Sendable {  // state on its queue only
-    private let queue = DispatchQueue(label: "settingsd.replica-decoder")
-    private var saidHello = false
-
-    /// Decodes `frame` after the frames before it and hands the outcome to `deliver`.
-    func decode(
-        _ frame: ArraySlice<UInt8>,
-        then deliver: @escaping @Sendable (Result<LinkFrame, SettingsError>) -> Void
-    ) {
-        queue.async { [self] in
-            deliver(
-                Result { () throws(SettingsError) -> LinkFrame in
-                    guard saidHello else {
-                        saidHello = true
-                        return .answer(try WireMessage.decode(JSONValue.parse(frame)))
-                    }
-                    return .message(try ReplicationMessage(frame: frame))
-                })
-        }
     }
 }
 

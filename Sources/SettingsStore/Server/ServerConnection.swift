@@ -29,8 +29,12 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
     private var watches: [Int64: SubscriptionToken] = [:]
     private var nextWatch: Int64 = 1
     private var isReading = true
-    /// Set once the peer said hello as a replica: every later frame goes to it.
+    /// Set once the peer said hello as a replica: every later frame goes to it, on its own
+    /// queues (the loop only reads and writes its socket).
     private var syncSession: SyncSession?
+    private var sessionQueues: SessionQueues?
+    /// Whether reading waits for the session to handle the frames already read.
+    private var isSessionBehind = false
     /// Whether a request frame arrived yet: a `hello` is valid only as the first.
     private var hasReceivedFrame = false
     private var isShuttingDown = false
@@ -100,8 +104,7 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
         isClosed = true
         loop.unregister(fd)
         Glibc.close(fd)
-        syncSession?.close()
-        syncSession = nil
+        endSession()
         dropWatches()
         outbound.discard()
         if let error {
@@ -122,7 +125,7 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
         if hasFailed { return discardInput() }
         lastActivity = SettingsConfiguration.systemClock()
         // A few chunks per round at most, so one busy client cannot starve the others.
-        for _ in 0..<4 where isReading && !isClosed {
+        for _ in 0..<4 where isReading && !isSessionBehind && !isClosed {
             switch readBuffer.read(from: fd, into: &framer, flags: Int32(MSG_DONTWAIT)) {
             case .received(let drained):
                 // The client decodes the first answers while the rest of the burst is answered;
@@ -148,11 +151,21 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
     }
 
     private func receive(_ frame: ArraySlice<UInt8>) {
-        if let syncSession {
-            do throws(SettingsError) {
-                try syncSession.receive(frame: frame)
-            } catch {
-                fail(error)
+        if let syncSession, let sessionQueues {
+            let behind = sessionQueues.submit(bytes: frame.count) { [weak self, loop] in
+                let message = Result { () throws(SettingsError) in try ReplicationMessage(frame: frame) }
+                return { [weak self, loop] in
+                    guard !syncSession.isClosed else { return }
+                    do throws(SettingsError) {
+                        try syncSession.receive(message.get())
+                    } catch {
+                        loop.execute { [weak self] in self?.fail(error) }
+                    }
+                }
+            }
+            if behind {
+                isSessionBehind = true
+                updateInterest()
             }
             return
         }
@@ -182,13 +195,22 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
 
     /// Turns this connection into a replica sync session (see `docs/SYNC.md`).
     private func startReplication(_ hello: WireRequest.Hello, id: Int64?) {
+        let queues = SessionQueues(label: "settingsd.incoming-replica") { [weak self, loop] queues in
+            loop.execute { [weak self] in
+                guard let self, isSessionBehind, queues.allowsReading else { return }
+                isSessionBehind = false
+                updateInterest()
+            }
+        }
         let session = context.replicator.makeSession(
             address: "incoming",
-            send: { [weak self] message in
-                self?.enqueueFrame { message.write(to: &$0) }
-                self?.flush()
+            send: { [weak self, loop] message in
+                loop.execute { [weak self] in
+                    self?.enqueueFrame { message.write(to: &$0) }
+                    self?.flush()
+                }
             },
-            execute: { [loop] task in loop.execute(task) },
+            execute: { task in queues.session.async(execute: task) },
             end: { [weak self, loop] error in
                 guard let connection = self else { return }
                 loop.execute { connection.fail(error) }
@@ -197,6 +219,7 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
             let fields = try session.accept(hello: hello)
             framer.maximumFrameBytes = max(framer.maximumFrameBytes, SyncSession.maximumFrameBytes)
             syncSession = session
+            sessionQueues = queues
             enqueue(WireMessage.success(id: id, fields))
             context.logger.log(
                 .info, "replica \(session.peer?.description ?? "?") connected (pid \(peer.pid))")
@@ -371,7 +394,7 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
     private func updateInterest() {
         guard !isClosed else { return }
         var interest: PollLoop.Interest = []
-        if isReading || hasFailed { interest.insert(.read) }
+        if (isReading && !isSessionBehind) || hasFailed { interest.insert(.read) }
         if !outbound.isEmpty { interest.insert(.write) }
         loop.setInterest(interest, for: fd)
     }
@@ -391,11 +414,17 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
         failure = (error, SettingsConfiguration.systemClock() + 5_000)
         inbox.removeAll()
         inboxStart = 0
-        syncSession?.close()
-        syncSession = nil
+        endSession()
         dropWatches()
         outbound.endWith(error)
         flush()
+    }
+
+    /// Ends the sync session, if any, on its queue (after the frames it already took).
+    private func endSession() {
+        if let syncSession, let sessionQueues { sessionQueues.session.async { syncSession.close() } }
+        syncSession = nil
+        sessionQueues = nil
     }
 
     private func dropWatches() {

@@ -21,6 +21,7 @@ final class SocketConnection: @unchecked Sendable {  // state on its serial queu
     private var readSource: (any DispatchSourceRead)?
     private var writeSource: (any DispatchSourceWrite)?
     private var isWriteSourceActive = false
+    private var isReadingPaused = false
     private(set) var isClosed = false
 
     /// Called with each complete frame.
@@ -79,6 +80,21 @@ final class SocketConnection: @unchecked Sendable {  // state on its serial queu
         close(error)
     }
 
+    /// Stops reading until `resumeReading()`: the peer's bytes wait in the socket, and once its
+    /// buffer is full, the peer waits.
+    func pauseReading() {
+        guard !isClosed, !isReadingPaused, let readSource else { return }
+        isReadingPaused = true
+        readSource.suspend()
+    }
+
+    /// Reads again after `pauseReading()`.
+    func resumeReading() {
+        guard !isClosed, isReadingPaused, let readSource else { return }
+        isReadingPaused = false
+        readSource.resume()
+    }
+
     /// Closes the socket now; `onClose` runs once.
     func close(_ error: SettingsError? = nil) {
         guard !isClosed else { return }
@@ -86,6 +102,7 @@ final class SocketConnection: @unchecked Sendable {  // state on its serial queu
         if let readSource, let writeSource {
             // Dispatch requires a suspended source to be resumed before it is cancelled.
             if !isWriteSourceActive { writeSource.resume() }
+            if isReadingPaused { readSource.resume() }
             readSource.cancel()
             writeSource.cancel()
         } else {
@@ -100,7 +117,7 @@ final class SocketConnection: @unchecked Sendable {  // state on its serial queu
     }
 
     private func readAvailable() {
-        while !isClosed {
+        while !isClosed, !isReadingPaused {
             switch readBuffer.read(from: fd, into: &framer) {
             case .received: deliverFrames()
             case .endOfStream: return close()
@@ -112,6 +129,8 @@ final class SocketConnection: @unchecked Sendable {  // state on its serial queu
     }
 
     private func deliverFrames() {
+        // Frames already read are delivered even when a pause was asked for meanwhile: the pause
+        // bounds what is read next.
         while !isClosed, let frame = framer.nextFrame() {
             onFrame(frame)
         }
