@@ -21,10 +21,13 @@ import Synchronization
 final class SyncSession: @unchecked Sendable {  // state on its executor only
     /// Batches sent but not yet acknowledged, at most.
     static let window = 4
-    /// Entries in one batch, at most.
-    static let batchEntries = 1_000
+    /// Entries in one batch, at most. Each batch is one transaction on the receiver, with a
+    /// commit, an acknowledgement and a round of change events of its own: 4,000 took an initial
+    /// sync of 100,000 keys between two daemons from ~0.38 to ~0.30 s against 1,000 (2,000 and
+    /// 8,000 were no better), and a receiver holds its store's write lock ~10 ms a batch.
+    static let batchEntries = 4_000
     /// Stored bytes in one batch, about (a larger single value still goes alone).
-    static let batchBytes = 512 * 1024
+    static let batchBytes = 2 << 20
     /// The largest frame on a replica connection.
     static let maximumFrameBytes = 16 << 20
 

@@ -124,7 +124,7 @@ extension ReplicaCache {
     /// The entries of `batch` that win over what this replica holds, at most one per key (the
     /// highest version, in the order keys first appear), each with the entry it replaces.
     ///
-    /// A batch from a replica is up to a thousand entries with each key once: a set of the keys'
+    /// A batch from a replica is up to a few thousand entries with each key once: a set of the keys'
     /// hashes proves it, and each key is then looked up in the index once. Only a batch with a
     /// hash seen twice pays for a table of its winners.
     private func winners(of batch: [SettingEntry], replacing: Bool) -> [(SettingEntry, stored: SettingEntry?)]
