@@ -27,6 +27,10 @@ struct SyncBenchmark {
                 progress("measuring set-to-remote-watch latency")
                 try remoteWatchLatency(into: &report, from: a, to: b)
             }
+            if selected("writes") {
+                progress("measuring local sets on daemon C while it takes the initial sync from A")
+                try writesDuringSync(into: &report, keys: keys, from: a, scratch: scratch)
+            }
             if selected("catch-up") { try catchUp(into: &report, daemon: b, scratch: scratch) }
             report.print()
         }
@@ -71,6 +75,39 @@ struct SyncBenchmark {
         latencies.sort()
         report.latency(
             "set on A -> watch event on B", sorted: latencies, target: .percentiles(p50: 0.002, p99: 0.010))
+    }
+
+    /// Times local sets on a replica while it takes an initial sync of `keys` keys (each
+    /// arriving batch holds the store's write lock while it commits), beside the same sets once
+    /// the two agree.
+    private func writesDuringSync(into report: inout Report, keys: Int, from a: BenchDaemon, scratch: Scratch)
+        throws
+    {
+        let c = try BenchDaemon(binary: binary, scratch: scratch, name: "c", arguments: ["--peer", a.socket])
+        let client = try BlockingClient(socketPath: c.socket, timeout: 30)
+        let last = "sync.key.\(keys - 1)"
+        func timedSet(_ index: Int) throws -> Double {
+            let clock = ContinuousClock()
+            let sent = clock.now
+            try client.request(.set(key: "sync.local", value: .integer(Int64(index))))
+            return (clock.now - sent).seconds
+        }
+        var during: [Double] = []
+        let deadline = Date().addingTimeInterval(300)
+        // The batches arrive in A's order, so the last key loaded is the last to land.
+        while try during.isEmpty || during.count % 20 != 0 || client.request(.get(key: last))["value"] == nil
+        {
+            guard Date() < deadline else {
+                throw SettingsError(.timeout, "daemon C did not receive '\(last)'")
+            }
+            during.append(try timedSet(during.count))
+        }
+        try waitForEqualDigests(a.socket, c.socket)
+        let idle = try (0..<max(during.count, 200)).map { try timedSet(during.count + $0) }
+        report.latency(
+            "set on C while C takes the initial sync (\(during.count) sets)", sorted: during.sorted(),
+            peer: idle.sorted(), peerName: "the same sets once C and A agree",
+            target: .percentiles(p50: 0.002, p99: 0.05))
     }
 
     private func catchUp(into report: inout Report, daemon: BenchDaemon, scratch: Scratch) throws {

@@ -8,7 +8,7 @@ let usage = """
     --quick  fewer rounds and smaller stores: a smoke run, not figures to report
     --only PART  one part of a suite (or several, comma-separated): store (reads, writes, schema, history, batch, open,
                  gsettings),
-                 daemon (process, round-trips, idle, writers, watch), sync (initial, latency, catch-up),
+                 daemon (process, round-trips, idle, writers, watch), sync (initial, latency, writes, catch-up),
                  hub (push, fanout, fanout100, writers)
     --machines N[,N…]  fleet: the fleet sizes (default 10,100,1000,10000)
     --poll-max S       fleet: the simulated links' longest poll interval (default 5 s)
@@ -26,8 +26,9 @@ let usage = """
                 pipelined gets beside Redis, 32 durable writers beside raw SQLite and Redis
                 (appendonly, everysec), set-to-watch latency; uses the settingsd next to this binary
                 (build with: swift build -c release --static-swift-stdlib)
-      sync      initial sync between two daemons, set-to-remote-watch latency, catch-up of
-                100 changes on a large replica (uses the settingsd next to this binary)
+      sync      initial sync between two daemons, set-to-remote-watch latency, local sets on a
+                replica while it takes an initial sync, catch-up of 100 changes on a large
+                replica (uses the settingsd next to this binary)
       hub       daemons through a PostgreSQL hub: push beside raw libpq upserts, initial sync,
                 catch-up, fan-out latency to 10 daemons, 10 concurrent writers (starts a private
                 cluster, or uses $SETTINGSD_HUB as an administrator)

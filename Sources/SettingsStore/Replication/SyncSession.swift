@@ -23,8 +23,10 @@ final class SyncSession: @unchecked Sendable {  // state on its executor only
     static let window = 4
     /// Entries in one batch, at most. Each batch is one transaction on the receiver, with a
     /// commit, an acknowledgement and a round of change events of its own: 4,000 took an initial
-    /// sync of 100,000 keys between two daemons from ~0.38 to ~0.30 s against 1,000 (2,000 and
-    /// 8,000 were no better), and a receiver holds its store's write lock ~10 ms a batch.
+    /// sync of 100,000 keys between two daemons from ~0.32–0.38 to ~0.30–0.31 s against 1,000
+    /// (2,000 and 8,000 were no better). The price: a receiver holds its store's write lock for
+    /// a whole batch, so a local set there during an initial sync waits up to ~15–22 ms (p99,
+    /// `settings-bench sync --only writes`) against ~6–10 ms.
     static let batchEntries = 4_000
     /// Stored bytes in one batch, about (a larger single value still goes alone).
     static let batchBytes = 2 << 20
