@@ -6,10 +6,15 @@ import Foundation
 /// The default is generous because it returns as soon as the condition holds: the first full
 /// run on a fresh 2-core machine (PostgreSQL, dconf and D-Bus all starting) has stalled a
 /// dconf-through-the-hub trip past 10 s.
-func waitUntil(timeout: Double = 30, _ condition: () throws -> Bool) async throws {
+/// The error names the caller's line, so a failure says which wait it was.
+func waitUntil(
+    timeout: Double = 30, fileID: StaticString = #fileID, line: UInt = #line, _ condition: () throws -> Bool
+) async throws {
     let deadline = Date().addingTimeInterval(timeout)
     while try !condition() {
-        guard Date() < deadline else { throw SettingsError(.timeout, "condition not met in \(timeout) s") }
+        guard Date() < deadline else {
+            throw SettingsError(.timeout, "condition at \(fileID):\(line) not met in \(timeout) s")
+        }
         try await Task.sleep(for: .milliseconds(5))
     }
 }
