@@ -24,10 +24,16 @@ final class SyncSession: @unchecked Sendable {  // state on its executor only
     /// Entries in one batch, at most. Each batch is one transaction on the receiver, with a
     /// commit, an acknowledgement and a round of change events of its own: 4,000 took an initial
     /// sync of 100,000 keys between two daemons from ~0.32–0.38 to ~0.30–0.31 s against 1,000
-    /// (2,000 and 8,000 were no better). The price: a receiver holds its store's write lock for
-    /// a whole batch, so a local set there during an initial sync waits up to ~15–22 ms (p99,
-    /// `settings-bench sync --only writes`) against ~6–10 ms.
+    /// (2,000 and 8,000 were no better). A receiver holds its store's write lock for a whole
+    /// commit, so while local writes are recent it commits a batch in parts (`partEntries`).
     static let batchEntries = 4_000
+    /// Entries in one commit on the receiving side while its store has local writes (one asked
+    /// for the writer within `localWriteWindow` milliseconds): a local set then waits behind one
+    /// part, not a whole batch (p99 ~15–22 ms behind whole batches of 4,000 during an initial
+    /// sync, `settings-bench sync --only writes`). Only the last part moves the peer's cursor.
+    static let partEntries = 1_000
+    /// How recent, in milliseconds, a local write must be for batches to be committed in parts.
+    static let localWriteWindow: UInt64 = 250
     /// Stored bytes in one batch, about (a larger single value still goes alone).
     static let batchBytes = 2 << 20
     /// The largest frame on a replica connection.
@@ -165,10 +171,25 @@ final class SyncSession: @unchecked Sendable {  // state on its executor only
         } else {
             reason = .replica
         }
-        let outcome = try settings.applyRemote(
-            entries, from: peer, through: through, reason: reason, peerIncarnation: peerIncarnation)
-        noteRefusals(outcome, of: entries, from: peer)
-        if outcome.aheadOfClock > 0, !warnedAhead {
+        var ahead = 0
+        var start = 0
+        repeat {
+            // Decided part by part: a local write that waited behind this part splits the rest.
+            let split =
+                entries.count - start > Self.partEntries
+                && settings.hasLocalWrites(withinMilliseconds: Self.localWriteWindow)
+            let end = split ? start + Self.partEntries : entries.count
+            let part = start == 0 && end == entries.count ? entries : Array(entries[start..<end])
+            // Parts before the last move no cursor: after a crash between them the peer sends
+            // the batch again, and what was applied already changes nothing.
+            let outcome = try settings.applyRemote(
+                part, from: peer, through: end == entries.count ? through : nil, reason: reason,
+                peerIncarnation: peerIncarnation)
+            noteRefusals(outcome, of: part, from: peer)
+            ahead += outcome.aheadOfClock
+            start = end
+        } while start < entries.count
+        if ahead > 0, !warnedAhead {
             warnedAhead = true
             logger?.log(
                 .warning,
@@ -178,7 +199,7 @@ final class SyncSession: @unchecked Sendable {  // state on its executor only
         note(peer) {
             $0.receivedThrough = max($0.receivedThrough, through)
             $0.peerSequence = max($0.receivedThrough, sequence)
-            $0.entriesAheadOfClock += outcome.aheadOfClock
+            $0.entriesAheadOfClock += ahead
         }
         send(.acknowledge(through: through, settled: settled))
     }

@@ -21,6 +21,7 @@ extension Settings {
     func transaction<Result>(
         reason: ChangeReason, _ body: (SettingsTransaction) throws -> Result
     ) throws -> Result {
+        lastLocalWriteRequest.store(configuration.clock(), ordering: .relaxed)
         let result = try writer.withLock { writer throws -> Result in
             let transaction = SettingsTransaction(settings: self)
             let result = try body(transaction)
@@ -38,6 +39,13 @@ extension Settings {
         }
         observers.deliverPending()
         return result
+    }
+
+    /// Whether a local transaction asked for the writer less than `milliseconds` ago, by this
+    /// store's clock (a clock that went back counts as recent).
+    func hasLocalWrites(withinMilliseconds milliseconds: UInt64) -> Bool {
+        let last = lastLocalWriteRequest.load(ordering: .relaxed)
+        return last > 0 && configuration.clock() < last &+ milliseconds
     }
 
     /// Runs a store operation whose only possible failure is a `SettingsError`, keeping that type.

@@ -34,6 +34,9 @@ public final class Settings: Sendable {
     let identity: Mutex<ReplicaID>
     let cache: Mutex<ReplicaCache>
     let observers = ObserverRegistry()
+    /// When a local transaction last asked for the writer (`configuration.clock()`, 0 never):
+    /// while that is recent, a replica session commits a large batch in parts.
+    let lastLocalWriteRequest = Atomic<UInt64>(0)
     /// The key of the history's fingerprints of `secret` values (`FingerprintKey`).
     let fingerprintKey: FingerprintKey
     /// The last sequence number when the store opened. Numbers up to it that no entry holds
