@@ -215,8 +215,13 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
                 guard let connection = self else { return }
                 loop.execute { connection.fail(error) }
             })
+        // The hello is met on the session's queue: once the session joins the registry, a
+        // commit's nudge runs its pump there, and reads what meeting the peer writes.
+        let accepted = queues.session.sync {
+            Result { () throws(SettingsError) in try session.accept(hello: hello) }
+        }
         do throws(SettingsError) {
-            let fields = try session.accept(hello: hello)
+            let fields = try accepted.get()
             framer.maximumFrameBytes = max(framer.maximumFrameBytes, SyncSession.maximumFrameBytes)
             syncSession = session
             sessionQueues = queues
