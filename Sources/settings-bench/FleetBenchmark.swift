@@ -113,6 +113,9 @@ struct FleetBenchmark {
         report.quantity(
             "\(name) idle: statements per second", pooled.idleStatementsPerSecond, unit: "stmt/s",
             format: "%.0f", peer: direct.map(\.idleStatementsPerSecond), peerName: peer, target: .reported)
+        report.quantity(
+            "\(name) idle: statements that were quiet checks (the server's snapshot alone)",
+            pooled.idleQuietCheckShare * 100, unit: "%", format: "%.0f %%", target: .reported)
         let longest = pooled.longestIntervals
         let most = longest.last ?? interval.upperBound
         report.quantity(
@@ -205,6 +208,8 @@ private struct FleetRun {
     var idleCoreShare = 0.0
     var poolerCoreShare = 0.0
     var idleStatementsPerSecond = 0.0
+    /// Of the idle statements, the share that were quiet checks (`HubQuietCheck`).
+    var idleQuietCheckShare = 0.0
     var propagation: [Double] = []
     var burstSeconds = 0.0
     /// From the burst's start until the hub had numbered every one of its writes.
@@ -250,8 +255,8 @@ private struct FleetRun {
         progress("\(machines) machines settled; idle for \(Int(window)) s")
         let postgres = try ProcessCPU.postgres(cluster: cluster)
         let poolerCPU = pooler.map { ProcessCPU(pids: [$0]) }
-        let (cpuBefore, poolerBefore, statementsBefore) = (
-            postgres.seconds, poolerCPU?.seconds ?? 0, simulation.statements
+        let (cpuBefore, poolerBefore, statementsBefore, quietBefore) = (
+            postgres.seconds, poolerCPU?.seconds ?? 0, simulation.statements, simulation.quietChecks
         )
         var connections = 0
         let end = FleetSimulation.now() + window
@@ -264,6 +269,9 @@ private struct FleetRun {
         poolerCoreShare = ((poolerCPU?.seconds ?? 0) - poolerBefore) / window
         cpuPerMachineMinute = cpu / Double(machines) / (window / 60)
         idleStatementsPerSecond = Double(simulation.statements - statementsBefore) / window
+        idleQuietCheckShare =
+            Double(simulation.quietChecks - quietBefore)
+            / Double(max(1, simulation.statements - statementsBefore))
 
         for trial in 0..<(quick ? 2 : 3) {
             let version = SettingVersion(

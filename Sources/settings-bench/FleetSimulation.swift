@@ -79,6 +79,9 @@ final class FleetSimulation: Sendable {
         return workers.flatMap { $0.describe(below: goal) }.prefix(5).joined(separator: "; ")
     }
 
+    /// Polls that were quiet checks (`HubQuietCheck`), by every machine.
+    var quietChecks: Int { workers.reduce(0) { $0 + $1.quietChecks.load(ordering: .relaxed) } }
+
     /// Statements that failed, on every machine.
     var failures: Int { workers.reduce(0) { $0 + $1.failures.load(ordering: .relaxed) } }
 
@@ -136,6 +139,8 @@ private final class Machine: @unchecked Sendable {  // touched by its worker's t
     var cursor: Int64
     var seenCounter: Int64
     var schedule: PollSchedule?
+    /// What its connection last saw of the hub's server (`HubQuietCheck`), as the link keeps it.
+    var quietCheck = HubQuietCheck()
     var due: Double
     var nextComparison: Double
     var reported: Int64 = 0
@@ -163,6 +168,8 @@ private final class Worker: Sendable {
     /// How many machines it serves.
     var count: Int { machines.count }
     let statements = Atomic<Int>(0)
+    /// Polls that quiet checks answered, or found a transaction finished since their baseline.
+    let quietChecks = Atomic<Int>(0)
     let quiet = Atomic<Int>(0)
     /// Each machine's longest interval as of the last pass.
     let longest = Mutex<[Double]>([])
@@ -239,13 +246,13 @@ private final class Worker: Sendable {
             machine.schedule = schedule
             machine.due = FleetSimulation.now() + schedule.nextWait()
         }
-        let counter: Int64
+        let polled: HubNamespace.Poll
         var measured = false
         do {
-            // As the link: every few quiet polls read the hub's load too.
+            // As the link: every few quiet polls read the hub's load too, and on a quiet hub a
+            // look at the server's snapshot stands in for the counter.
             let reading = schedule.readsLoad
-            let polled = try machine.hub.poll(readingLoad: reading)
-            counter = polled.counter
+            polled = try machine.hub.poll(readingLoad: reading, quiet: &machine.quietCheck)
             if reading, let transactions = polled.transactions {
                 schedule.measured(transactions: transactions, at: FleetSimulation.now())
                 machine.loadReadings += 1
@@ -255,8 +262,9 @@ private final class Worker: Sendable {
             failed(error)
             return false
         }
-        guard counter != machine.seenCounter else {
-            schedule.quiet()
+        if polled.checkedQuietly { quietChecks.add(1, ordering: .relaxed) }
+        guard polled.counter != machine.seenCounter else {
+            schedule.quiet(checkedQuietly: polled.checkedQuietly)
             return measured
         }
         do throws(SettingsError) {

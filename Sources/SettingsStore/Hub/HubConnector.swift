@@ -213,6 +213,8 @@ final class HubConnector: Sendable {
             safetyNet: polls ? PollSchedule.comparisonInterval : Self.safetyNetInterval,
             comparesAfterChanges: !polls)
         var retriedBehind = false
+        // Per connection: a snapshot says nothing of another server a reconnect may reach.
+        var quiet = HubQuietCheck()
         while !isStopped {
             let roundStarted = SettingsConfiguration.systemClock()
             guard settings.replicaID == localID else {
@@ -300,7 +302,7 @@ final class HubConnector: Sendable {
                     continue
                 }
                 retriedBehind = false
-                try waitForChange(on: hub, from: counter, poll: &poll, checks: &checks)
+                try waitForChange(on: hub, from: counter, poll: &poll, checks: &checks, quiet: &quiet)
                 continue
             }
             // Notifications that arrived during the statements above wait in libpq, not on the
@@ -315,12 +317,15 @@ final class HubConnector: Sendable {
         }
     }
 
-    /// Polls the namespace's counter until it moves from `counter`, the store commits something
-    /// to push, `verify()` is called, a comparison is due, or the link stops. A quiet poll is one
-    /// index probe. The store's commit of what the link itself pulled wakes it too, and is slept
-    /// through: on a fleet, that round would cost every machine two statements more per change.
+    /// Polls the namespace's counter until it moves from `counter` (or a quiet check says it may
+    /// have), the store commits something to push, `verify()` is called, a comparison is due, or
+    /// the link stops. A quiet poll is one index probe, or on a quiet hub a look at the server's
+    /// snapshot alone (`HubQuietCheck`). The store's commit of what the link itself pulled wakes
+    /// it too, and is slept through: on a fleet, that round would cost every machine two
+    /// statements more per change.
     private func waitForChange(
-        on hub: HubNamespace, from counter: Int64, poll: inout PollSchedule, checks: inout CheckSchedule
+        on hub: HubNamespace, from counter: Int64, poll: inout PollSchedule, checks: inout CheckSchedule,
+        quiet: inout HubQuietCheck
     ) throws(SettingsError) {
         while !isStopped {
             let checkIn = checks.secondsUntilDue(sequence: settings.sequence, counter: counter) ?? .infinity
@@ -330,15 +335,17 @@ final class HubConnector: Sendable {
                 if isStopped || asked || status.pendingUp > 0 { return }
                 continue
             }
-            let now = try pollCounter(on: hub, schedule: &poll)
+            let polled = try pollCounter(on: hub, schedule: &poll, quiet: &quiet)
             update { status in
                 status.lastContactMilliseconds = settings.configuration.clock()
                 status.polls += 1
+                if polled.checkedQuietly { status.quietChecks += 1 }
             }
             count(hub.connection)
-            // Moved: the round that follows says how fast to poll next.
-            guard now == counter else { return }
-            poll.quiet()
+            // Moved, or may have (a quiet check saw a transaction finish): the round that follows
+            // pulls, and says how fast to poll next.
+            guard polled.counter == counter else { return }
+            poll.quiet(checkedQuietly: polled.checkedQuietly)
             update { $0.pollSeconds = poll.interval }
         }
     }
@@ -346,13 +353,22 @@ final class HubConnector: Sendable {
     /// One quiet poll: the counter, and on every few the hub's load too (`PollSchedule.readsLoad`),
     /// whose rate may stretch the longest interval. A role that may not read the statistics
     /// polls within the configured bounds from then on.
-    private func pollCounter(on hub: HubNamespace, schedule: inout PollSchedule) throws(SettingsError)
-        -> Int64
-    {
-        guard schedule.readsLoad else { return try hub.lastSequence() }
-        let result: (counter: Int64, transactions: Int64?)
+    private func pollCounter(
+        on hub: HubNamespace, schedule: inout PollSchedule, quiet: inout HubQuietCheck
+    ) throws(SettingsError) -> HubNamespace.Poll {
+        let wasAvailable = quiet.isAvailable
+        defer {
+            if wasAvailable && !quiet.isAvailable {
+                logger?.log(
+                    .warning,
+                    "the hub refuses txid_current_snapshot() or pg_postmaster_start_time() to this role: every poll reads the namespace's counter"
+                )
+            }
+        }
+        guard schedule.readsLoad else { return try hub.poll(readingLoad: false, quiet: &quiet) }
+        let result: HubNamespace.Poll
         do {
-            result = try hub.poll(readingLoad: true)
+            result = try hub.poll(readingLoad: true, quiet: &quiet)
         } catch {
             guard error.code == .accessDenied else { throw error }
             logger?.log(
@@ -360,11 +376,11 @@ final class HubConnector: Sendable {
                 "the hub's statistics cannot be read (\(error.message)): polling at most every \(schedule.bounds.upperBound) s whatever the hub's load"
             )
             schedule.stopReadingLoad()
-            return try hub.lastSequence()
+            return try hub.poll(readingLoad: false, quiet: &quiet)
         }
         guard let transactions = result.transactions else {
             schedule.stopReadingLoad()
-            return result.counter
+            return result
         }
         let before = schedule.longest
         schedule.measured(transactions: transactions, at: Double(DispatchTime.now().uptimeNanoseconds) / 1e9)
@@ -374,7 +390,7 @@ final class HubConnector: Sendable {
                 "the hub's database runs \(Int(rate.rounded())) transactions a second (poll budget \(Int(pollBudget))): polling at most every \(Int(schedule.longest.rounded(.up))) s"
             )
         }
-        return result.counter
+        return result
     }
 
     /// After a notification: waits until `notificationInterval` has passed since the round began

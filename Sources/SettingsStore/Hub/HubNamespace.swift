@@ -92,29 +92,130 @@ package struct HubNamespace {
     /// statistics are off), in one statement: a polling link's measure of the hub's load
     /// (`PollSchedule.measured`) costs no transaction of its own.
     package func poll(readingLoad: Bool) throws(SettingsError) -> (counter: Int64, transactions: Int64?) {
-        let prepared = connection.preparesStatements
-        let load = readingLoad ? ", " + Self.loadColumn : ""
-        let rows =
-            prepared
-            ? try connection.execute("SELECT settingsd.counter($1)" + load, [.text(name)])
-            : try connection.query(pollStatement + load)
-        guard rows.count == 1 else { return (0, nil) }
-        // Text from the hub is hub input: digits, or refused.
-        func number(_ column: Int, _ what: String) throws(SettingsError) -> Int64? {
-            guard !rows.isNull(0, column) else { return nil }
-            guard let value = prepared ? rows.int64(0, column) : Int64(rows.text(0, column)) else {
-                throw SettingsError(
-                    .protocolError,
-                    "\(what) is not a number: '\(rows.text(0, column).debugDescriptionTruncated)'")
+        let rows = try run(counterStatement(looking: false, readingLoad: readingLoad))
+        return try read(counterFrom: rows, readingLoad: readingLoad)
+    }
+
+    /// What a polling link's poll found (`poll(readingLoad:quiet:)`).
+    package struct Poll {
+        /// The namespace's counter; nil when a quiet check found that a transaction finished on
+        /// the hub since its baseline, so the counter may have moved (a pull tells).
+        package var counter: Int64?
+        /// The hub database's transactions so far, when the poll read the load.
+        package var transactions: Int64?
+        /// Whether the poll was a quiet check: the server's snapshot alone, not the counter.
+        package var checkedQuietly: Bool
+    }
+
+    /// A polling link's poll: while `quiet` has a baseline, the server's snapshot alone, which
+    /// vouches for the baseline's counter when nothing finished since (`HubQuietCheck`);
+    /// otherwise the counter with the snapshot, read in one statement. A role that may not call
+    /// the snapshot's functions polls the counter alone from then on.
+    package func poll(readingLoad: Bool, quiet: inout HubQuietCheck) throws(SettingsError) -> Poll {
+        if let baseline = quiet.baseline {
+            var look: HubQuietCheck.Look?
+            var transactions: Int64?
+            do {
+                let rows = try run("SELECT " + Self.lookColumns + (readingLoad ? ", " + Self.loadColumn : ""))
+                if rows.count == 1 {
+                    look = Self.look(in: rows, from: 0)
+                    transactions = readingLoad ? try Self.load(in: rows, column: 2, prepared: prepared) : nil
+                }
+            } catch  where error.code == .accessDenied {
+                // Which function was refused, the counter's poll below finds out.
             }
-            return value
+            if quiet.confirms(look) {
+                return Poll(counter: baseline.counter, transactions: transactions, checkedQuietly: true)
+            }
+            if look != nil { return Poll(counter: nil, transactions: transactions, checkedQuietly: true) }
         }
+        guard quiet.isAvailable else {
+            let read = try poll(readingLoad: readingLoad)
+            return Poll(counter: read.counter, transactions: read.transactions, checkedQuietly: false)
+        }
+        let rows: PostgresRows
+        do {
+            rows = try run(counterStatement(looking: true, readingLoad: readingLoad))
+        } catch  where error.code == .accessDenied {
+            // The counter and the load without the snapshot: if that passes, the snapshot's
+            // functions were the ones refused.
+            let read = try poll(readingLoad: readingLoad)
+            quiet.becomeUnavailable()
+            return Poll(counter: read.counter, transactions: read.transactions, checkedQuietly: false)
+        }
+        let read = try read(counterFrom: rows, readingLoad: readingLoad)
+        if rows.count == 1 {
+            quiet.record(Self.look(in: rows, from: readingLoad ? 2 : 1), counter: read.counter)
+        }
+        return Poll(counter: read.counter, transactions: read.transactions, checkedQuietly: false)
+    }
+
+    /// Whether this connection runs statements prepared (a direct one) or as simple queries.
+    private var prepared: Bool { connection.preparesStatements }
+
+    /// The counter's statement, with the load's column and the look's when asked.
+    private func counterStatement(looking: Bool, readingLoad: Bool) -> String {
+        (prepared ? "SELECT settingsd.counter($1)" : pollStatement)
+            + (readingLoad ? ", " + Self.loadColumn : "") + (looking ? ", " + Self.lookColumns : "")
+    }
+
+    /// Runs one of the poll's statements: prepared with the namespace as its parameter on a
+    /// direct connection (where it has one), as a simple query through a pooler.
+    private func run(_ sql: String) throws(SettingsError) -> PostgresRows {
+        guard prepared else { return try connection.query(sql) }
+        return try connection.execute(sql, sql.contains("$1") ? [.text(name)] : [])
+    }
+
+    /// The counter in column 0 and, when `readingLoad`, the load in column 1.
+    private func read(counterFrom rows: PostgresRows, readingLoad: Bool) throws(SettingsError) -> (
+        counter: Int64, transactions: Int64?
+    ) {
+        guard rows.count == 1 else { return (0, nil) }
         let what = "the hub's counter for '\(name)'"
-        let read = readingLoad ? try number(1, "the hub database's transaction count") : nil
-        let transactions = read.flatMap { $0 >= 0 ? $0 : nil }
-        guard let counter = try number(0, what) else { return (0, transactions) }
+        let transactions = readingLoad ? try Self.load(in: rows, column: 1, prepared: prepared) : nil
+        guard let counter = try Self.number(in: rows, column: 0, what, prepared: prepared) else {
+            return (0, transactions)
+        }
         return (try Arrival.position(counter, what), transactions)
     }
+
+    /// A number in `column` of the first row: nil when NULL. Text from the hub is hub input:
+    /// digits, or refused.
+    private static func number(in rows: PostgresRows, column: Int, _ what: String, prepared: Bool)
+        throws(SettingsError) -> Int64?
+    {
+        guard !rows.isNull(0, column) else { return nil }
+        guard let value = prepared ? rows.int64(0, column) : Int64(rows.text(0, column)) else {
+            throw SettingsError(
+                .protocolError, "\(what) is not a number: '\(rows.text(0, column).debugDescriptionTruncated)'"
+            )
+        }
+        return value
+    }
+
+    /// The load in `column`: nil when the statistics are off, or the count is negative.
+    private static func load(in rows: PostgresRows, column: Int, prepared: Bool) throws(SettingsError)
+        -> Int64?
+    {
+        let read = try number(
+            in: rows, column: column, "the hub database's transaction count", prepared: prepared)
+        return read.flatMap { $0 >= 0 ? $0 : nil }
+    }
+
+    /// The look in `column` and the next of the first row; nil when either is NULL or longer
+    /// than a look is kept (measured before it is copied).
+    private static func look(in rows: PostgresRows, from column: Int) -> HubQuietCheck.Look? {
+        func text(_ column: Int) -> String? {
+            guard !rows.isNull(0, column), rows.withBytes(0, column, \.count) <= HubQuietCheck.longestLook
+            else { return nil }
+            return rows.text(0, column)
+        }
+        return HubQuietCheck.Look(snapshot: text(column), started: text(column + 1))
+    }
+
+    /// The server's snapshot and start time, as text (`HubQuietCheck`).
+    private static let lookColumns =
+        "pg_catalog.txid_current_snapshot()::text, pg_catalog.pg_postmaster_start_time()::text"
 
     /// The hub database's transactions so far, committed and rolled back: what the server's
     /// statistics counted, a second or so behind.

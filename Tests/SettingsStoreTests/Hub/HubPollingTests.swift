@@ -111,11 +111,14 @@ struct PollStretchTests {
         return schedule
     }
 
-    /// Twelve quiet polls, then a reading of `transactions` at `now`.
-    private func reading(_ schedule: inout PollSchedule, transactions: Int64, at now: Double) {
+    /// Twelve quiet polls (the first `checkedQuietly` of them quiet checks), then a reading of
+    /// `transactions` at `now`.
+    private func reading(
+        _ schedule: inout PollSchedule, transactions: Int64, at now: Double, checkedQuietly: Int = 0
+    ) {
         for poll in 0..<PollSchedule.pollsPerLoadReading {
             #expect(!schedule.readsLoad, "poll \(poll) reads no load")
-            schedule.quiet()
+            schedule.quiet(checkedQuietly: poll < checkedQuietly)
         }
         #expect(schedule.readsLoad)
         schedule.measured(transactions: transactions, at: now)
@@ -131,6 +134,27 @@ struct PollStretchTests {
         schedule.quiet()
         schedule.quiet()
         #expect(schedule.isAtLongest && abs(schedule.interval - 5 * 300 / 90) < 1e-9)
+    }
+
+    @Test(
+        "quiet checks count at what they cost: a link whose polls were all quiet checks weighs the rate at three fifths"
+    )
+    func quietChecksWeighLess() {
+        var checked = quietSchedule(budget: 100)
+        reading(
+            &checked, transactions: 1_000 + 300 * 60, at: 60, checkedQuietly: PollSchedule.pollsPerLoadReading
+        )
+        let weighed = 300 * PollSchedule.quietCheckCost / 90
+        #expect(abs(checked.stretch - weighed) < 1e-9)
+        // The share is counted afresh for each reading: polls of the counter alone weigh in full.
+        while !checked.isAtLongest { checked.quiet() }
+        reading(&checked, transactions: 1_000 + 600 * 60, at: 120)
+        #expect(abs(checked.stretch - weighed * 300 / 90) < 1e-9)
+        var half = quietSchedule(budget: 100)
+        reading(
+            &half, transactions: 1_000 + 300 * 60, at: 60,
+            checkedQuietly: PollSchedule.pollsPerLoadReading / 2)
+        #expect(abs(half.stretch - 300 * (1 + PollSchedule.quietCheckCost) / 2 / 90) < 1e-9)
     }
 
     @Test("within the budget nothing changes; far under it shrinks by at most half, never below the most")
@@ -186,5 +210,58 @@ struct PollStretchTests {
                 (error as? SettingsError)?.message.contains("settingsd_poll_budget is '\(bad)'") == true
             }
         }
+    }
+}
+
+@Suite("Hub quiet checks: when a look at the server's snapshot may stand in for the counter")
+struct QuietCheckTests {
+    private func look(_ snapshot: String, started: String = "2026-12-06 04:00:00+00") -> HubQuietCheck.Look? {
+        HubQuietCheck.Look(snapshot: snapshot, started: started)
+    }
+
+    @Test(
+        "a baseline only after two polls saw the same look and counter; a changed look ends it until two agree again"
+    )
+    func baselineNeedsTwoQuietPolls() throws {
+        var quiet = HubQuietCheck()
+        #expect(quiet.baseline == nil)
+        quiet.record(look("10:12:10"), counter: 4)
+        #expect(quiet.baseline == nil, "one look says nothing of the interval after it")
+        quiet.record(look("10:12:10"), counter: 5)
+        #expect(quiet.baseline == nil, "the same look with another counter is not one server's quiet")
+        quiet.record(look("10:12:10"), counter: 5)
+        let baseline = try #require(quiet.baseline)
+        #expect(baseline.counter == 5)
+        let unchanged = quiet.confirms(look("10:12:10"))
+        #expect(unchanged)
+        let finished = quiet.confirms(look("12:12:"))
+        #expect(!finished, "the running transaction finished")
+        let again = quiet.confirms(look("10:12:10"))
+        #expect(quiet.baseline == nil && !again, "no baseline until two agree again")
+        quiet.record(look("12:12:"), counter: 6)
+        quiet.record(look("12:12:"), counter: 6)
+        #expect(quiet.baseline?.counter == 6)
+        let restarted = quiet.confirms(look("12:12:", started: "2026-12-06 05:00:00+00"))
+        #expect(!restarted, "a restarted server")
+    }
+
+    @Test("a missing look, or one longer than a quiet server's, is no baseline; a refusal ends quiet checks")
+    func hostileOrMissingLooks() {
+        #expect(HubQuietCheck.Look(snapshot: nil, started: "x") == nil)
+        #expect(HubQuietCheck.Look(snapshot: "1:2:", started: nil) == nil)
+        #expect(look(String(repeating: "1,", count: HubQuietCheck.longestLook)) == nil)
+        var quiet = HubQuietCheck()
+        quiet.record(look("1:1:"), counter: 1)
+        quiet.record(nil, counter: 1)
+        quiet.record(look("1:1:"), counter: 1)
+        #expect(quiet.baseline == nil, "a missing look between two equal ones breaks the spell")
+        quiet.record(look("1:1:"), counter: 1)
+        #expect(quiet.baseline != nil)
+        let unread = quiet.confirms(nil)
+        #expect(!unread, "a quiet check that read no look vouches for nothing")
+        quiet.becomeUnavailable()
+        quiet.record(look("1:1:"), counter: 1)
+        quiet.record(look("1:1:"), counter: 1)
+        #expect(!quiet.isAvailable && quiet.baseline == nil)
     }
 }

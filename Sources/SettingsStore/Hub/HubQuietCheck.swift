@@ -1,0 +1,80 @@
+/// A polling link's cheaper question for a quiet hub: has any transaction finished on the hub's
+/// server since the last look? When none has, the namespace's counter cannot have moved, and the
+/// poll need not read it.
+///
+/// Every poll that reads the counter also reads, in the same statement and so the same snapshot,
+/// the server's snapshot (`txid_current_snapshot()`: the transactions running, and the first not
+/// yet finished) and when the server started. Two equal snapshots mean no transaction committed
+/// in between: one that was running would have left the list of running ones, and one begun
+/// since carries a number at or past the first unfinished, which its commit would have moved. The
+/// start time tells a restarted, restored or failed-over server apart even where its numbers
+/// coincide. Once two polls in a row saw the same snapshot (the hub was quiet for a whole
+/// interval), the next polls ask for the snapshot alone, which costs PostgreSQL about three fifths
+/// of the counter's statement (its row, its index and row-level security), until one finds it
+/// changed. A busy hub, whose snapshot changes between polls, keeps reading the counter.
+///
+/// Lives as long as one connection: a new connection starts with no baseline.
+package struct HubQuietCheck {
+    /// A poll's look at the server: its snapshot and start time, as text.
+    package struct Look: Equatable {
+        package let snapshot: String
+        package let started: String
+
+        /// A look from the hub, or nil when it is not one a quiet check can trust: missing, or
+        /// longer than any snapshot of a quiet server (a busy one lists every running
+        /// transaction; it is hub input, and is never kept large).
+        package init?(snapshot: String?, started: String?) {
+            guard let snapshot, let started,
+                snapshot.utf8.count + started.utf8.count <= HubQuietCheck.longestLook
+            else { return nil }
+            self.snapshot = snapshot
+            self.started = started
+        }
+    }
+
+    /// The most bytes of a look a link keeps.
+    package static let longestLook = 512
+
+    /// What the last poll that read the counter saw, with the counter.
+    private var last: (look: Look, counter: Int64)?
+    /// Whether the last two polls that read the counter saw the same look.
+    private var isQuiet = false
+    /// False once the hub refused the snapshot's functions: polls read the counter alone.
+    package private(set) var isAvailable = true
+
+    package init() {}
+
+    /// The counter a quiet check vouches for while the snapshot stays `baseline`, or nil when
+    /// the next poll should read the counter.
+    package var baseline: (look: Look, counter: Int64)? {
+        isAvailable && isQuiet ? last : nil
+    }
+
+    /// A poll read `counter` and `look` in one statement.
+    package mutating func record(_ look: Look?, counter: Int64) {
+        guard let look else {
+            last = nil
+            isQuiet = false
+            return
+        }
+        isQuiet = last.map { $0.look == look && $0.counter == counter } ?? false
+        last = (look, counter)
+    }
+
+    /// A quiet check saw `look`: whether nothing finished since the baseline. When something
+    /// did, the next polls read the counter again until the hub is quiet once more.
+    package mutating func confirms(_ look: Look?) -> Bool {
+        guard let baseline, look == baseline.look else {
+            isQuiet = false
+            return false
+        }
+        return true
+    }
+
+    /// The hub refused the snapshot's functions (a role without EXECUTE on them).
+    package mutating func becomeUnavailable() {
+        isAvailable = false
+        last = nil
+        isQuiet = false
+    }
+}

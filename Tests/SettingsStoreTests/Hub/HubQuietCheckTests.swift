@@ -1,0 +1,229 @@
+import Foundation
+import PostgresFixture
+import Testing
+
+@testable import SettingsStore
+
+extension HubReliability {
+    @Suite(
+        "Quiet checks: a polling link asks a quiet hub for its snapshot alone, and never takes a stale counter",
+        .enabled(if: PostgresCluster.testsEnabled, "needs PostgreSQL (apt-get install postgresql)")
+    )
+    struct HubQuietCheckTests {
+        /// A cluster of this suite's own: the other hub tests' transactions would keep the shared
+        /// one's snapshot moving, and no poll would ever be a quiet check.
+        private static let cluster = Result { () throws -> PostgresCluster in
+            let cluster = try PostgresCluster.makePrivate()
+            _ = try HubAdministration.initialize(url: cluster.conninfo())
+            return cluster
+        }
+
+        /// A namespace of its own on the private cluster, opened by its role, polling as through
+        /// a pooler (simple queries) unless `prepared`.
+        private func namespace(_ prefix: String, prepared: Bool = false) throws -> (
+            cluster: PostgresCluster, hub: HubNamespace, role: (name: String, password: String)
+        ) {
+            let cluster = try Self.cluster.get()
+            let role = try cluster.makeRole(prefix)
+            let connection = try PostgresConnection(
+                conninfo: cluster.conninfo(user: role.name, password: role.password))
+            connection.preparesStatements = prepared
+            return (cluster, try HubNamespace(connection: connection, namespace: nil, listens: false), role)
+        }
+
+        /// One entry of `replica`'s, at hub-independent time `stamp`.
+        private func entry(_ key: String, _ stamp: UInt64, by replica: ReplicaID) -> SettingEntry {
+            SettingEntry(
+                key: key, value: .integer(Int64(stamp)),
+                version: SettingVersion(
+                    timestamp: HybridTimestamp(milliseconds: 1_700_000_000_000 + stamp, counter: 0),
+                    replica: replica),
+                sequence: Int64(stamp))
+        }
+
+        @Test(
+            "on a quiet hub the third poll is a quiet check; another machine's push ends them, and the counter follows"
+        )
+        func quietHubIsCheckedQuietly() throws {
+            let (_, hub, role) = try namespace("quiet")
+            let other = try HubNamespace(
+                connection: PostgresConnection(
+                    conninfo: Self.cluster.get().conninfo(user: role.name, password: role.password)),
+                namespace: nil, listens: false)
+            var quiet = HubQuietCheck()
+            let start = try hub.poll(readingLoad: false, quiet: &quiet)
+            #expect(!start.checkedQuietly, "the first poll has no baseline")
+            let second = try hub.poll(readingLoad: false, quiet: &quiet)
+            #expect(!second.checkedQuietly)
+            for _ in 0..<3 {
+                let polled = try hub.poll(readingLoad: false, quiet: &quiet)
+                #expect(polled.checkedQuietly && polled.counter == start.counter)
+            }
+            let writer = ReplicaID.random()
+            try other.push([entry("k", 1, by: writer)], from: writer, through: 1)
+            let missed = try hub.poll(readingLoad: false, quiet: &quiet)
+            #expect(missed.checkedQuietly && missed.counter == nil, "a commit since the baseline: look again")
+            let after = try hub.poll(readingLoad: false, quiet: &quiet)
+            #expect(try !after.checkedQuietly && after.counter == other.lastSequence())
+            #expect(after.counter != start.counter)
+        }
+
+        @Test(
+            "a transaction that began before the baseline and commits after it is seen, though the first unfinished stays"
+        )
+        func transactionBegunBeforeTheBaseline() throws {
+            let (cluster, hub, role) = try namespace("running")
+            let admin = try PostgresConnection(conninfo: cluster.conninfo())
+            let other = try PostgresConnection(conninfo: cluster.conninfo())
+            // A hand edit left open, then another transaction that commits: the edit's number is
+            // now below the first unfinished, in the list of running ones.
+            _ = try admin.execute("BEGIN")
+            _ = try admin.execute(
+                "UPDATE settingsd.namespaces SET last_seq = last_seq + 5 WHERE namespace = $1",
+                [.text(role.name)])
+            _ = try other.execute("SELECT pg_catalog.txid_current()")
+            var quiet = HubQuietCheck()
+            let before = try hub.poll(readingLoad: false, quiet: &quiet)
+            _ = try hub.poll(readingLoad: false, quiet: &quiet)
+            let during = try hub.poll(readingLoad: false, quiet: &quiet)
+            #expect(during.checkedQuietly, "quiet while the edit runs")
+            _ = try admin.execute("COMMIT")
+            let polled = try hub.poll(readingLoad: false, quiet: &quiet)
+            #expect(polled.counter == nil, "the edit's commit left the running list: no quiet check vouches")
+            let after = try hub.poll(readingLoad: false, quiet: &quiet)
+            #expect(after.counter == (before.counter ?? 0) + 5)
+        }
+
+        /// One step of `neverAStaleCounter`.
+        private enum Step: CaseIterable {
+            case push, pushElsewhere, begin, commit, rollBack, numberOnly, poll
+        }
+
+        @Test(
+            "over random pushes, edits left open, commits, rollbacks and other namespaces, a poll's counter is never stale"
+        )
+        func neverAStaleCounter() throws {
+            let cluster = try Self.cluster.get()
+            let checker = try PostgresConnection(conninfo: cluster.conninfo())
+            let editor = try PostgresConnection(conninfo: cluster.conninfo())
+            var generator = SystemRandomNumberGenerator()
+            for prepared in [false, true] {
+                let (_, hub, role) = try namespace("model", prepared: prepared)
+                let (_, elsewhere, _) = try namespace("elsewhere")
+                let pusher = try HubNamespace(
+                    connection: PostgresConnection(
+                        conninfo: cluster.conninfo(user: role.name, password: role.password)),
+                    namespace: nil, listens: false)
+                let writer = ReplicaID.random()
+                var (pushed, pushedElsewhere, isEditing) = (Int64(0), Int64(0), false)
+                var (confirmed, missed) = (0, 0)
+                var quiet = HubQuietCheck()
+                func truth() throws -> Int64 {
+                    try checker.execute(
+                        "SELECT last_seq FROM settingsd.namespaces WHERE namespace = $1", [.text(role.name)]
+                    ).int64(0, 0)
+                }
+                for _ in 0..<300 {
+                    // Polls are half the steps, so that quiet spells are long enough for checks.
+                    let step =
+                        Bool.random(using: &generator)
+                        ? .poll : Step.allCases.randomElement(using: &generator)!
+                    switch step {
+                    case .push where !isEditing:  // it would wait for the edit's lock on the counter
+                        pushed += 1
+                        try pusher.push(
+                            [entry("k\(pushed % 7)", UInt64(pushed), by: writer)], from: writer,
+                            through: pushed)
+                    case .pushElsewhere:
+                        pushedElsewhere += 1
+                        try elsewhere.push(
+                            [entry("e", UInt64(pushedElsewhere), by: writer)], from: writer,
+                            through: pushedElsewhere)
+                    case .begin where !isEditing:
+                        _ = try editor.execute("BEGIN")
+                        _ = try editor.execute(
+                            "UPDATE settingsd.namespaces SET last_seq = last_seq + 1 WHERE namespace = $1",
+                            [.text(role.name)])
+                        isEditing = true
+                    case .commit where isEditing, .rollBack where isEditing:
+                        _ = try editor.execute(step == .commit ? "COMMIT" : "ROLLBACK")
+                        isEditing = false
+                    case .numberOnly:
+                        _ = try checker.execute("SELECT pg_catalog.txid_current()")
+                    case .poll:
+                        let polled = try hub.poll(readingLoad: false, quiet: &quiet)
+                        if let counter = polled.counter {
+                            #expect(counter == (try truth()), "prepared: \(prepared)")
+                            if polled.checkedQuietly { confirmed += 1 }
+                        } else {
+                            missed += 1
+                        }
+                    default:
+                        break  // a push during an edit, an edit that cannot begin or end now
+                    }
+                }
+                if isEditing { _ = try editor.execute("ROLLBACK") }
+                #expect(
+                    confirmed > 10 && missed > 5,
+                    "prepared: \(prepared); confirmed \(confirmed), missed \(missed)")
+            }
+        }
+
+        @Test(
+            "a polling link on a quiet hub answers its polls with quiet checks, and still takes the next change at once"
+        )
+        func linkChecksQuietly() async throws {
+            let cluster = try Self.cluster.get()
+            let role = try cluster.makeRole("link")
+            let url =
+                cluster.conninfo(user: role.name, password: role.password)
+                + " settingsd_pool=transaction settingsd_poll_min=0.05 settingsd_poll_max=0.2"
+            let (a, b) = (Settings(inMemoryWith: .init()), Settings(inMemoryWith: .init()))
+            let hubA = try a.sync(withHub: HubConfiguration(url: url))
+            defer { hubA.stop() }
+            let hubB = try b.sync(withHub: HubConfiguration(url: url))
+            defer { hubB.stop() }
+            try a.set("first", forKey: "k")
+            try await waitUntil(timeout: 60) { b.value(forKey: "k") == "first" }
+            try await waitUntil(timeout: 60) { hubB.status.quietChecks >= 5 }
+            #expect(hubB.status.mode == "poll" && hubB.status.lastError == nil)
+            try a.set("second", forKey: "k")
+            try await waitUntil(timeout: 60) { b.value(forKey: "k") == "second" }
+        }
+
+        @Test(
+            "a role refused the snapshot's functions polls the counter alone; refused the statistics too, it says which"
+        )
+        func refusedSnapshotFunctions() throws {
+            let cluster = try PostgresCluster.shared()
+            let database = try cluster.makeDatabase()
+            _ = try HubAdministration.initialize(url: cluster.conninfo(database: database))
+            try cluster.psql(
+                "REVOKE EXECUTE ON FUNCTION pg_catalog.txid_current_snapshot() FROM PUBLIC",
+                database: database)
+            let role = try cluster.makeRole("nosnap")
+            let hub = try HubNamespace(
+                connection: PostgresConnection(
+                    conninfo: cluster.conninfo(user: role.name, password: role.password, database: database)),
+                namespace: nil, listens: false)
+            var quiet = HubQuietCheck()
+            for _ in 0..<4 {
+                let polled = try hub.poll(readingLoad: true, quiet: &quiet)
+                #expect(try !polled.checkedQuietly && polled.counter == hub.lastSequence())
+                #expect(polled.transactions != nil)
+            }
+            #expect(!quiet.isAvailable)
+
+            try cluster.psql("REVOKE SELECT ON pg_catalog.pg_stat_database FROM PUBLIC", database: database)
+            var refused = HubQuietCheck()
+            #expect(throws: SettingsError.self, "the load's refusal reaches the link, which stops reading it")
+            {
+                _ = try hub.poll(readingLoad: true, quiet: &refused)
+            }
+            #expect(refused.isAvailable, "not blamed on the snapshot")
+            let counted = try hub.poll(readingLoad: false, quiet: &refused)
+            #expect(counted.counter == (try hub.lastSequence()))
+            #expect(!refused.isAvailable)
+        }
+    }
+}
