@@ -83,8 +83,9 @@ public struct HubStatus: Sendable, Equatable {
     package var pollSeconds = 0.0
     /// Polls of the namespace's counter since the link started (each one statement).
     package var polls = 0
-    /// Of `polls`, those a quiet check answered: the hub's snapshot alone, unchanged since a
-    /// poll that read the counter (`HubQuietCheck`).
+    /// Of `polls`, the quiet checks: the hub's snapshot alone, asked while it stood unchanged
+    /// since two polls that read the counter (`HubQuietCheck`); those that found it changed
+    /// included.
     package var quietChecks = 0
     /// Statements the link sent to the hub since it started, on every connection.
     package var statements = 0
