@@ -129,22 +129,19 @@ package struct HubNamespace {
             }
             if look != nil { return Poll(counter: nil, transactions: transactions, checkedQuietly: true) }
         }
-        guard quiet.isAvailable else {
-            let read = try poll(readingLoad: readingLoad)
-            return Poll(counter: read.counter, transactions: read.transactions, checkedQuietly: false)
-        }
+        var looking = quiet.isAvailable
         let rows: PostgresRows
         do {
-            rows = try run(counterStatement(looking: true, readingLoad: readingLoad))
-        } catch  where error.code == .accessDenied {
+            rows = try run(counterStatement(looking: looking, readingLoad: readingLoad))
+        } catch  where looking && error.code == .accessDenied {
             // The counter and the load without the snapshot: if that passes, the snapshot's
             // functions were the ones refused.
-            let read = try poll(readingLoad: readingLoad)
+            rows = try run(counterStatement(looking: false, readingLoad: readingLoad))
             quiet.becomeUnavailable()
-            return Poll(counter: read.counter, transactions: read.transactions, checkedQuietly: false)
+            looking = false
         }
         let read = try read(counterFrom: rows, readingLoad: readingLoad)
-        if rows.count == 1 {
+        if looking, rows.count == 1 {
             quiet.record(Self.look(in: rows, from: readingLoad ? 2 : 1), counter: read.counter)
         }
         return Poll(counter: read.counter, transactions: read.transactions, checkedQuietly: false)
