@@ -317,10 +317,10 @@ final class HubConnector: Sendable {
         }
     }
 
-    /// Polls the namespace's counter until it moves from `counter` (or a quiet check says it may
-    /// have), the store commits something to push, `verify()` is called, a comparison is due, or
-    /// the link stops. A quiet poll is one index probe, or on a quiet hub a look at the server's
-    /// snapshot alone (`HubQuietCheck`). The store's commit of what the link itself pulled wakes
+    /// Polls the namespace's counter until it moves from `counter`, the store commits something
+    /// to push, `verify()` is called, a comparison is due, or the link stops. A quiet poll is one
+    /// statement: an index probe, which on a quiet hub the server's snapshot stands in for
+    /// (`HubQuietCheck`). The store's commit of what the link itself pulled wakes
     /// it too, and is slept through: on a fleet, that round would cost every machine two
     /// statements more per change.
     private func waitForChange(
@@ -342,8 +342,7 @@ final class HubConnector: Sendable {
                 if polled.checkedQuietly { status.quietChecks += 1 }
             }
             count(hub.connection)
-            // Moved, or may have (a quiet check saw a transaction finish): the round that follows
-            // pulls, and says how fast to poll next.
+            // Moved: the round that follows pulls, and says how fast to poll next.
             guard polled.counter == counter else { return }
             poll.quiet(checkedQuietly: polled.checkedQuietly)
             update { $0.pollSeconds = poll.interval }

@@ -15,8 +15,8 @@ package struct HubNamespace {
     /// The notification channel: named after the namespace's secret, which only its members can
     /// read, so nobody else can listen to it (or learn when it changes).
     let channel: String
-    /// `lastSequence()`'s statement with the namespace quoted in, for the simple query protocol.
-    private let pollStatement: String
+    /// The counter's call with the namespace quoted in, for polls as simple queries.
+    private let pollCounter: String
     /// Whether pulls go through `settingsd.pull_batch` (hub schema 11), which machines at the
     /// same cursor share, rather than `settingsd.pull` row by row (schemas 8 to 10).
     package var sharesBatches: Bool
@@ -64,7 +64,7 @@ package struct HubNamespace {
                 .protocolError, "the hub's notification channel for '\(name)' is missing or malformed")
         }
         channel = "settingsd_" + secret.text(0, 0)
-        pollStatement = "SELECT settingsd.counter(\(try connection.quotedLiteral(name)))"
+        pollCounter = "settingsd.counter(\(try connection.quotedLiteral(name)))"
         if listens { try connection.execute("LISTEN \(try connection.quotedIdentifier(channel))") }
     }
 
@@ -81,7 +81,7 @@ package struct HubNamespace {
     ///
     /// A link that polls through a pooler asks this every few seconds, and a fleet's idle load
     /// on PostgreSQL is little else: there it goes through the simple query protocol, the
-    /// namespace quoted into the text once (`pollStatement`), which costs the server about a
+    /// namespace quoted into the text once (`pollCounter`), which costs the server about a
     /// sixth less than a statement with parameters. A direct connection runs it prepared.
     package func lastSequence() throws(SettingsError) -> Int64 {
         try poll(readingLoad: false).counter
@@ -92,75 +92,90 @@ package struct HubNamespace {
     /// statistics are off), in one statement: a polling link's measure of the hub's load
     /// (`PollSchedule.measured`) costs no transaction of its own.
     package func poll(readingLoad: Bool) throws(SettingsError) -> (counter: Int64, transactions: Int64?) {
-        let rows = try run(counterStatement(looking: false, readingLoad: readingLoad))
+        let rows = try run(counterStatement(readingLoad: readingLoad))
         return try read(counterFrom: rows, readingLoad: readingLoad)
     }
 
     /// What a polling link's poll found (`poll(readingLoad:quiet:)`).
     package struct Poll {
-        /// The namespace's counter; nil when a quiet check found that a transaction finished on
-        /// the hub since its baseline, so the counter may have moved (a pull tells).
-        package var counter: Int64?
+        /// The namespace's counter.
+        package var counter: Int64
         /// The hub database's transactions so far, when the poll read the load.
         package var transactions: Int64?
-        /// Whether the poll was a quiet check: the server's snapshot alone, not the counter.
+        /// Whether the server answered from its snapshot alone: nothing finished since the
+        /// baseline, which vouches for the counter (`HubQuietCheck`).
         package var checkedQuietly: Bool
     }
 
-    /// A polling link's poll: while `quiet` has a baseline, the server's snapshot alone, which
-    /// vouches for the baseline's counter when nothing finished since (`HubQuietCheck`);
-    /// otherwise the counter with the snapshot, read in one statement. A role that may not call
-    /// the snapshot's functions polls the counter alone from then on.
+    /// A polling link's poll, one statement: the counter with the server's snapshot; while
+    /// `quiet` has a baseline, the counter guarded by it, which the server reads only when its
+    /// snapshot moved since (`HubQuietCheck`). A role that may not call the snapshot's functions
+    /// polls the counter alone from then on.
     package func poll(readingLoad: Bool, quiet: inout HubQuietCheck) throws(SettingsError) -> Poll {
-        if let baseline = quiet.baseline {
-            var look: HubQuietCheck.Look?
-            var transactions: Int64?
-            do {
-                let rows = try run("SELECT " + Self.lookColumns + (readingLoad ? ", " + Self.loadColumn : ""))
-                if rows.count == 1 {
-                    look = Self.look(in: rows, from: 0)
-                    transactions = readingLoad ? try Self.load(in: rows, column: 2, prepared: prepared) : nil
-                }
-            } catch  where error.code == .accessDenied {
-                // Which function was refused, the counter's poll below finds out.
-            }
-            if quiet.confirms(look) {
-                return Poll(counter: baseline.counter, transactions: transactions, checkedQuietly: true)
-            }
-            if look != nil { return Poll(counter: nil, transactions: transactions, checkedQuietly: true) }
-        }
         var looking = quiet.isAvailable
         let rows: PostgresRows
         do {
-            rows = try run(counterStatement(looking: looking, readingLoad: readingLoad))
+            rows = try run(
+                counterStatement(readingLoad: readingLoad, looking: looking, guard: quiet.baseline?.look))
         } catch  where looking && error.code == .accessDenied {
             // The counter and the load without the snapshot: if that passes, the snapshot's
             // functions were the ones refused.
-            rows = try run(counterStatement(looking: false, readingLoad: readingLoad))
+            rows = try run(counterStatement(readingLoad: readingLoad))
             quiet.becomeUnavailable()
             looking = false
         }
-        let read = try read(counterFrom: rows, readingLoad: readingLoad)
-        if looking, rows.count == 1 {
-            quiet.record(Self.look(in: rows, from: readingLoad ? 2 : 1), counter: read.counter)
+        guard looking, rows.count == 1 else {
+            let read = try read(counterFrom: rows, readingLoad: readingLoad)
+            return Poll(counter: read.counter, transactions: read.transactions, checkedQuietly: false)
         }
+        let look = Self.look(in: rows, from: readingLoad ? 2 : 1)
+        if rows.isNull(0, 0), let vouched = quiet.vouches(for: look) {
+            let transactions = readingLoad ? try Self.load(in: rows, column: 1, prepared: prepared) : nil
+            return Poll(counter: vouched, transactions: transactions, checkedQuietly: true)
+        }
+        let read = try read(counterFrom: rows, readingLoad: readingLoad)
+        quiet.record(look, counter: read.counter)
         return Poll(counter: read.counter, transactions: read.transactions, checkedQuietly: false)
     }
 
     /// Whether this connection runs statements prepared (a direct one) or as simple queries.
     private var prepared: Bool { connection.preparesStatements }
 
-    /// The counter's statement, with the load's column and the look's when asked.
-    private func counterStatement(looking: Bool, readingLoad: Bool) -> String {
-        (prepared ? "SELECT settingsd.counter($1)" : pollStatement)
-            + (readingLoad ? ", " + Self.loadColumn : "") + (looking ? ", " + Self.lookColumns : "")
+    /// The poll's statement: the counter, guarded by `look` when there is one (NULL when the
+    /// server's snapshot and start time are still the look's), then the load's column and the
+    /// look's when asked. Prepared, the namespace is `$1` and the look `$2` and `$3`; as a
+    /// simple query, each is quoted into the text.
+    private func counterStatement(
+        readingLoad: Bool, looking: Bool = false, guard look: HubQuietCheck.Look? = nil
+    )
+        throws(SettingsError) -> (sql: String, parameters: [PostgresValue])
+    {
+        var counter = prepared ? "settingsd.counter($1)" : pollCounter
+        var parameters: [PostgresValue] = prepared ? [.text(name)] : []
+        if looking, let look {
+            let (snapshot, started) =
+                prepared
+                ? ("$2", "$3")
+                : (try connection.quotedLiteral(look.snapshot), try connection.quotedLiteral(look.started))
+            if prepared { parameters += [.text(look.snapshot), .text(look.started)] }
+            counter =
+                "CASE WHEN pg_catalog.txid_current_snapshot()::text OPERATOR(pg_catalog.=) \(snapshot)"
+                + " AND pg_catalog.pg_postmaster_start_time()::text OPERATOR(pg_catalog.=) \(started)"
+                + " THEN NULL ELSE \(counter) END"
+        }
+        let sql =
+            "SELECT " + counter + (readingLoad ? ", " + Self.loadColumn : "")
+            + (looking ? ", " + Self.lookColumns : "")
+        return (sql, parameters)
     }
 
-    /// Runs one of the poll's statements: prepared with the namespace as its parameter on a
-    /// direct connection (where it has one), as a simple query through a pooler.
-    private func run(_ sql: String) throws(SettingsError) -> PostgresRows {
-        guard prepared else { return try connection.query(sql) }
-        return try connection.execute(sql, sql.contains("$1") ? [.text(name)] : [])
+    /// Runs one of the poll's statements: prepared on a direct connection, as a simple query
+    /// through a pooler.
+    private func run(_ statement: (sql: String, parameters: [PostgresValue])) throws(SettingsError)
+        -> PostgresRows
+    {
+        guard prepared else { return try connection.query(statement.sql) }
+        return try connection.execute(statement.sql, statement.parameters)
     }
 
     /// The counter in column 0 and, when `readingLoad`, the load in column 1.

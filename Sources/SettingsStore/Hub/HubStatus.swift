@@ -83,9 +83,8 @@ public struct HubStatus: Sendable, Equatable {
     package var pollSeconds = 0.0
     /// Polls of the namespace's counter since the link started (each one statement).
     package var polls = 0
-    /// Of `polls`, the quiet checks: the hub's snapshot alone, asked while it stood unchanged
-    /// since two polls that read the counter (`HubQuietCheck`); those that found it changed
-    /// included.
+    /// Of `polls`, the quiet checks: those the hub answered from its snapshot alone, unchanged
+    /// since the poll before, without reading the counter (`HubQuietCheck`).
     package var quietChecks = 0
     /// Statements the link sent to the hub since it started, on every connection.
     package var statements = 0
