@@ -168,7 +168,7 @@ private final class Worker: Sendable {
     /// How many machines it serves.
     var count: Int { machines.count }
     let statements = Atomic<Int>(0)
-    /// Polls the server answered from its snapshot alone (`HubQuietCheck`).
+    /// Polls a quiet check answered (`HubQuietCheck`).
     let quietChecks = Atomic<Int>(0)
     let quiet = Atomic<Int>(0)
     /// Each machine's longest interval as of the last pass.

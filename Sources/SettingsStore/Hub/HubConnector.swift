@@ -319,8 +319,8 @@ final class HubConnector: Sendable {
 
     /// Polls the namespace's counter until it moves from `counter`, the store commits something
     /// to push, `verify()` is called, a comparison is due, or the link stops. A quiet poll is one
-    /// statement: an index probe, which on a quiet hub the server's snapshot stands in for
-    /// (`HubQuietCheck`). The store's commit of what the link itself pulled wakes
+    /// index probe, or on a quiet hub a look at the server's snapshot alone (`HubQuietCheck`),
+    /// which reads the counter too when the snapshot moved. The store's commit of what the link itself pulled wakes
     /// it too, and is slept through: on a fleet, that round would cost every machine two
     /// statements more per change.
     private func waitForChange(

@@ -83,8 +83,9 @@ public struct HubStatus: Sendable, Equatable {
     package var pollSeconds = 0.0
     /// Polls of the namespace's counter since the link started (each one statement).
     package var polls = 0
-    /// Of `polls`, the quiet checks: those the hub answered from its snapshot alone, unchanged
-    /// since the poll before, without reading the counter (`HubQuietCheck`).
+    /// Of `polls`, those a quiet check answered: the hub's snapshot alone, unchanged since two
+    /// polls that read the counter agreed (`HubQuietCheck`). A quiet check that finds it moved
+    /// reads the counter too, a second statement, and is not counted here.
     package var quietChecks = 0
     /// Statements the link sent to the hub since it started, on every connection.
     package var statements = 0

@@ -113,7 +113,7 @@ package struct PollSchedule {
         interval = min(interval, longest)
     }
 
-    /// The hub cannot tell its load (the role may not read `pg_stat_database`): poll within the
+    /// The hub cannot tell its load (the role may not read the database's statistics): poll within the
     /// configured bounds from now on.
     package mutating func stopReadingLoad() {
         budget = nil

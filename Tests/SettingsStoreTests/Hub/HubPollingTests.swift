@@ -220,21 +220,29 @@ struct QuietCheckTests {
     }
 
     @Test(
-        "a poll's look is the next one's baseline; only that look vouches for its counter, and a new one replaces it"
+        "a baseline only after two polls saw the same look and counter; a changed look ends it until two agree again"
     )
-    func lookVouchesForItsCounter() throws {
+    func baselineNeedsTwoQuietPolls() throws {
         var quiet = HubQuietCheck()
-        #expect(quiet.baseline == nil && quiet.vouches(for: look("10:12:10")) == nil)
+        #expect(quiet.baseline == nil)
         quiet.record(look("10:12:10"), counter: 4)
-        #expect(quiet.baseline?.counter == 4)
-        #expect(quiet.vouches(for: look("10:12:10")) == 4)
-        #expect(quiet.vouches(for: look("12:12:")) == nil, "the running transaction finished")
-        #expect(
-            quiet.vouches(for: look("10:12:10", started: "2026-12-06 05:00:00+00")) == nil,
-            "a restarted server")
+        #expect(quiet.baseline == nil, "one look says nothing of the interval after it")
+        quiet.record(look("10:12:10"), counter: 5)
+        #expect(quiet.baseline == nil, "the same look with another counter is not one server's quiet")
+        quiet.record(look("10:12:10"), counter: 5)
+        let baseline = try #require(quiet.baseline)
+        #expect(baseline.counter == 5)
+        let unchanged = quiet.confirms(look("10:12:10"))
+        #expect(unchanged)
+        let finished = quiet.confirms(look("12:12:"))
+        #expect(!finished, "the running transaction finished")
+        let again = quiet.confirms(look("10:12:10"))
+        #expect(quiet.baseline == nil && !again, "no baseline until two agree again")
         quiet.record(look("12:12:"), counter: 6)
-        #expect(quiet.vouches(for: look("10:12:10")) == nil, "an old look vouches for nothing")
-        #expect(quiet.vouches(for: look("12:12:")) == 6)
+        quiet.record(look("12:12:"), counter: 6)
+        #expect(quiet.baseline?.counter == 6)
+        let restarted = quiet.confirms(look("12:12:", started: "2026-12-06 05:00:00+00"))
+        #expect(!restarted, "a restarted server")
     }
 
     @Test("a missing look, or one longer than a quiet server's, is no baseline; a refusal ends quiet checks")
@@ -244,13 +252,16 @@ struct QuietCheckTests {
         #expect(look(String(repeating: "1,", count: HubQuietCheck.longestLook)) == nil)
         var quiet = HubQuietCheck()
         quiet.record(look("1:1:"), counter: 1)
-        #expect(quiet.vouches(for: nil) == nil, "a poll that read no look is vouched for by nothing")
         quiet.record(nil, counter: 1)
-        #expect(quiet.baseline == nil, "a missing look is no baseline, and ends the last one")
+        quiet.record(look("1:1:"), counter: 1)
+        #expect(quiet.baseline == nil, "a missing look between two equal ones breaks the spell")
         quiet.record(look("1:1:"), counter: 1)
         #expect(quiet.baseline != nil)
+        let unread = quiet.confirms(nil)
+        #expect(!unread, "a quiet check that read no look vouches for nothing")
         quiet.becomeUnavailable()
         quiet.record(look("1:1:"), counter: 1)
-        #expect(!quiet.isAvailable && quiet.baseline == nil && quiet.vouches(for: look("1:1:")) == nil)
+        quiet.record(look("1:1:"), counter: 1)
+        #expect(!quiet.isAvailable && quiet.baseline == nil)
     }
 }
