@@ -320,9 +320,9 @@ final class HubConnector: Sendable {
     /// Polls the namespace's counter until it moves from `counter`, the store commits something
     /// to push, `verify()` is called, a comparison is due, or the link stops. A quiet poll is one
     /// index probe, or on a quiet hub a look at the server's snapshot alone (`HubQuietCheck`),
-    /// which reads the counter too when the snapshot moved. The store's commit of what the link itself pulled wakes
-    /// it too, and is slept through: on a fleet, that round would cost every machine two
-    /// statements more per change.
+    /// which reads the counter too when the snapshot moved. The store's commit of what the link
+    /// itself pulled wakes it too, and is slept through: on a fleet, that round would cost every
+    /// machine two statements more per change.
     private func waitForChange(
         on hub: HubNamespace, from counter: Int64, poll: inout PollSchedule, checks: inout CheckSchedule,
         quiet: inout HubQuietCheck

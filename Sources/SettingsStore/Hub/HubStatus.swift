@@ -81,7 +81,8 @@ public struct HubStatus: Sendable, Equatable {
     package var mode = "listen"
     /// The time between polls now, in seconds (0 while the link listens).
     package var pollSeconds = 0.0
-    /// Polls of the namespace's counter since the link started (each one statement).
+    /// Polls of the namespace's counter since the link started (each one statement; two when a
+    /// quiet check finds the snapshot moved).
     package var polls = 0
     /// Of `polls`, those a quiet check answered: the hub's snapshot alone, unchanged since two
     /// polls that read the counter agreed (`HubQuietCheck`). A quiet check that finds it moved
