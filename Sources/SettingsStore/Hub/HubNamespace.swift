@@ -134,7 +134,8 @@ package struct HubNamespace {
         // No baseline, or the snapshot moved since: the counter, with the look for the next
         // baseline (and the load, unless the quiet check read it).
         let withLoad = readingLoad && !loadRead
-        var looking = quiet.isAvailable
+        var looking = quiet.looks
+        if !looking { quiet.readWithoutLooking() }
         let rows: PostgresRows
         do {
             rows = try run(counterStatement(looking: looking, readingLoad: withLoad))

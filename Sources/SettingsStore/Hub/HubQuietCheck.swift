@@ -12,7 +12,12 @@
 /// interval), the next polls ask for the snapshot alone, which costs PostgreSQL about three fifths
 /// of the counter's statement (its row, its index and row-level security), until one finds it
 /// changed; that poll reads the counter at once, in a second statement. A busy hub, whose
-/// snapshot changes between polls, keeps reading the counter.
+/// snapshot changes between polls, keeps reading the counter; and where it moved at each of
+/// `restAfter` polls in a row (on a hub that serves many people, somebody is always writing), the
+/// link rests: it reads the counter without the look for a few polls, twice as many after each
+/// rest that ended in more moves (up to `longestRest`), so that such a hub pays almost nothing
+/// for looks that never agree (their columns cost about a fifth of the counter's statement),
+/// while a hub that falls quiet after a burst soon gets quiet checks again.
 ///
 /// Why two statements on a change rather than one that reads the counter only when the snapshot
 /// moved (`CASE WHEN … THEN NULL ELSE settingsd.counter(…) END`): PostgreSQL parses and plans a
@@ -42,14 +47,31 @@ package struct HubQuietCheck {
     /// The most bytes of a look a link keeps.
     package static let longestLook = 512
 
+    /// Looks in a row that differed from the one before, after which the link rests from looking.
+    package static let restAfter = 4
+    /// The polls the first rest lasts (they read the counter without a look); each rest after it
+    /// with no two agreeing looks in between lasts twice as long, up to `longestRest`.
+    package static let firstRest = 4
+    package static let longestRest = 64
+
     /// What the last poll that read the counter saw, with the counter.
     private var last: (look: Look, counter: Int64)?
     /// Whether the last two polls that read the counter saw the same look.
     private var isQuiet = false
+    /// Looks in a row that differed from the one before.
+    private var moves = 0
+    /// Polls left in a rest from looking, and how long the last rest was (0: two looks agreed
+    /// since).
+    private var resting = 0
+    private var lastRest = 0
     /// False once the hub refused the snapshot's functions: polls read the counter alone.
     package private(set) var isAvailable = true
 
     package init() {}
+
+    /// Whether the next poll that reads the counter reads the look with it: not where the hub
+    /// refused the snapshot's functions, nor during a rest.
+    package var looks: Bool { isAvailable && resting == 0 }
 
     /// The counter a quiet check vouches for while the snapshot stays `baseline`, or nil when
     /// the next poll should read the counter.
@@ -65,7 +87,21 @@ package struct HubQuietCheck {
             return
         }
         isQuiet = last.map { $0.look == look && $0.counter == counter } ?? false
+        if let last, last.look == look {
+            (moves, lastRest) = (0, 0)
+        } else if last != nil {
+            moves += 1
+        }
         last = (look, counter)
+        if moves >= Self.restAfter {
+            lastRest = lastRest == 0 ? Self.firstRest : min(2 * lastRest, Self.longestRest)
+            (resting, moves, last, isQuiet) = (lastRest, 0, nil, false)
+        }
+    }
+
+    /// A poll read the counter without a look, during a rest.
+    package mutating func readWithoutLooking() {
+        resting = max(0, resting - 1)
     }
 
     /// A quiet check saw `look`: whether nothing finished since the baseline. When something

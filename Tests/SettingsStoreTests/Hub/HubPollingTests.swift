@@ -245,6 +245,52 @@ struct QuietCheckTests {
         #expect(!restarted, "a restarted server")
     }
 
+    @Test(
+        "a hub whose snapshot moved at every poll: the link rests from looking, twice as long each time, until two looks agree"
+    )
+    func restsFromLookingOnABusyHub() {
+        var quiet = HubQuietCheck()
+        var next = 0
+        /// Looks that each differ from the one before.
+        func moving(_ count: Int) {
+            for _ in 0..<count {
+                next += 1
+                quiet.record(look("\(next):\(next):"), counter: 1)
+            }
+        }
+        /// The polls the link rests, at most `limit`.
+        func rest(limit: Int = 1_000) -> Int {
+            var polls = 0
+            while !quiet.looks && polls < limit {
+                quiet.readWithoutLooking()
+                polls += 1
+            }
+            return polls
+        }
+        // Two moves, then an agreement: the count starts again.
+        moving(3)
+        quiet.record(look("\(next):\(next):"), counter: 1)
+        moving(HubQuietCheck.restAfter - 1)
+        #expect(quiet.looks, "one move short of a rest")
+        moving(1)
+        #expect(!quiet.looks && quiet.baseline == nil, "resting: the counter alone")
+        #expect(rest() == HubQuietCheck.firstRest)
+        // After a rest the first look has nothing to differ from: restAfter + 1 looks to rest again.
+        moving(HubQuietCheck.restAfter + 1)
+        #expect(rest() == 2 * HubQuietCheck.firstRest, "the hub is still busy: a longer rest")
+        for _ in 0..<10 {
+            moving(HubQuietCheck.restAfter + 1)
+            _ = rest()
+        }
+        moving(HubQuietCheck.restAfter + 1)
+        #expect(rest() == HubQuietCheck.longestRest)
+        quiet.record(look("quiet"), counter: 1)
+        quiet.record(look("quiet"), counter: 1)
+        #expect(quiet.baseline?.look == look("quiet"), "quiet checks again once two agree")
+        moving(HubQuietCheck.restAfter)
+        #expect(rest() == HubQuietCheck.firstRest, "an agreement starts the rests short again")
+    }
+
     @Test("a missing look, or one longer than a quiet server's, is no baseline; a refusal ends quiet checks")
     func hostileOrMissingLooks() {
         #expect(HubQuietCheck.Look(snapshot: nil, started: "x") == nil)
