@@ -244,9 +244,10 @@ private struct FleetRun {
         try waitUntilQuiet(simulation)
         if case .poll(_, let budget) = mode, budget > 0 {
             // Each machine measures the hub's load over its first dozen quiet polls, and
-            // stretches its longest interval from what it saw.
-            progress("\(machines) machines: measuring the hub's load (a dozen quiet polls each)")
-            try Self.waitForLoadReadings(simulation, timeout: 240)
+            // stretches its longest interval from what it saw; that first measure spans the
+            // fleet's start-up, so the fleet is settled once each has measured again.
+            progress("\(machines) machines: measuring the hub's load (two dozen quiet polls each)")
+            try Self.waitForLoadReadings(simulation, timeout: 600)
             try waitUntilQuiet(simulation)
         }
         longestIntervals = simulation.longestIntervals
@@ -319,13 +320,17 @@ private struct FleetRun {
         failures = simulation.failures
     }
 
+    /// Readings of the load each machine has taken once the fleet counts as settled: the first
+    /// starts the measure, the second stretches from the start-up, the third corrects that.
+    private static let settledReadings = 3
+
     private static func waitForLoadReadings(_ simulation: FleetSimulation, timeout: Double) throws {
         let deadline = FleetSimulation.now() + timeout
-        while simulation.machines(readingLoad: 2) < simulation.count {
+        while simulation.machines(readingLoad: Self.settledReadings) < simulation.count {
             guard FleetSimulation.now() < deadline else {
                 throw SettingsError(
                     .timeout,
-                    "fleet: \(simulation.machines(readingLoad: 2)) of \(simulation.count) machines measured the hub's load in \(Int(timeout)) s"
+                    "fleet: \(simulation.machines(readingLoad: Self.settledReadings)) of \(simulation.count) machines measured the hub's load in \(Int(timeout)) s"
                 )
             }
             Thread.sleep(forTimeInterval: 0.5)
