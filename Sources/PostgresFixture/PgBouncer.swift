@@ -63,14 +63,18 @@ public final class PgBouncer: Sendable {
         if let pid = runningPID { kill(pid, SIGHUP) }
     }
 
-    /// Starts the pooler (after `stop()` or `kill()`), waiting until its socket accepts.
+    /// Starts the pooler (after `stop()` or `kill()`), waiting until its socket accepts and its
+    /// process id is written (the daemon writes it apart from opening the socket).
     public func start() throws {
         try PostgresCluster.run(Self.executable, ["-d", "-q", "\(folder)/pgbouncer.ini"])
         for _ in 0..<500 {
-            if FileManager.default.fileExists(atPath: "\(folder)/.s.PGSQL.\(port)") { return }
+            if FileManager.default.fileExists(atPath: "\(folder)/.s.PGSQL.\(port)"), runningPID != nil {
+                return
+            }
             usleep(10_000)
         }
-        throw SettingsError(.timeout, "PgBouncer did not open its socket in \(folder) within 5 s")
+        throw SettingsError(
+            .timeout, "PgBouncer did not open its socket and write its pid in \(folder) within 5 s")
     }
 
     /// Stops the pooler at once (SIGTERM: every client connection closes), waiting until it is gone.

@@ -225,8 +225,8 @@ package struct HubNamespace {
     /// The hub database's transactions so far, committed and rolled back: what the server's
     /// statistics counted, a second or so behind. From the functions behind `pg_stat_database`
     /// rather than the view, whose expansion (two dozen columns over a `UNION ALL`) the server
-    /// would parse and plan at every reading: that cost 285–333 µs of server CPU a statement
-    /// against 150–210 µs (pgbench, 2,000 a second).
+    /// would parse and plan at every reading: that cost 283–333 µs of server CPU a statement
+    /// against 150–213 µs (pgbench, 2,000 a second).
     private static let loadColumn =
         "(SELECT pg_catalog.pg_stat_get_db_xact_commit(d.oid) OPERATOR(pg_catalog.+) pg_catalog.pg_stat_get_db_xact_rollback(d.oid) FROM pg_catalog.pg_database AS d WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database())"
 

@@ -21,9 +21,9 @@
 ///
 /// Why two statements on a change rather than one that reads the counter only when the snapshot
 /// moved (`CASE WHEN … THEN NULL ELSE settingsd.counter(…) END`): PostgreSQL parses and plans a
-/// simple query afresh each time, and that longer statement cost 136–167 µs of server CPU against
-/// 83 µs for the snapshot alone and 121–127 µs for the counter alone (pgbench, 2,000 a second),
-/// so it cost more than the counter even when the counter was skipped.
+/// simple query afresh each time, and that longer statement cost 136–178 µs of server CPU against
+/// 74–91 µs for the snapshot alone and 113–127 µs for the counter alone (pgbench, 2,000 a
+/// second), so it cost more than the counter even when the counter was skipped.
 ///
 /// Lives as long as one connection: a new connection starts with no baseline.
 package struct HubQuietCheck {
@@ -52,6 +52,7 @@ package struct HubQuietCheck {
     /// The polls the first rest lasts (they read the counter without a look); each rest after it
     /// with no two agreeing looks in between lasts twice as long, up to `longestRest`.
     package static let firstRest = 4
+    /// The polls the longest rest lasts.
     package static let longestRest = 64
 
     /// What the last poll that read the counter saw, with the counter.
