@@ -116,6 +116,9 @@ struct FleetBenchmark {
         report.quantity(
             "\(name) idle: statements that were quiet checks (the server's snapshot alone)",
             pooled.idleQuietCheckShare * 100, unit: "%", format: "%.0f %%", target: .reported)
+        report.quantity(
+            "\(name) idle: comparisons of digests per second (quiet checks spare the rest)",
+            pooled.idleComparisonsPerSecond, unit: "/s", format: "%.1f", target: .reported)
         let longest = pooled.longestIntervals
         let most = longest.last ?? interval.upperBound
         report.quantity(
@@ -210,6 +213,8 @@ private struct FleetRun {
     var idleStatementsPerSecond = 0.0
     /// Of the idle statements, the share that were quiet checks (`HubQuietCheck`).
     var idleQuietCheckShare = 0.0
+    /// Comparisons of digests a second while idle (the rest spared by quiet checks).
+    var idleComparisonsPerSecond = 0.0
     var propagation: [Double] = []
     var burstSeconds = 0.0
     /// From the burst's start until the hub had numbered every one of its writes.
@@ -256,8 +261,9 @@ private struct FleetRun {
         progress("\(machines) machines settled; idle for \(Int(window)) s")
         let postgres = try ProcessCPU.postgres(cluster: cluster)
         let poolerCPU = pooler.map { ProcessCPU(pids: [$0]) }
-        let (cpuBefore, poolerBefore, statementsBefore, quietBefore) = (
-            postgres.seconds, poolerCPU?.seconds ?? 0, simulation.statements, simulation.quietChecks
+        let (cpuBefore, poolerBefore, statementsBefore, quietBefore, comparisonsBefore) = (
+            postgres.seconds, poolerCPU?.seconds ?? 0, simulation.statements, simulation.quietChecks,
+            simulation.comparisons
         )
         var connections = 0
         let end = FleetSimulation.now() + window
@@ -273,6 +279,7 @@ private struct FleetRun {
         idleQuietCheckShare =
             Double(simulation.quietChecks - quietBefore)
             / Double(max(1, simulation.statements - statementsBefore))
+        idleComparisonsPerSecond = Double(simulation.comparisons - comparisonsBefore) / window
 
         for trial in 0..<(quick ? 2 : 3) {
             let version = SettingVersion(

@@ -58,6 +58,18 @@ struct CheckSchedule {
             || now &- last.at >= safetyNet
     }
 
+    /// The hub is known to hold what it held at the last comparison, which agreed
+    /// (`HubQuietCheck.vouchesForAgreement`): when nothing else makes one due (none was asked
+    /// for, no divergence is being confirmed, this replica is at the `sequence` it compared at),
+    /// the safety net starts again from `now` without one, and this returns true.
+    mutating func renewWithoutComparing(
+        sequence: Int64, now: UInt64 = SettingsConfiguration.systemClock()
+    ) -> Bool {
+        guard !isForced, backoff == 0, let last, last.sequence == sequence else { return false }
+        self.last = (sequence, last.counter, now)
+        return true
+    }
+
     /// Records a comparison that took `took` milliseconds.
     mutating func checked(
         sequence: Int64, counter: Int64, took: UInt64, agreed: Bool,

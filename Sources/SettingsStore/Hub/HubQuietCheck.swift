@@ -25,6 +25,11 @@
 /// 74–91 µs for the snapshot alone and 113–127 µs for the counter alone (pgbench, 2,000 a
 /// second), so it cost more than the counter even when the counter was skipped.
 ///
+/// The same reasoning spares a fleet its routine comparisons of digests: when every look since a
+/// comparison agreed matched the one taken before it, no transaction finished around or after
+/// that comparison, so the hub still holds what it summed (`vouchesForAgreement`); a hand edit,
+/// a restore or a failover moves the look, and the comparison runs.
+///
 /// Lives as long as one connection: a new connection starts with no baseline.
 package struct HubQuietCheck {
     /// A poll's look at the server: its snapshot and start time, as text.
@@ -67,6 +72,9 @@ package struct HubQuietCheck {
     private var lastRest = 0
     /// False once the hub refused the snapshot's functions: polls read the counter alone.
     package private(set) var isAvailable = true
+    /// The look before the last comparison that agreed, while every look since matched it, and
+    /// whether one since did (nil: none agreed, or the server moved since).
+    private var agreed: (look: Look, confirmed: Bool)?
 
     package init() {}
 
@@ -80,8 +88,27 @@ package struct HubQuietCheck {
         isAvailable && isQuiet ? last : nil
     }
 
+    /// Whether the hub's server has finished no transaction since before the last comparison
+    /// that agreed (`compared(agreed:)`): a look taken after it matched the one taken before,
+    /// and every look since did too. The comparison's sums then still hold, and a routine one
+    /// (not one asked for) need not run again.
+    package var vouchesForAgreement: Bool { agreed?.confirmed ?? false }
+
+    /// A comparison of digests ran: when it `agreed`, the look before it vouches for it once a
+    /// later one matches.
+    package mutating func compared(agreed: Bool) {
+        self.agreed = agreed ? last.map { ($0.look, false) } : nil
+    }
+
+    /// A look the link read: it confirms the last agreement, or ends it.
+    private mutating func saw(_ look: Look?) {
+        guard let agreement = agreed else { return }
+        agreed = look == agreement.look ? (agreement.look, true) : nil
+    }
+
     /// A poll read `counter` and `look` in one statement.
     package mutating func record(_ look: Look?, counter: Int64) {
+        saw(look)
         guard let look else {
             last = nil
             isQuiet = false
@@ -103,11 +130,13 @@ package struct HubQuietCheck {
     /// A poll read the counter without a look, during a rest.
     package mutating func readWithoutLooking() {
         resting = max(0, resting - 1)
+        agreed = nil
     }
 
     /// A quiet check saw `look`: whether nothing finished since the baseline. When something
     /// did, the next polls read the counter again until the hub is quiet once more.
     package mutating func confirms(_ look: Look?) -> Bool {
+        saw(look)
         guard let baseline, look == baseline.look else {
             isQuiet = false
             return false
@@ -118,7 +147,6 @@ package struct HubQuietCheck {
     /// The hub refused the snapshot's functions (a role without EXECUTE on them).
     package mutating func becomeUnavailable() {
         isAvailable = false
-        last = nil
-        isQuiet = false
+        (last, isQuiet, agreed) = (nil, false, nil)
     }
 }

@@ -33,6 +33,10 @@ public struct HubConfiguration: Sendable, Equatable {
     /// `settings-bench fleet` on 2 cores.
     package static let defaultPollBudget = 600.0
 
+    /// The longest between routine comparisons of digests for a link that polls, in seconds
+    /// (`PollSchedule.comparisonInterval`; tests shorten it).
+    package var comparisonInterval = PollSchedule.comparisonInterval
+
     /// Creates a configuration; `url` may carry settingsd's own options (`settingsd_pool`,
     /// `settingsd_poll_min`, `settingsd_poll_max`, `settingsd_poll_budget`, see the README).
     public init(url: String, namespace: String? = nil, stallTimeout: Double = 30) {
@@ -88,6 +92,11 @@ public struct HubStatus: Sendable, Equatable {
     /// polls that read the counter agreed (`HubQuietCheck`). A quiet check that finds it moved
     /// reads the counter too, a second statement, and is not counted here.
     package var quietChecks = 0
+    /// Routine comparisons of digests the link did not run because the hub's server finished no
+    /// transaction since the last one agreed (`HubQuietCheck.vouchesForAgreement`).
+    package var comparisonsSpared = 0
+    /// Comparisons of digests the link ran since it started.
+    package var comparisons = 0
     /// Statements the link sent to the hub since it started, on every connection.
     package var statements = 0
     /// Why the hub was last found to have gone back (a restore, a failover, a reset counter).

@@ -1,14 +1,17 @@
 /// When a hub link that polls (`HubPooling.transaction`) looks at the namespace's counter next:
 /// at the least interval after a push of its own, at half the interval after another's change,
-/// doubling with every quiet poll up to the longest, each wait shortened by up to a fifth at
-/// random so that machines woken by the same change do not poll in step ever after.
+/// doubling with every quiet poll up to the longest, each wait shortened by up to a tenth at
+/// random so that machines woken by the same change do not poll in step ever after (a tenth, not
+/// more: a change waits for the longest wait, and the hub pays for the average one).
 ///
 /// The longest is the configured most, stretched while the hub's database runs more
 /// transactions a second than the poll budget: a fleet's idle cost is its machines divided by
 /// the interval, so ten thousand machines that all poll every 5 s would keep a core busy. Every
 /// twelfth quiet poll also reads the database's transaction count (`HubNamespace.poll`), and
-/// each link stretches or shrinks on its own from the rate it saw, so the fleet's polls settle
-/// near the budget however many machines there are. A link whose quiet polls were mostly quiet
+/// each link stretches or shrinks on its own from the rate it saw, toward nine tenths of the
+/// budget, and stays where the rate is within `settledBand` of it: so the fleet's polls settle
+/// between three quarters of the budget and the budget however many machines there are, and
+/// whichever side they come from. A link whose quiet polls were mostly quiet
 /// checks (`HubQuietCheck`) counts the rate at what such polls cost: three fifths.
 package struct PollSchedule {
     /// The longest between comparisons of digests for a link that polls, in seconds (it skips
@@ -23,6 +26,15 @@ package struct PollSchedule {
     package static let pollsPerLoadReading = 12
     /// The most the longest interval stretches: twelve times the configured most.
     package static let maximumStretch = 12.0
+    /// The share of the budget a link's weighed rate stretches or shrinks its interval toward.
+    package static let goal = 0.9
+    /// The shares of the budget within which a link leaves its longest interval as it is. Narrow,
+    /// so that a fleet settles near `goal` whichever side it comes from (with six tenths for the
+    /// floor, fleets of 10,000 settled at 12.8 s in some runs and 15.4 s in others); not so narrow
+    /// that links measuring the same hub a little apart chase each other.
+    package static let settledBand = 0.75...1.0
+    /// The shortest share of the interval a wait lasts (`nextWait()`).
+    package static let shortestWait = 0.9
 
     /// The least and the most time between polls, in seconds, as configured.
     package let bounds: ClosedRange<Double>
@@ -84,8 +96,8 @@ package struct PollSchedule {
     /// A poll read the hub database's `transactions` so far at `now` (seconds on a monotonic
     /// clock). From the rate since the last reading, weighed by this link's share of quiet
     /// checks among its quiet polls since (`quietCheckCost`): over the budget, the longest interval
-    /// stretches so that the rate would fall to nine tenths of it; under six tenths, it shrinks
-    /// (at most by half a reading, never below the configured most). A count that went back
+    /// stretches so that the rate would fall to nine tenths of it; under three quarters, it
+    /// shrinks toward nine tenths (at most by half a reading, never below the configured most). A count that went back
     /// (statistics reset, a failover) only starts a new measure; a reading less than a second
     /// after the last waits for a longer one (the server's statistics lag about that much).
     package mutating func measured(transactions: Int64, at now: Double) {
@@ -105,11 +117,11 @@ package struct PollSchedule {
         let checkedQuietly = Double(checkedQuietlySinceReading) / Double(max(1, polledSinceReading))
         (polledSinceReading, checkedQuietlySinceReading) = (0, 0)
         let weighed = rate * (1 - (1 - Self.quietCheckCost) * checkedQuietly)
-        let goal = 0.9 * budget
-        if weighed > budget {
-            stretch = min(Self.maximumStretch, stretch * weighed / goal)
-        } else if weighed < 0.6 * budget {
-            stretch = max(1, stretch * max(0.5, weighed / goal))
+        let share = weighed / budget
+        if share > Self.settledBand.upperBound {
+            stretch = min(Self.maximumStretch, stretch * share / Self.goal)
+        } else if share < Self.settledBand.lowerBound {
+            stretch = max(1, stretch * max(0.5, share / Self.goal))
         }
         interval = min(interval, longest)
     }
@@ -124,6 +136,6 @@ package struct PollSchedule {
 
     /// How long to wait before the next poll.
     package mutating func nextWait() -> Double {
-        interval * Double.random(in: 0.8...1.0, using: &generator)
+        interval * Double.random(in: Self.shortestWait...1.0, using: &generator)
     }
 }

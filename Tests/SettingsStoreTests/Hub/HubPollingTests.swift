@@ -61,7 +61,7 @@ struct HubPollingTests {
         for _ in 0..<8 {
             intervals.append(schedule.interval)
             let wait = schedule.nextWait()
-            #expect(wait <= schedule.interval && wait >= schedule.interval * 0.8)
+            #expect(wait <= schedule.interval && wait >= schedule.interval * PollSchedule.shortestWait)
             schedule.quiet()
         }
         #expect(intervals == [0.25, 0.5, 1, 2, 4, 5, 5, 5])
@@ -97,6 +97,30 @@ struct HubPollingTests {
         polling.isForced = true
         let forced = polling.isDue(sequence: 5, counter: 9, now: 302_100)
         #expect(forced)
+    }
+
+    @Test(
+        "a routine comparison is spared only when none was asked for, none diverged, and the replica is where it compared"
+    )
+    func sparedComparisons() {
+        var checks = CheckSchedule(safetyNet: 300, comparesAfterChanges: false)
+        let first = checks.renewWithoutComparing(sequence: 1, now: 1_000)
+        #expect(!first, "the first comparison of a connection always runs")
+        checks.checked(sequence: 1, counter: 1, took: 1, agreed: true, now: 1_000)
+        _ = checks.isDue(sequence: 1, counter: 1, now: 2_000)
+        let due = checks.isDue(sequence: 1, counter: 1, now: 301_000)
+        let spared = checks.renewWithoutComparing(sequence: 1, now: 301_000)
+        let dueAgain = checks.isDue(sequence: 1, counter: 1, now: 302_000)
+        #expect(due && spared && !dueAgain, "the safety net starts again from the spared one")
+        let movedOn = checks.renewWithoutComparing(sequence: 2, now: 601_000)
+        #expect(!movedOn, "the replica changed since it compared")
+        checks.checked(sequence: 2, counter: 1, took: 1, agreed: false, now: 601_000)
+        let diverged = checks.renewWithoutComparing(sequence: 2, now: 700_000)
+        #expect(!diverged, "a divergence is confirmed by comparing")
+        checks.checked(sequence: 2, counter: 1, took: 1, agreed: true, now: 700_000)
+        checks.isForced = true
+        let asked = checks.renewWithoutComparing(sequence: 2, now: 1_000_000)
+        #expect(!asked, "one asked for (sync --wait, a rewind) always runs")
     }
 }
 
@@ -173,6 +197,51 @@ struct PollStretchTests {
             reading(&schedule, transactions: base + 80 * 60 + 60 + Int64(minute), at: Double(minute) * 60)
         }
         #expect(schedule.stretch == 1 && schedule.longest == 5)
+    }
+
+    @Test(
+        "a fleet of links that each measure the same hub settles within the band, from polling too often or too seldom",
+        arguments: [2.5, 0.65, 0.3])
+    func fleetSettles(startingShare: Double) {
+        // 1,000 links polling one hub by quiet checks alone, so each weighs the rate it reads at
+        // their cost; the hub's rate is what the fleet's longest intervals make it.
+        let (links, budget) = (1_000, 50.0)
+        let meanWait = 5 * (1 + PollSchedule.shortestWait) / 2
+        func share(_ fleet: [PollSchedule]) -> Double {
+            fleet.reduce(0) { $0 + 1 / ($1.longest * meanWait / 5) } * PollSchedule.quietCheckCost / budget
+        }
+        func fresh() -> PollSchedule {
+            var schedule = PollSchedule(bounds: 0.25...5, budget: budget)
+            while !schedule.isAtLongest { schedule.quiet() }
+            schedule.measured(transactions: 0, at: 0)
+            return schedule
+        }
+        // Where the fleet starts: a busy start-up stretched every link alike, to the stretch at
+        // which it runs at `startingShare` of the budget (1, unstretched, for 2.5).
+        let start = share([PollSchedule](repeating: fresh(), count: links)) / startingShare
+        var fleet = (0..<links).map { _ in
+            var schedule = fresh()
+            guard start > 1.2 else { return schedule }
+            for _ in 0..<PollSchedule.pollsPerLoadReading { schedule.quiet(checkedQuietly: true) }
+            let rate = start * PollSchedule.goal * budget / PollSchedule.quietCheckCost
+            schedule.measured(transactions: Int64(rate * 100), at: 100)
+            return schedule
+        }
+        #expect(abs(share(fleet) - startingShare) < 0.05, "starts at \(share(fleet))")
+        // Then each link in turn reads the load over its last twelve polls, a minute apart.
+        var (transactions, now) = (Double(Int64(start * 0.9 * budget / 0.6 * 100)), 100.0)
+        for _ in 0..<8 {
+            for index in fleet.indices {
+                let step = 60 / Double(links)
+                transactions += share(fleet) * budget / PollSchedule.quietCheckCost * step
+                now += step
+                for _ in 0..<PollSchedule.pollsPerLoadReading { fleet[index].quiet(checkedQuietly: true) }
+                fleet[index].measured(transactions: Int64(transactions), at: now)
+            }
+        }
+        #expect(
+            PollSchedule.settledBand.contains(share(fleet)),
+            "from \(startingShare) of the budget the fleet settled at \(share(fleet))")
     }
 
     @Test("a count that went back, or a reading too soon after the last, stretches nothing")
@@ -289,6 +358,41 @@ struct QuietCheckTests {
         #expect(quiet.baseline?.look == look("quiet"), "quiet checks again once two agree")
         moving(HubQuietCheck.restAfter)
         #expect(rest() == HubQuietCheck.firstRest, "an agreement starts the rests short again")
+    }
+
+    @Test(
+        "an agreed comparison is vouched for once a later look matches the one before it, until a look differs or is missing"
+    )
+    func vouchesForAgreement() {
+        var quiet = HubQuietCheck()
+        quiet.compared(agreed: true)
+        #expect(!quiet.vouchesForAgreement, "no look before the comparison")
+        quiet.record(look("7:7:"), counter: 3)
+        quiet.compared(agreed: true)
+        #expect(!quiet.vouchesForAgreement, "nothing seen since the comparison yet")
+        quiet.record(look("7:7:"), counter: 3)
+        #expect(quiet.vouchesForAgreement, "no transaction finished around the comparison")
+        let confirmed = quiet.confirms(look("7:7:"))
+        #expect(confirmed && quiet.vouchesForAgreement, "a quiet check keeps it")
+        _ = quiet.confirms(look("7:8:7"))
+        #expect(!quiet.vouchesForAgreement, "a transaction began")
+        quiet.record(look("8:8:"), counter: 3)
+        quiet.record(look("8:8:"), counter: 3)
+        #expect(!quiet.vouchesForAgreement, "an agreement is only vouched for from the look before it")
+        quiet.compared(agreed: false)
+        quiet.record(look("8:8:"), counter: 3)
+        #expect(!quiet.vouchesForAgreement, "a comparison that repaired vouches for nothing")
+        quiet.compared(agreed: true)
+        _ = quiet.confirms(nil)
+        #expect(!quiet.vouchesForAgreement, "a look that could not be read")
+        quiet.record(look("8:8:"), counter: 3)
+        quiet.compared(agreed: true)
+        quiet.record(look("8:8:", started: "2026-12-06 09:00:00+00"), counter: 3)
+        #expect(!quiet.vouchesForAgreement, "a restarted or failed-over server")
+        quiet.compared(agreed: true)
+        quiet.readWithoutLooking()
+        quiet.record(look("8:8:", started: "2026-12-06 09:00:00+00"), counter: 3)
+        #expect(!quiet.vouchesForAgreement, "a poll without a look leaves a gap")
     }
 
     @Test("a missing look, or one longer than a quiet server's, is no baseline; a refusal ends quiet checks")

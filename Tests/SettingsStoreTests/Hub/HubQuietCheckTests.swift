@@ -230,6 +230,36 @@ extension HubReliability {
         }
 
         @Test(
+            "a polling link spares its routine comparisons while the hub is quiet, and still finds and repairs a row deleted by hand"
+        )
+        func quietLinkSparesComparisons() async throws {
+            let cluster = try Self.cluster.get()
+            let role = try cluster.makeRole("spare")
+            var configuration = HubConfiguration(
+                url: cluster.conninfo(user: role.name, password: role.password)
+                    + " settingsd_pool=transaction settingsd_poll_min=0.05 settingsd_poll_max=0.2")
+            configuration.comparisonInterval = 0.5
+            let settings = Settings(inMemoryWith: .init())
+            let hub = try settings.sync(withHub: configuration)
+            defer { hub.stop() }
+            try settings.set("kept", forKey: "k")
+            try await waitUntil(timeout: 60) { hub.status.comparisonsSpared >= 2 }
+            #expect(hub.status.agreement == "agreed")
+            let compared = hub.status.comparisons
+            let admin = try PostgresConnection(conninfo: cluster.conninfo())
+            func rows() throws -> String {
+                try admin.query("SELECT count(*) FROM settingsd.entries WHERE namespace = '\(role.name)'")
+                    .text(0, 0)
+            }
+            #expect(try rows() == "1")
+            try cluster.psql("DELETE FROM settingsd.entries WHERE namespace = '\(role.name)'")
+            #expect(try rows() == "0")
+            try await waitUntil(timeout: 60) { try rows() == "1" }
+            #expect(hub.status.comparisons > compared, "the edit moved the hub's snapshot: a comparison ran")
+            #expect(hub.status.repairedKeys == 1 && hub.status.lastError == nil)
+        }
+
+        @Test(
             "a role refused the snapshot's functions polls the counter alone; refused the statistics too, it says which"
         )
         func refusedSnapshotFunctions() throws {
