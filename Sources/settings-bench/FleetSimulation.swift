@@ -153,12 +153,18 @@ private final class Machine: @unchecked Sendable {  // touched by its worker's t
     /// Sent a statement since it last read notifications: some may wait in libpq, not on the socket.
     var sentStatements = false
 
-    init(hub: HubNamespace, schedule: PollSchedule?, comparisonInterval: Double) throws(SettingsError) {
+    init(hub: HubNamespace, schedule: PollSchedule?) throws(SettingsError) {
         self.hub = hub
         self.schedule = schedule
         cursor = try hub.lastSequence()
         seenCounter = cursor
-        let now = FleetSimulation.now()
+        (due, nextComparison) = (.infinity, .infinity)
+    }
+
+    /// Its first poll and first comparison, from when its worker starts (not when it connected:
+    /// a worker that connected its machines early would otherwise find all their comparisons due
+    /// at once, and they would stay in step, a bunch every interval).
+    func start(at now: Double, comparisonInterval: Double) {
         due = now + Double.random(in: 0...(schedule?.bounds.lowerBound ?? 1))
         // The machines' comparisons fall anywhere in the interval, as those of a fleet do.
         nextComparison = now + Double.random(in: 0..<comparisonInterval)
@@ -201,13 +207,14 @@ private final class Worker: Sendable {
             let hub = try HubNamespace(connection: connection, namespace: nil, listens: polling == nil)
             machines.append(
                 try Machine(
-                    hub: hub, schedule: polling.map { PollSchedule(bounds: $0.bounds, budget: $0.budget) },
-                    comparisonInterval: comparisonInterval))
+                    hub: hub, schedule: polling.map { PollSchedule(bounds: $0.bounds, budget: $0.budget) }))
         }
         self.machines = machines
     }
 
     func run(simulation: FleetSimulation) {
+        let started = FleetSimulation.now()
+        for machine in machines { machine.start(at: started, comparisonInterval: comparisonInterval) }
         var published = false
         while !simulation.isStopped {
             let now = FleetSimulation.now()
