@@ -255,6 +255,17 @@ private struct FleetRun {
             try Self.waitForLoadReadings(simulation, timeout: 600)
             try waitUntilQuiet(simulation)
         }
+        if case .poll = mode, !quick {
+            // A fleet idles once each machine has compared digests since the start-up's own
+            // transactions (autovacuum analysing the catalogs after the roles, the writer's
+            // account): only comparisons after those can be spared (`HubQuietCheck`).
+            let idleFrom = simulation.startedAt + PollSchedule.comparisonInterval + Self.startUpSeconds
+            if FleetSimulation.now() < idleFrom {
+                progress("\(machines) machines: waiting until each has compared since the start-up")
+                Thread.sleep(forTimeInterval: idleFrom - FleetSimulation.now())
+                try waitUntilQuiet(simulation)
+            }
+        }
         longestIntervals = simulation.longestIntervals
         // Idle: every machine at its longest interval.
         let window = quick ? 5.0 : 20.0
@@ -330,6 +341,9 @@ private struct FleetRun {
     /// Readings of the load each machine has taken once the fleet counts as settled: the first
     /// starts the measure, the second stretches from the start-up, the third corrects that.
     private static let settledReadings = 3
+    /// How long the fleet's start-up keeps the hub's server finishing transactions of its own, in
+    /// seconds (a sampler of `txid_current_snapshot()` saw the last about a minute into a run).
+    private static let startUpSeconds = 90.0
 
     private static func waitForLoadReadings(_ simulation: FleetSimulation, timeout: Double) throws {
         let deadline = FleetSimulation.now() + timeout

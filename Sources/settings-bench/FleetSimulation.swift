@@ -29,6 +29,8 @@ final class FleetSimulation: Sendable {
     private let stopped = Atomic<Bool>(false)
     private let finished = DispatchGroup()
     let count: Int
+    /// When the machines began to poll (`now()`), every one connected.
+    let startedAt: Double
 
     /// Connects `count` machines with `conninfo` (in parallel, one worker thread per slice) and
     /// starts them.
@@ -52,6 +54,7 @@ final class FleetSimulation: Sendable {
         }
         connecting.wait()
         workers = try built.withLock { results in try results.map { try $0.get() } }
+        startedAt = Self.now()
         for worker in workers {
             finished.enter()
             Thread.detachNewThread { [self] in
