@@ -142,6 +142,12 @@ struct FleetBenchmark {
         report.seconds(
             "\(name): the simulated machines' CPU during that burst", pooled.burstSimulationSeconds,
             target: .reported)
+        if let most = pooled.burstLongestIntervals.last {
+            let intervals = pooled.burstLongestIntervals
+            report.quantity(
+                "\(name): the links' longest poll interval as the burst began, median (most \(String(format: "%.1f", most)) s)",
+                intervals[intervals.count / 2], unit: "s", format: "%.1f s", target: .reported)
+        }
         if pooled.burstSeconds.isFinite {
             report.seconds(
                 "\(name): \(min(machines, 1_000)) writers at once → every machine has every write",
@@ -233,6 +239,8 @@ private struct FleetRun {
     var failures = 0
     /// Each polling machine's longest interval once the fleet measured the hub's load, sorted.
     var longestIntervals: [Double] = []
+    /// The links' longest intervals as the burst began, sorted.
+    var burstLongestIntervals: [Double] = []
 
     init(
         machines: Int, conninfo: String, mode: FleetSimulation.Mode, cluster: PostgresCluster,
@@ -311,6 +319,8 @@ private struct FleetRun {
         propagation.sort()
 
         let writers = min(machines, 1_000)
+        // The fleet's pulls of the single changes may have stretched some links' intervals.
+        burstLongestIntervals = simulation.longestIntervals
         progress("\(machines) machines: \(writers) writers at once")
         let goal = try writer.lastSequence() + Int64(writers)
         simulation.expect(goal)

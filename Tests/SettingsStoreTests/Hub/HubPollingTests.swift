@@ -166,19 +166,38 @@ struct PollStretchTests {
     func quietChecksWeighLess() {
         var checked = quietSchedule(budget: 100)
         reading(
-            &checked, transactions: 1_000 + 300 * 60, at: 60, checkedQuietly: PollSchedule.pollsPerLoadReading
+            &checked, transactions: 1_000 + 400 * 60, at: 60, checkedQuietly: PollSchedule.pollsPerLoadReading
         )
-        let weighed = 300 * PollSchedule.quietCheckCost / 90
+        let weighed = 400 * PollSchedule.quietCheckCost / 90
         #expect(abs(checked.stretch - weighed) < 1e-9)
         // The share is counted afresh for each reading: polls of the counter alone weigh in full.
         while !checked.isAtLongest { checked.quiet() }
-        reading(&checked, transactions: 1_000 + 600 * 60, at: 120)
+        reading(&checked, transactions: 1_000 + 400 * 60 + 300 * 60, at: 120)
         #expect(abs(checked.stretch - weighed * 300 / 90) < 1e-9)
         var half = quietSchedule(budget: 100)
         reading(
             &half, transactions: 1_000 + 300 * 60, at: 60,
             checkedQuietly: PollSchedule.pollsPerLoadReading / 2)
         #expect(abs(half.stretch - 300 * (1 + PollSchedule.quietCheckCost) / 2 / 90) < 1e-9)
+    }
+
+    @Test(
+        "one reading over the budget but under twice it stretches nothing (a fleet's pulls after a change); two in a row do"
+    )
+    func stretchesOnSustainedLoad() {
+        var schedule = quietSchedule(budget: 100)
+        reading(&schedule, transactions: 1_000 + 150 * 60, at: 60)
+        #expect(schedule.stretch == 1, "one reading at 1.5 times the budget")
+        reading(&schedule, transactions: 1_000 + 150 * 60 + 80 * 60, at: 120)
+        reading(&schedule, transactions: 1_000 + 150 * 60 + 80 * 60 + 150 * 60, at: 180)
+        #expect(schedule.stretch == 1, "a reading within the budget between two over it")
+        reading(&schedule, transactions: 1_000 + 150 * 60 + 80 * 60 + 300 * 60, at: 240)
+        #expect(abs(schedule.stretch - 150 / 90) < 1e-9, "the second in a row")
+        var reset = quietSchedule(budget: 100)
+        reading(&reset, transactions: 1_000 + 150 * 60, at: 60)
+        reading(&reset, transactions: 10, at: 120)
+        reading(&reset, transactions: 10 + 150 * 60, at: 180)
+        #expect(reset.stretch == 1, "a count that went back starts afresh")
     }
 
     @Test("within the budget nothing changes; far under it shrinks by at most half, never below the most")
