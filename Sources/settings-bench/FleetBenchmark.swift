@@ -265,8 +265,8 @@ private struct FleetRun {
         }
         if case .poll = mode, !quick {
             // A fleet idles once each machine has compared digests since the start-up's own
-            // transactions (autovacuum analysing the catalogs after the roles, the writer's
-            // account): only comparisons after those can be spared (`HubQuietCheck`).
+            // transactions (autovacuum analysing the catalogs after the roles, the set-up's
+            // own): only comparisons after those can be spared (`HubQuietCheck`).
             let idleFrom = simulation.startedAt + PollSchedule.comparisonInterval + Self.startUpSeconds
             if FleetSimulation.now() < idleFrom {
                 progress("\(machines) machines: waiting until each has compared since the start-up")

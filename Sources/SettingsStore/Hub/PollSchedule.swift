@@ -15,7 +15,8 @@
 /// checks (`HubQuietCheck`) counts the rate at what such polls cost: three fifths.
 package struct PollSchedule {
     /// The longest between comparisons of digests for a link that polls, in seconds (it skips
-    /// those after changes): a fleet of 10,000 machines then costs some 33 comparisons a second.
+    /// those after changes): a fleet of 10,000 machines then costs at most some 33 comparisons a
+    /// second, and none on a hub quiet since their last (`HubQuietCheck.vouchesForAgreement`).
     package static let comparisonInterval = 300.0
     /// What a quiet check costs PostgreSQL beside a poll of the counter: about three fifths
     /// (74–91 µs against 113–127 µs for the counter alone and 139–157 µs for the counter with
