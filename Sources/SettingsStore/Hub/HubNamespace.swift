@@ -92,7 +92,7 @@ package struct HubNamespace {
     /// statistics are off), in one statement: a polling link's measure of the hub's load
     /// (`PollSchedule.measured`) costs no transaction of its own.
     package func poll(readingLoad: Bool) throws(SettingsError) -> (counter: Int64, transactions: Int64?) {
-        let rows = try run(counterStatement(looking: false, readingLoad: readingLoad))
+        let rows = try run(counterStatement(looking: false, readingLoad: readingLoad), namespaced: true)
         return try read(counterFrom: rows, readingLoad: readingLoad)
     }
 
@@ -118,7 +118,9 @@ package struct HubNamespace {
         if let baseline = quiet.baseline {
             var look: HubQuietCheck.Look?
             do {
-                let rows = try run("SELECT " + Self.lookColumns + (readingLoad ? ", " + Self.loadColumn : ""))
+                let rows = try run(
+                    "SELECT " + Self.lookColumns + (readingLoad ? ", " + Self.loadColumn : ""),
+                    namespaced: false)
                 if rows.count == 1 {
                     look = Self.look(in: rows, from: 0)
                     transactions = readingLoad ? try Self.load(in: rows, column: 2, prepared: prepared) : nil
@@ -138,11 +140,11 @@ package struct HubNamespace {
         if !looking { quiet.readWithoutLooking() }
         let rows: PostgresRows
         do {
-            rows = try run(counterStatement(looking: looking, readingLoad: withLoad))
+            rows = try run(counterStatement(looking: looking, readingLoad: withLoad), namespaced: true)
         } catch  where looking && error.code == .accessDenied {
             // The counter and the load without the snapshot: if that passes, the snapshot's
             // functions were the ones refused.
-            rows = try run(counterStatement(looking: false, readingLoad: withLoad))
+            rows = try run(counterStatement(looking: false, readingLoad: withLoad), namespaced: true)
             quiet.becomeUnavailable()
             looking = false
         }
@@ -164,11 +166,12 @@ package struct HubNamespace {
             + (readingLoad ? ", " + Self.loadColumn : "") + (looking ? ", " + Self.lookColumns : "")
     }
 
-    /// Runs one of the poll's statements: prepared with the namespace as its parameter on a
-    /// direct connection (where it has one), as a simple query through a pooler.
-    private func run(_ sql: String) throws(SettingsError) -> PostgresRows {
+    /// Runs one of the poll's statements: on a direct connection with the namespace as its
+    /// parameter when it is `namespaced` (the counter's statement), as a simple query through a
+    /// pooler, where the counter's statement carries the namespace in its text.
+    private func run(_ sql: String, namespaced: Bool) throws(SettingsError) -> PostgresRows {
         guard prepared else { return try connection.query(sql) }
-        return try connection.execute(sql, sql.contains("$1") ? [.text(name)] : [])
+        return try connection.execute(sql, namespaced ? [.text(name)] : [])
     }
 
     /// The counter in column 0 and, when `readingLoad`, the load in column 1.
