@@ -7,13 +7,12 @@
 /// The longest is the configured most, stretched while the hub's database runs more
 /// transactions a second than the poll budget: a fleet's idle cost is its machines divided by
 /// the interval, so ten thousand machines that all poll every 5 s would keep a core busy. Every
-/// twelfth quiet poll also reads the database's transaction count (`HubNamespace.poll`; every
-/// third after a reading that moved the interval), and each link stretches or shrinks on its own
-/// from the rate it saw, toward nine tenths of the budget, and stays where the rate is within
-/// `settledBand` of it: so the fleet's polls settle between three quarters of the budget and the
-/// budget however many machines there are, and whichever side they come from. A link whose quiet
-/// polls were mostly quiet checks (`HubQuietCheck`) counts the rate at what such polls cost:
-/// three fifths.
+/// twelfth quiet poll also reads the database's transaction count (`HubNamespace.poll`), and
+/// each link stretches or shrinks on its own from the rate it saw, toward nine tenths of the
+/// budget, and stays where the rate is within `settledBand` of it: so the fleet's polls settle
+/// between three quarters of the budget and the budget however many machines there are, and
+/// whichever side they come from. A link whose quiet polls were mostly quiet
+/// checks (`HubQuietCheck`) counts the rate at what such polls cost: three fifths.
 package struct PollSchedule {
     /// The longest between comparisons of digests for a link that polls, in seconds (it skips
     /// those after changes): a fleet of 10,000 machines then costs at most some 33 comparisons a
@@ -26,11 +25,6 @@ package struct PollSchedule {
     package static let quietCheckCost = 0.6
     /// Quiet polls at the longest interval between two readings of the hub's load.
     package static let pollsPerLoadReading = 12
-    /// Quiet polls at the longest interval before the reading that follows one that moved the
-    /// interval: the fleet's new rate is known sooner, so a fleet far from the goal reaches it
-    /// in minutes rather than a quarter of an hour (at 15 s, twelve polls are three minutes, and
-    /// one reading shrinks the interval at most by half).
-    package static let pollsAfterMove = 3
     /// The most the longest interval stretches: twelve times the configured most.
     package static let maximumStretch = 12.0
     /// The share of the budget a link's weighed rate stretches or shrinks its interval toward.
@@ -62,8 +56,6 @@ package struct PollSchedule {
     /// The hub database's transactions a second as last measured (nil: not yet).
     package private(set) var hubRate: Double?
     private var quietPolls = 0
-    /// Quiet polls at the longest interval before the next reading of the load.
-    private var pollsBeforeReading = pollsPerLoadReading
     /// Quiet polls since the last reading of the load, and how many of them quiet checks answered.
     private var polledSinceReading = 0
     private var checkedQuietlySinceReading = 0
@@ -85,10 +77,9 @@ package struct PollSchedule {
     package var isAtLongest: Bool { interval >= longest }
 
     /// Whether the next poll should read the hub's transaction count too: on the first quiet
-    /// poll at the longest interval, then on every `pollsPerLoadReading`th (`pollsAfterMove`th
-    /// after a reading that moved the interval).
+    /// poll at the longest interval, then on every `pollsPerLoadReading`th.
     package var readsLoad: Bool {
-        budget != nil && isAtLongest && (lastReading == nil || quietPolls >= pollsBeforeReading)
+        budget != nil && isAtLongest && (lastReading == nil || quietPolls >= Self.pollsPerLoadReading)
     }
 
     /// This replica pushed: poll soon again (whoever it talks with may answer).
@@ -117,8 +108,7 @@ package struct PollSchedule {
     /// checks among its quiet polls since (`quietCheckCost`): over the budget at two readings in
     /// a row, or over twice the budget at one (`stretchAtOnce`), the longest interval stretches so
     /// that the rate would fall to nine tenths of it; under three quarters, it shrinks toward nine
-    /// tenths (at most by half a reading, never below the configured most). A reading that moved
-    /// the interval brings the next one closer (`pollsAfterMove`). A count that went back
+    /// tenths (at most by half a reading, never below the configured most). A count that went back
     /// (statistics reset, a failover) only starts a new measure; a reading less than a second
     /// after the last waits for a longer one (the server's statistics lag about that much).
     package mutating func measured(transactions: Int64, at now: Double) {
@@ -127,7 +117,6 @@ package struct PollSchedule {
         guard let last = lastReading, transactions >= last.transactions else {
             lastReading = (transactions, now)
             (polledSinceReading, checkedQuietlySinceReading, wasOver) = (0, 0, false)
-            pollsBeforeReading = Self.pollsPerLoadReading
             return
         }
         guard now - last.at >= 1 else { return }
@@ -141,14 +130,12 @@ package struct PollSchedule {
         let weighed = rate * (1 - (1 - Self.quietCheckCost) * checkedQuietly)
         let share = weighed / budget
         let isOver = share > Self.settledBand.upperBound
-        let before = stretch
+        defer { wasOver = isOver }
         if isOver && (wasOver || share > Self.stretchAtOnce) {
             stretch = min(Self.maximumStretch, stretch * share / Self.goal)
         } else if share < Self.settledBand.lowerBound {
             stretch = max(1, stretch * max(0.5, share / Self.goal))
         }
-        wasOver = isOver
-        pollsBeforeReading = stretch == before ? Self.pollsPerLoadReading : Self.pollsAfterMove
         interval = min(interval, longest)
     }
 
