@@ -91,7 +91,48 @@ extension HubSchema {
         -- A link's pull: the batch kept for this cursor at the current counter, or packed now (and
         -- kept when its window reaches the counter). One row per part, in order; none when the
         -- namespace has no counter row.
-        CREATE FUNCTION settingsd.pull_batch(ns name, after_seq bigint, most bigint,
+        \(pullBatch(replacing: false, skippingLocked: false))
+        REVOKE ALL ON FUNCTION settingsd.pull_batch(name, bigint, bigint, bigint, bigint, bigint, bigint) FROM PUBLIC;
+        GRANT EXECUTE ON FUNCTION settingsd.pull_batch(name, bigint, bigint, bigint, bigint, bigint, bigint)
+            TO settingsd_user;
+
+        -- A change to the entries or counters outside the write functions (by hand, as the owner
+        -- or a superuser): no kept batch is known to hold the rows any more. The write functions
+        -- name their namespace in settingsd.writing and move its counter, which retires its
+        -- batches. A DELETE, not a TRUNCATE: until the edit commits, pulls see the old rows and
+        -- the old batches together, and wait for no lock.
+        CREATE FUNCTION settingsd.forget_batches() RETURNS trigger
+            LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+            AS $$ BEGIN
+                IF coalesce(pg_catalog.current_setting('settingsd.writing', true), '') = '' THEN
+                    PERFORM pg_catalog.set_config('settingsd.forgetting', 'on', true);
+                    DELETE FROM settingsd.batches;
+                    PERFORM pg_catalog.set_config('settingsd.forgetting', '', true);
+                END IF;
+                RETURN NULL;
+            END $$;
+        REVOKE ALL ON FUNCTION settingsd.forget_batches() FROM PUBLIC;
+        CREATE TRIGGER forget_batches AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON settingsd.entries
+            FOR EACH STATEMENT EXECUTE FUNCTION settingsd.forget_batches();
+        CREATE TRIGGER forget_batches AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON settingsd.namespaces
+            FOR EACH STATEMENT EXECUTE FUNCTION settingsd.forget_batches();
+        """
+
+    /// Schema 12: a pull's cleanup of batches packed at older counters skips the rows another
+    /// session is deleting. Two pulls that deleted the same kept batches could lock them in
+    /// different orders and deadlock, each waiting `deadlock_timeout` (1 s) before one failed:
+    /// `pgbench` with 20 sessions pulling at nearby cursors while one in six pushed had 5 in
+    /// 20 s, and bursts of writers in `settings-bench fleet` had a few. A row skipped is deleted
+    /// by the session that holds it, or by a later pull; a batch packed at an older counter is
+    /// never served meanwhile.
+    static let pullSkippingLocked = pullBatch(replacing: true, skippingLocked: true)
+
+    /// `settingsd.pull_batch`: the batch kept for a cursor at the current counter, or packed now
+    /// (and kept when its window reaches the counter); `skippingLocked`: its cleanup waits for
+    /// no other session (schema 12).
+    static func pullBatch(replacing: Bool, skippingLocked: Bool) -> String {
+        """
+        CREATE \(replacing ? "OR REPLACE " : "")FUNCTION settingsd.pull_batch(ns name, after_seq bigint, most bigint,
                 key_cap bigint, value_cap bigint, budget bigint, span bigint)
             RETURNS TABLE (counter bigint, candidate_count bigint, part bytea)
             LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
@@ -124,7 +165,7 @@ extension HubSchema {
                 parts := greatest(1, (octet_length(rows_packed) + \(partBytes - 1)) / \(partBytes));
                 IF pull_batch.after_seq + pull_batch.span >= last THEN
                     -- Batches packed at an older counter can never be served again.
-                    DELETE FROM settingsd.batches AS b WHERE b.namespace = ns AND b.last_seq < last;
+                    \(skippingLocked ? cleanupSkippingLocked : cleanupWaiting)
                     IF (SELECT count(*) FROM settingsd.batches AS b WHERE b.namespace = ns) + parts <= \(keptParts) THEN
                         INSERT INTO settingsd.batches AS b (namespace, after_seq, last_seq, most, key_cap,
                                 value_cap, budget, span, candidates, part, payload)
@@ -139,30 +180,20 @@ extension HubSchema {
                 RETURN QUERY SELECT last, found_rows, substr(rows_packed, i * \(partBytes) + 1, \(partBytes))
                     FROM generate_series(0, parts - 1) AS i ORDER BY i;
             END $$;
-        REVOKE ALL ON FUNCTION settingsd.pull_batch(name, bigint, bigint, bigint, bigint, bigint, bigint) FROM PUBLIC;
-        GRANT EXECUTE ON FUNCTION settingsd.pull_batch(name, bigint, bigint, bigint, bigint, bigint, bigint)
-            TO settingsd_user;
+        """
+    }
 
-        -- A change to the entries or counters outside the write functions (by hand, as the owner
-        -- or a superuser): no kept batch is known to hold the rows any more. The write functions
-        -- name their namespace in settingsd.writing and move its counter, which retires its
-        -- batches. A DELETE, not a TRUNCATE: until the edit commits, pulls see the old rows and
-        -- the old batches together, and wait for no lock.
-        CREATE FUNCTION settingsd.forget_batches() RETURNS trigger
-            LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
-            AS $$ BEGIN
-                IF coalesce(pg_catalog.current_setting('settingsd.writing', true), '') = '' THEN
-                    PERFORM pg_catalog.set_config('settingsd.forgetting', 'on', true);
-                    DELETE FROM settingsd.batches;
-                    PERFORM pg_catalog.set_config('settingsd.forgetting', '', true);
-                END IF;
-                RETURN NULL;
-            END $$;
-        REVOKE ALL ON FUNCTION settingsd.forget_batches() FROM PUBLIC;
-        CREATE TRIGGER forget_batches AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON settingsd.entries
-            FOR EACH STATEMENT EXECUTE FUNCTION settingsd.forget_batches();
-        CREATE TRIGGER forget_batches AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON settingsd.namespaces
-            FOR EACH STATEMENT EXECUTE FUNCTION settingsd.forget_batches();
+    /// Schema 11's cleanup: deletes every batch packed at an older counter, waiting for rows
+    /// another session locked.
+    private static let cleanupWaiting =
+        "DELETE FROM settingsd.batches AS b WHERE b.namespace = ns AND b.last_seq < last;"
+
+    /// Schema 12's cleanup: deletes the batches packed at an older counter that no other session
+    /// holds.
+    private static let cleanupSkippingLocked = """
+        DELETE FROM settingsd.batches AS b WHERE b.ctid = ANY (ARRAY(
+                            SELECT o.ctid FROM settingsd.batches AS o WHERE o.namespace = ns AND o.last_seq < last
+                            FOR UPDATE SKIP LOCKED));
         """
 
     /// The most bytes of a kept batch in one part: its row stays within a page, out of TOAST.

@@ -6,7 +6,7 @@ import Testing
 
 extension HubReliability {
     @Suite(
-        "PostgreSQL hub: batches that machines at one cursor share (schema 11)",
+        "PostgreSQL hub: batches that machines at one cursor share (schemas 11 and 12)",
         .enabled(if: PostgresCluster.testsEnabled, "PostgreSQL is not installed (apt-get install postgresql)")
     )
     struct HubSharedBatchTests {
@@ -153,6 +153,48 @@ extension HubReliability {
             #expect(after.refusedShare == nil)
             #expect(after.entries.map(\.key) == ["kept.a", "kept.b"])
             #expect(try Self.keptCounters(admin) == [second.upperBound])
+        }
+
+        @Test(
+            "a pull's cleanup of older batches waits for no session that holds them (schema 12: two such cleanups deadlocked)"
+        )
+        func cleanupSkipsBatchesAnotherSessionHolds() throws {
+            let cluster = try HubSyncTests.hub()
+            let role = try cluster.makeRole("skip")
+            let (admin, member) = try HubPullTests.hub(cluster, through: HubSchema.current, role: role)
+            let hub = try HubNamespace(connection: member, namespace: role.name, listens: false)
+            let (writer, reader) = (ReplicaID.random(), ReplicaID.random())
+            var last: Int64 = 0
+            func push(_ key: String) throws {
+                last += 1
+                let pushed = try hub.push(
+                    [Self.entry(key, .integer(last), by: writer, at: last)], from: writer, through: last)
+                #expect(pushed != nil)
+            }
+            try push("skip.a")
+            _ = try hub.pull(after: 0, for: reader, limits: .desktop)
+            let first = try Self.keptCounters(admin)
+            try push("skip.b")
+
+            // Another session holds the kept batch's rows, as a pull deleting them does.
+            let database = try admin.execute("SELECT current_database()::text").text(0, 0)
+            let holder = try PostgresConnection(conninfo: cluster.conninfo(database: database))
+            try holder.execute("BEGIN")
+            try holder.execute("SELECT 1 FROM settingsd.batches FOR UPDATE")
+            try member.execute("SET statement_timeout = 5000")
+            let started = Date()
+            let pulled = try hub.pull(after: 0, for: reader, limits: .desktop)
+            #expect(Date().timeIntervalSince(started) < 4, "the pull waited for the held rows")
+            #expect(pulled.entries.map(\.key) == ["skip.a", "skip.b"])
+            let kept = try Self.keptCounters(admin)
+            #expect(kept == first + [2], "the held batch is left for later")
+            try holder.execute("ROLLBACK")
+
+            // The next batch packed deletes what was left.
+            try push("skip.c")
+            _ = try hub.pull(after: 0, for: reader, limits: .desktop)
+            let left = try Self.keptCounters(admin)
+            #expect(left == [3])
         }
 
         @Test(
