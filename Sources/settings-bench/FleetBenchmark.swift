@@ -119,12 +119,9 @@ struct FleetBenchmark {
         report.quantity(
             "\(name) idle: comparisons of digests per second (quiet checks spare the rest)",
             pooled.idleComparisonsPerSecond, unit: "/s", format: "%.1f", target: .reported)
-        let longest = pooled.longestIntervals
-        let most = longest.last ?? interval.upperBound
-        report.quantity(
-            "\(name) idle: the links' longest poll interval, median (most \(String(format: "%.1f", most)) s)",
-            longest.isEmpty ? interval.upperBound : longest[longest.count / 2], unit: "s", format: "%.1f s",
-            target: .reported)
+        let longest = pooled.longestIntervals.isEmpty ? [interval.upperBound] : pooled.longestIntervals
+        let most = longest[longest.count - 1]
+        report.intervals("\(name) idle: the links' longest poll interval", sorted: longest)
         report.latency(
             "\(name): set → applied on every machine (idle fleet)", sorted: pooled.propagation,
             peer: direct?.propagation, peerName: peer,
@@ -142,12 +139,9 @@ struct FleetBenchmark {
         report.seconds(
             "\(name): the simulated machines' CPU during that burst", pooled.burstSimulationSeconds,
             target: .reported)
-        if let most = pooled.burstLongestIntervals.last {
-            let intervals = pooled.burstLongestIntervals
-            report.quantity(
-                "\(name): the links' longest poll interval as the burst began, median (most \(String(format: "%.1f", most)) s)",
-                intervals[intervals.count / 2], unit: "s", format: "%.1f s", target: .reported)
-        }
+        report.intervals(
+            "\(name): the links' longest poll interval as the burst began",
+            sorted: pooled.burstLongestIntervals)
         if pooled.burstSeconds.isFinite {
             report.seconds(
                 "\(name): \(min(machines, 1_000)) writers at once → every machine has every write",
@@ -206,6 +200,17 @@ struct FleetBenchmark {
 }
 
 /// A line on standard error saying what the fleet benchmark is doing (a run takes minutes).
+extension Report {
+    /// Reports links' longest poll intervals, `sorted`: their median, the most in the name;
+    /// nothing when there are none.
+    fileprivate mutating func intervals(_ name: String, sorted: [Double]) {
+        guard let most = sorted.last else { return }
+        quantity(
+            "\(name), median (most \(String(format: "%.1f", most)) s)", sorted[sorted.count / 2], unit: "s",
+            format: "%.1f s", target: .reported)
+    }
+}
+
 private func progress(_ message: String) {
     FileHandle.standardError.write(Data("fleet: \(message)\n".utf8))
 }
