@@ -159,7 +159,12 @@ struct FleetBenchmark {
         let role = try cluster.makeRole("fleetd")
         let pooler = try PgBouncer(cluster: cluster, users: [role])
         defer { pooler.stop() }
-        let url = pooler.conninfo(user: role.name, password: role.password)
+        // The daemons poll as the simulated machines do: `--poll-max` and `--poll-budget` reach
+        // them through the hub URL, as an operator would set them.
+        let url = pooler.conninfo(
+            user: role.name, password: role.password,
+            extra:
+                "settingsd_poll_max=\(Self.pollInterval.upperBound) settingsd_poll_budget=\(Self.pollBudget)")
         progress("10 real daemons through PgBouncer")
         let daemons = try (0..<10).map { index in
             try BenchDaemon(
@@ -173,9 +178,11 @@ struct FleetBenchmark {
         }
         let clients = try daemons.map { try BlockingClient(socketPath: $0.socket) }
         var samples: [Double] = []
+        // Idle first: every link at its longest interval, as a quiet fleet is (from the least,
+        // the doubling waits add up to about twice the most).
+        let idle = quick ? 2 : max(12, 2.5 * Self.pollInterval.upperBound)
         for trial in 0..<(quick ? 3 : 10) {
-            // Idle first: every link at its longest interval, as a quiet fleet is.
-            Thread.sleep(forTimeInterval: quick ? 2 : 12)
+            Thread.sleep(forTimeInterval: idle)
             let started = FleetSimulation.now()
             try clients[0].request(.set(key: "fleet.trial", value: .integer(Int64(trial))))
             var pending = Set(1..<daemons.count)
@@ -191,7 +198,7 @@ struct FleetBenchmark {
                 usleep(2_000)
             }
         }
-        let interval = HubConfiguration.defaultPollInterval
+        let interval = Self.pollInterval
         report.latency(
             "10 real daemons: set → get on each other (idle fleet)", sorted: samples.sorted(),
             target: .percentiles(p50: interval.upperBound, p99: interval.upperBound + 0.1))
