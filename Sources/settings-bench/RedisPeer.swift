@@ -38,8 +38,6 @@ final class RedisPeer {
         /// Bytes at the front of `buffer` already read.
         private var consumed = 0
         private var chunk = [UInt8](repeating: 0, count: 65_536)
-        /// Whether the last read filled `chunk`, so more may wait in the socket.
-        private var mayHaveMore = false
 
         init(path: String) throws {
             fd = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
@@ -91,20 +89,13 @@ final class RedisPeer {
             }
         }
 
-        /// Appends what the socket has, dropping the bytes already read first. It waits as
-        /// `BlockingClient` does, in `poll` rather than in `recv`, so both peers' clients sleep
-        /// through the wake-ups for room in their send buffers alike.
+        /// Appends what the socket has, dropping the bytes already read first.
         private func receive() -> Bool {
             if consumed > 0 {
                 buffer.removeFirst(consumed)
                 consumed = 0
             }
-            if !mayHaveMore {
-                var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-                while poll(&descriptor, 1, -1) < 0 && errno == EINTR {}
-            }
             let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            mayHaveMore = count == chunk.count
             guard count > 0 else { return false }
             buffer += chunk[0..<count]
             return true

@@ -19,9 +19,6 @@ package final class BlockingClient: SettingsService {
     var nextID: Int64 = 1
     var pendingEvents: [WatchEvent] = []
     private let readBuffer = ReadBuffer()
-    /// Whether the last read filled the buffer, so more may wait in the socket: the next read
-    /// tries at once instead of waiting in `poll` first.
-    private var mayHaveMore = false
     /// How long a wait for the daemon may last, for `poll` (-1: forever).
     private let timeoutMilliseconds: Int32
 
@@ -32,6 +29,9 @@ package final class BlockingClient: SettingsService {
     package init(socketPath: String, timeout: Double = 30) throws(SettingsError) {
         self.socketPath = socketPath
         fd = try UnixSocket.connect(path: socketPath)
+        var interval = timeval(
+            tv_sec: Int(timeout), tv_usec: Int((timeout - timeout.rounded(.down)) * 1_000_000))
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &interval, socklen_t(MemoryLayout<timeval>.size))
         timeoutMilliseconds = timeout > 0 ? Int32(clamping: Int((timeout * 1000).rounded(.up))) : -1
     }
 
@@ -135,26 +135,13 @@ package final class BlockingClient: SettingsService {
 
     /// Waits until the socket takes more bytes or has some to read, for the reply time-out.
     private func waitForRoom() throws(SettingsError) {
-        guard wait(for: POLLIN | POLLOUT) else {
+        var descriptor = pollfd(fd: fd, events: Int16(POLLIN | POLLOUT), revents: 0)
+        var ready: Int32
+        repeat { ready = poll(&descriptor, 1, timeoutMilliseconds) } while ready < 0 && errno == EINTR
+        guard ready != 0 else {
             throw SettingsError(
                 .timeout, "the daemon on '\(socketPath)' took no requests in time", path: socketPath)
         }
-    }
-
-    /// Waits until the socket has bytes to read (or the daemon closed it), for the reply time-out.
-    private func waitUntilReadable() throws(SettingsError) {
-        guard wait(for: POLLIN) else {
-            throw SettingsError(
-                .timeout, "no answer from the daemon on '\(socketPath)' in time", path: socketPath)
-        }
-    }
-
-    /// Waits in `poll` for `events` (a hang-up or an error ends the wait too); false on time-out.
-    private func wait(for events: Int32) -> Bool {
-        var descriptor = pollfd(fd: fd, events: Int16(events), revents: 0)
-        var ready: Int32
-        repeat { ready = poll(&descriptor, 1, timeoutMilliseconds) } while ready < 0 && errno == EINTR
-        return ready != 0
     }
 
     /// Reads the next frame the daemon sent.
@@ -175,18 +162,9 @@ package final class BlockingClient: SettingsService {
 
     /// Reads what the socket has into the framer; false when nothing had arrived (only when not
     /// `waiting`: a wait that ends empty is a time-out).
-    ///
-    /// A wait is spent in `poll(POLLIN)`, not in a blocking `recv`: the daemon's reading of a
-    /// request frees room in this socket's send buffer, and the kernel wakes every thread asleep
-    /// on the socket to say so, which wakes a `recv` that then finds nothing and sleeps again,
-    /// while `poll` sleeps through wake-ups for room it did not ask about. With 32 writers that
-    /// wake-up was 8 % of the daemon's CPU (`unix_write_space`, `perf record`), and each client
-    /// switched in and out once more per request.
     private func fill(waiting: Bool) throws(SettingsError) -> Bool {
         while true {
-            if waiting && !mayHaveMore { try waitUntilReadable() }
-            let count = readBuffer.receive(from: fd, flags: Int32(MSG_DONTWAIT))
-            mayHaveMore = count == readBuffer.bytes.count
+            let count = readBuffer.receive(from: fd, flags: waiting ? 0 : Int32(MSG_DONTWAIT))
             if count > 0 {
                 try framer.append(readBuffer.prefix(count))
                 return true
@@ -195,6 +173,8 @@ package final class BlockingClient: SettingsService {
                     .connectionLost, "the daemon on '\(socketPath)' closed the connection", path: socketPath)
             } else if errno == EAGAIN || errno == EWOULDBLOCK {
                 guard waiting else { return false }
+                throw SettingsError(
+                    .timeout, "no answer from the daemon on '\(socketPath)' in time", path: socketPath)
             } else if errno != EINTR {
                 throw SettingsError(
                     .connectionLost, "lost the connection to '\(socketPath)'", path: socketPath)

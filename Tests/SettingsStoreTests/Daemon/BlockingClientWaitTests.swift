@@ -3,8 +3,8 @@ import Testing
 
 @testable import SettingsStore
 
-/// How `BlockingClient` waits for answers: in `poll`, with its time-out, reading at once while a
-/// read filled its buffer. Each test scripts the daemon's side of one connection.
+/// How `BlockingClient` waits for answers: for its time-out and no longer, until the daemon closes,
+/// and whatever pieces the answers arrive in. Each test scripts the daemon's side of one connection.
 @Suite("A blocking client's waits")
 struct BlockingClientWaitTests {
     let directory = TemporaryDirectory()
