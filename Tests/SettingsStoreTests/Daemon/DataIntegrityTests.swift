@@ -166,21 +166,13 @@ extension Reliability {
 
         @Test("at the open-file limit the daemon neither spins nor hangs, and serves its clients")
         func openFileLimit() async throws {
-            let socket = "/tmp/sdt-\(UUID().uuidString.prefix(12)).sock"
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/prlimit")
-            process.arguments = [
-                "--nofile=64", SettingsdBinary.path, "run", "--db", directory.database, "--socket", socket,
-                "--log-level", "error",
-            ]
-            let output = Pipe()
-            process.standardOutput = output
-            try process.run()
-            defer { process.terminate() }
-            _ = output.fileHandleForReading.availableData
-            let first = try BlockingClient(socketPath: socket, timeout: 5)
+            // Stopped like every test's daemon (SIGTERM, then SIGKILL after 10 s): one stopped
+            // with SIGTERM alone once outlived the test and kept `swift test`'s output open.
+            let daemon = try DaemonProcess(directory, openFiles: 64)
+            let process = daemon.process
+            let first = try BlockingClient(socketPath: daemon.socket, timeout: 5)
             // More idle clients than descriptors: the rest wait in the listen queue.
-            let idle = (0..<80).compactMap { _ in try? PlainSocket(path: socket) }
+            let idle = (0..<80).compactMap { _ in try? PlainSocket(path: daemon.socket) }
             // A spin lasts: the burst of accepting and turning away the 80 arrivals may take a
             // moment on a loaded machine, so the second half-second is the one that must be quiet.
             let cpuStart = try cpuTicks(process.processIdentifier)
@@ -195,7 +187,7 @@ extension Reliability {
             let started = Date()
             try first.request(.set(key: "still", value: "served"))
             #expect(Date().timeIntervalSince(started) < 2)
-            _ = idle
+            withExtendedLifetime((daemon, idle)) {}
         }
 
         @Test("an idle client is closed with a timeout frame; a watcher is kept")

@@ -56,10 +56,12 @@ final class DaemonProcess {
     private(set) var process: Process
     private let extraArguments: [String]
     private let environment: [String: String]?
+    /// The most descriptors the daemon may open (`prlimit --nofile`), or nil for the test's own.
+    private let openFiles: Int?
 
     init(
         _ directory: TemporaryDirectory, database: String? = nil, socket: String? = nil,
-        arguments: [String] = [], environment: [String: String]? = nil
+        arguments: [String] = [], environment: [String: String]? = nil, openFiles: Int? = nil
     ) throws {
         self.directory = directory
         self.database = database ?? directory.database
@@ -67,6 +69,7 @@ final class DaemonProcess {
         self.socket = socket ?? "/tmp/sdt-\(UUID().uuidString.prefix(12)).sock"
         self.extraArguments = arguments
         self.environment = environment
+        self.openFiles = openFiles
         self.process = Process()
         brokenPipesAreErrors
         try start()
@@ -97,10 +100,17 @@ final class DaemonProcess {
     /// Starts the daemon and waits until it prints that it is listening.
     func start() throws {
         process = Process()
-        process.executableURL = URL(fileURLWithPath: SettingsdBinary.path)
-        process.arguments =
+        let command =
             ["run", "--db", database, "--socket", socket, "--log-level", "warning"] + isolation
             + extraArguments
+        if let openFiles {
+            // prlimit runs the daemon in its own process (exec), so the process is the daemon.
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/prlimit")
+            process.arguments = ["--nofile=\(openFiles)", SettingsdBinary.path] + command
+        } else {
+            process.executableURL = URL(fileURLWithPath: SettingsdBinary.path)
+            process.arguments = command
+        }
         if let environment { process.environment = environment }
         let output = Pipe()
         process.standardOutput = output
