@@ -155,7 +155,7 @@ extension Reliability {
             process.standardOutput = output
             process.standardError = errors
             try process.run()
-            defer { process.terminate() }
+            defer { DaemonProcess.stop(process) }
             _ = output.fileHandleForReading.availableData
             try errors.fileHandleForReading.close()
             for index in 0..<20 {

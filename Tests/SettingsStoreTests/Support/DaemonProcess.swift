@@ -76,15 +76,19 @@ final class DaemonProcess {
     }
 
     deinit {
-        if process.isRunning {
-            process.terminate()
-            // A daemon that does not stop on SIGTERM fails its own tests; it must not hang the run.
-            let deadline = Date().addingTimeInterval(10)
-            while process.isRunning, Date() < deadline { usleep(10_000) }
-            if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }
-            process.waitUntilExit()
-        }
+        Self.stop(process)
         unlink(socket)
+    }
+
+    /// Stops `process` if it runs: SIGTERM, then SIGKILL after 10 s. A daemon that does not stop
+    /// on SIGTERM fails its own tests; it must not outlive them and hang the run.
+    static func stop(_ process: Process) {
+        guard process.isRunning else { return }
+        process.terminate()
+        let deadline = Date().addingTimeInterval(10)
+        while process.isRunning, Date() < deadline { usleep(10_000) }
+        if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
     }
 
     /// Keeps the machine's own schemas and `/etc/settingsd` out of a test unless it names its own.
