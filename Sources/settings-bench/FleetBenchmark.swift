@@ -206,7 +206,6 @@ struct FleetBenchmark {
 
 }
 
-/// A line on standard error saying what the fleet benchmark is doing (a run takes minutes).
 extension Report {
     /// Reports links' longest poll intervals, `sorted`: their median, the most in the name;
     /// nothing when there are none.
@@ -218,6 +217,7 @@ extension Report {
     }
 }
 
+/// A line on standard error saying what the fleet benchmark is doing (a run takes minutes).
 private func progress(_ message: String) {
     FileHandle.standardError.write(Data("fleet: \(message)\n".utf8))
 }
