@@ -45,6 +45,7 @@ typedef struct {
     __typeof__(PQsendQueryPrepared) *_Nonnull sendQueryPrepared;
     __typeof__(PQescapeLiteral) *_Nonnull escapeLiteral;
     __typeof__(PQsendQuery) *_Nonnull sendQuery;
+    __typeof__(PQfn) *_Nonnull fn;
 } CSettingsLibPQ;
 
 /// Opens libpq (`libpq.so.5`) and fills `api`; returns NULL, or why it cannot.
@@ -91,6 +92,24 @@ static inline const char *_Nullable csettings_libpq_load(CSettingsLibPQ *_Nonnul
     CSETTINGS_LOAD(sendQueryPrepared, PQsendQueryPrepared)
     CSETTINGS_LOAD(escapeLiteral, PQescapeLiteral)
     CSETTINGS_LOAD(sendQuery, PQsendQuery)
+    CSETTINGS_LOAD(fn, PQfn)
 #undef CSETTINGS_LOAD
     return NULL;
+}
+
+/// Calls function `function` with one argument, `length` bytes of `argument` in its binary
+/// form, through PostgreSQL's fast-path interface (`PQfn`), asking for an integer result:
+/// `*resultLength` is 4 and `*result` the value, or -1 for NULL. Only an integer is asked for
+/// because `PQfn` copies any other result into the caller's buffer whatever its length, and the
+/// hub is not trusted with that; for an integer it refuses any size but 2 or 4.
+static inline PGresult *_Nullable csettings_libpq_call_integer(
+    const CSettingsLibPQ *_Nonnull api, PGconn *_Nonnull connection, Oid function,
+    const char *_Nonnull argument, int length, int *_Nonnull result, int *_Nonnull resultLength) {
+    PQArgBlock block;
+    block.len = length;
+    block.isint = 0;
+    block.u.ptr = (int *)(void *)argument;
+    *result = 0;
+    *resultLength = -1;
+    return api->fn(connection, (int)function, result, resultLength, 1, &block, 1);
 }

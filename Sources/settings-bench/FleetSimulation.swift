@@ -278,7 +278,7 @@ private final class Worker: Sendable {
         }
         if polled.checkedQuietly { quietChecks.add(1, ordering: .relaxed) }
         guard polled.counter != machine.seenCounter else {
-            schedule.quiet(checkedQuietly: polled.checkedQuietly)
+            schedule.quiet(checkedBy: polled.quietCheck)
             return measured
         }
         do throws(SettingsError) {

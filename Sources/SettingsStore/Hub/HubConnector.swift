@@ -352,7 +352,7 @@ final class HubConnector: Sendable {
             count(hub.connection)
             // Moved: the round that follows pulls, and says how fast to poll next.
             guard polled.counter == counter else { return }
-            poll.quiet(checkedQuietly: polled.checkedQuietly)
+            poll.quiet(checkedBy: polled.quietCheck)
             update { $0.pollSeconds = poll.interval }
         }
     }

@@ -102,9 +102,12 @@ package struct HubNamespace {
         package var counter: Int64
         /// The hub database's transactions so far, when the poll read the load.
         package var transactions: Int64?
-        /// Whether a quiet check answered it: the server's snapshot alone, unchanged since the
-        /// baseline, which vouches for the counter.
-        package var checkedQuietly: Bool
+        /// How a quiet check answered it (nil: none did): the server's snapshot alone, unchanged
+        /// since the baseline, which vouches for the counter.
+        package var quietCheck: HubQuietCheck.Kind?
+
+        /// Whether a quiet check answered it.
+        package var checkedQuietly: Bool { quietCheck != nil }
     }
 
     /// A polling link's poll: while `quiet` has a baseline, the server's snapshot alone, which
@@ -117,20 +120,32 @@ package struct HubNamespace {
         var loadRead = false
         if let baseline = quiet.baseline {
             var look: HubQuietCheck.Look?
-            do {
-                let rows = try run(
-                    "SELECT " + Self.lookColumns + (readingLoad ? ", " + Self.loadColumn : ""),
-                    namespaced: false)
-                if rows.count == 1 {
-                    look = Self.look(in: rows, from: 0)
-                    transactions = readingLoad ? try Self.load(in: rows, column: 2, prepared: prepared) : nil
-                    loadRead = readingLoad
+            var kind = HubQuietCheck.Kind.statement
+            if !readingLoad, let unmoved = try callUnmoved(baseline.look, quiet: &quiet) {
+                look = unmoved ? baseline.look : nil
+                kind = .call
+            } else {
+                let numbering = quiet.asksFunction
+                do {
+                    let rows = try run(
+                        "SELECT " + Self.lookColumns + (readingLoad ? ", " + Self.loadColumn : "")
+                            + (numbering ? ", " + Self.functionColumn : ""),
+                        namespaced: false)
+                    if rows.count == 1 {
+                        look = Self.look(in: rows, from: 0)
+                        transactions =
+                            readingLoad ? try Self.load(in: rows, column: 2, prepared: prepared) : nil
+                        loadRead = readingLoad
+                        if numbering, let look {
+                            try number(&quiet, in: rows, column: readingLoad ? 3 : 2, under: look)
+                        }
+                    }
+                } catch  where error.code == .accessDenied {
+                    // Which function was refused, the counter's statement below finds out.
                 }
-            } catch  where error.code == .accessDenied {
-                // Which function was refused, the counter's statement below finds out.
             }
             if quiet.confirms(look) {
-                return Poll(counter: baseline.counter, transactions: transactions, checkedQuietly: true)
+                return Poll(counter: baseline.counter, transactions: transactions, quietCheck: kind)
             }
         }
         // No baseline, or the snapshot moved since: the counter, with the look for the next
@@ -138,9 +153,12 @@ package struct HubNamespace {
         let withLoad = readingLoad && !loadRead
         var looking = quiet.looks
         if !looking { quiet.readWithoutLooking() }
+        let numbering = looking && quiet.asksFunction
         let rows: PostgresRows
         do {
-            rows = try run(counterStatement(looking: looking, readingLoad: withLoad), namespaced: true)
+            rows = try run(
+                counterStatement(looking: looking, readingLoad: withLoad, numbering: numbering),
+                namespaced: true)
         } catch  where looking && error.code == .accessDenied {
             // The counter and the load without the snapshot: if that passes, the snapshot's
             // functions were the ones refused.
@@ -150,21 +168,65 @@ package struct HubNamespace {
         }
         let read = try read(counterFrom: rows, readingLoad: withLoad)
         if looking, rows.count == 1 {
-            quiet.record(Self.look(in: rows, from: withLoad ? 2 : 1), counter: read.counter)
+            let column = withLoad ? 2 : 1
+            let look = Self.look(in: rows, from: column)
+            quiet.record(look, counter: read.counter)
+            if numbering, let look { try number(&quiet, in: rows, column: column + 2, under: look) }
         }
         return Poll(
             counter: read.counter, transactions: loadRead ? transactions : read.transactions,
-            checkedQuietly: false)
+            quietCheck: nil)
     }
 
     /// Whether this connection runs statements prepared (a direct one) or as simple queries.
     private var prepared: Bool { connection.preparesStatements }
 
-    /// The counter's statement, with the load's column and the look's when asked.
-    private func counterStatement(looking: Bool, readingLoad: Bool) -> String {
+    /// The counter's statement, with the load's column, the look's and the quiet-check
+    /// function's number when asked.
+    private func counterStatement(looking: Bool, readingLoad: Bool, numbering: Bool = false) -> String {
         (prepared ? "SELECT settingsd.counter($1)" : pollStatement)
             + (readingLoad ? ", " + Self.loadColumn : "") + (looking ? ", " + Self.lookColumns : "")
+            + (looking && numbering ? ", " + Self.functionColumn : "")
     }
+
+    /// A quiet check as a fast-path call (`HubSchema.quietCall`): whether the server's look is
+    /// still `look`, or nil when the link has no function to call or the hub refused the call
+    /// (the poll then reads the look with a statement). A broken or stalled connection throws.
+    private func callUnmoved(_ look: HubQuietCheck.Look, quiet: inout HubQuietCheck) throws(SettingsError)
+        -> Bool?
+    {
+        guard let function = quiet.callable else { return nil }
+        do {
+            let answer = try connection.callInteger(
+                function, text: look.text, what: "settingsd.unmoved(text)")
+            quiet.callAnswered()
+            return answer == 1
+        } catch  where error.code != .connectionLost && error.code != .timeout {
+            quiet.callRefused(denied: error.code == .accessDenied)
+            return nil
+        }
+    }
+
+    /// Tells `quiet` the number of its function, read in `column` of a poll that saw `look`.
+    private func number(
+        _ quiet: inout HubQuietCheck, in rows: PostgresRows, column: Int, under look: HubQuietCheck.Look
+    )
+        throws(SettingsError)
+    {
+        quiet.numbered(
+            try Self.number(in: rows, column: column, "the hub's quiet-check function", prepared: prepared),
+            under: look)
+    }
+
+    /// The number of the quiet check's function: NULL on a hub without it (before schema 13), or
+    /// where it does not return one `integer`, whose four bytes are all a fast-path call takes
+    /// (libpq waits for more than a longer answer and would wait until the stall time-out).
+    /// Asked once a connection and after a restart, so its lookup in the catalog costs little.
+    private static let functionColumn = """
+        (SELECT p.oid::pg_catalog.int8 FROM pg_catalog.pg_proc AS p \
+        WHERE p.oid OPERATOR(pg_catalog.=) pg_catalog.to_regprocedure('settingsd.unmoved(text)') \
+        AND p.prorettype OPERATOR(pg_catalog.=) 'pg_catalog.int4'::pg_catalog.regtype AND NOT p.proretset)
+        """
 
     /// Runs one of the poll's statements: on a direct connection with the namespace as its
     /// parameter when it is `namespaced` (the counter's statement), as a simple query through a

@@ -210,6 +210,7 @@ enum HubSchema {
         Migration(version: 10, sql: leanPull, compatibleSince: 8),
         Migration(version: 11, sql: sharedBatches, compatibleSince: 8),
         Migration(version: 12, sql: pullSkippingLocked, compatibleSince: 8),
+        Migration(version: 13, sql: quietCall, compatibleSince: 8),
     ]
 
     /// Schema 5: every write goes through a function that runs as the schema's owner, so users

@@ -12,17 +12,13 @@
 /// budget, and stays where the rate is within `settledBand` of it: so the fleet's polls settle
 /// between three quarters of the budget and the budget however many machines there are, and
 /// whichever side they come from. A link whose quiet polls were mostly quiet
-/// checks (`HubQuietCheck`) counts the rate at what such polls cost: three fifths.
+/// checks (`HubQuietCheck`) counts the rate at what such polls cost: two fifths of a counter's
+/// poll for a fast-path call, three fifths for the look's statement (`HubQuietCheck.Kind.cost`).
 package struct PollSchedule {
     /// The longest between comparisons of digests for a link that polls, in seconds (it skips
     /// those after changes): a fleet of 10,000 machines then costs at most some 33 comparisons a
     /// second, and none on a hub quiet since their last (`HubQuietCheck.vouchesForAgreement`).
     package static let comparisonInterval = 300.0
-    /// What a quiet check costs PostgreSQL beside a poll of the counter: about three fifths
-    /// (74–91 µs against 113–127 µs for the counter alone and 139–157 µs for the counter with
-    /// the look, server CPU under pgbench at 2,000 a second on 2 cores; the snapshot alone,
-    /// against the counter's row, index and row-level security).
-    package static let quietCheckCost = 0.6
     /// Quiet polls at the longest interval between two readings of the hub's load.
     package static let pollsPerLoadReading = 12
     /// The most the longest interval stretches: twelve times the configured most.
@@ -58,7 +54,8 @@ package struct PollSchedule {
     private var quietPolls = 0
     /// Quiet polls since the last reading of the load, and how many of them quiet checks answered.
     private var polledSinceReading = 0
-    private var checkedQuietlySinceReading = 0
+    /// What quiet checks spared the server since the last reading, in counter polls.
+    private var sparedSinceReading = 0.0
     private var lastReading: (transactions: Int64, at: Double)?
     /// Whether the last reading's weighed rate was over the budget.
     private var wasOver = false
@@ -94,21 +91,21 @@ package struct PollSchedule {
         interval = max(bounds.lowerBound, interval / 2)
     }
 
-    /// A poll found nothing new: wait longer next time, up to the longest. `checkedQuietly`: a
-    /// quiet check answered it (`HubQuietCheck`), which the next reading of the load weighs.
-    package mutating func quiet(checkedQuietly: Bool = false) {
+    /// A poll found nothing new: wait longer next time, up to the longest. `checkedBy`: the kind
+    /// of quiet check that answered it (`HubQuietCheck`), whose cost the next reading weighs.
+    package mutating func quiet(checkedBy check: HubQuietCheck.Kind? = nil) {
         if isAtLongest { quietPolls += 1 }
         polledSinceReading += 1
-        if checkedQuietly { checkedQuietlySinceReading += 1 }
+        if let check { sparedSinceReading += 1 - check.cost }
         interval = min(interval * 2, longest)
     }
 
     /// A poll read the hub database's `transactions` so far at `now` (seconds on a monotonic
-    /// clock). From the rate since the last reading, weighed by this link's share of quiet
-    /// checks among its quiet polls since (`quietCheckCost`): over the budget at two readings in
-    /// a row, or over twice the budget at one (`stretchAtOnce`), the longest interval stretches so
-    /// that the rate would fall to nine tenths of it; under three quarters, it shrinks toward nine
-    /// tenths (at most by half a reading, never below the configured most). A count that went back
+    /// clock). From the rate since the last reading, weighed by what this link's quiet polls
+    /// since cost (`HubQuietCheck.Kind.cost`): over the budget at two readings in a row, or over
+    /// twice the budget at one (`stretchAtOnce`), the longest interval stretches so that the rate
+    /// would fall to nine tenths of it; under three quarters, it shrinks toward nine tenths (at
+    /// most by half a reading, never below the configured most). A count that went back
     /// (statistics reset, a failover) only starts a new measure; a reading less than a second
     /// after the last waits for a longer one (the server's statistics lag about that much).
     package mutating func measured(transactions: Int64, at now: Double) {
@@ -116,7 +113,7 @@ package struct PollSchedule {
         quietPolls = 0
         guard let last = lastReading, transactions >= last.transactions else {
             lastReading = (transactions, now)
-            (polledSinceReading, checkedQuietlySinceReading, wasOver) = (0, 0, false)
+            (polledSinceReading, sparedSinceReading, wasOver) = (0, 0, false)
             return
         }
         guard now - last.at >= 1 else { return }
@@ -125,9 +122,9 @@ package struct PollSchedule {
         hubRate = rate
         // The budget counts polls of the counter: where quiet checks answered this link's polls,
         // those of the fleet around it cost the server less, and count for less.
-        let checkedQuietly = Double(checkedQuietlySinceReading) / Double(max(1, polledSinceReading))
-        (polledSinceReading, checkedQuietlySinceReading) = (0, 0)
-        let weighed = rate * (1 - (1 - Self.quietCheckCost) * checkedQuietly)
+        let spared = sparedSinceReading / Double(max(1, polledSinceReading))
+        (polledSinceReading, sparedSinceReading) = (0, 0)
+        let weighed = rate * (1 - spared)
         let share = weighed / budget
         let isOver = share > Self.settledBand.upperBound
         defer { wasOver = isOver }

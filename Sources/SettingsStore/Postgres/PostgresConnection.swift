@@ -130,6 +130,45 @@ package final class PostgresConnection {
         return PostgresRows(result, functions: pq)
     }
 
+    /// Calls the function numbered `function` (its `pg_proc` oid), which takes one `text` and
+    /// returns an `integer`, with `argument`, through PostgreSQL's fast-path interface: one
+    /// message naming the function, with nothing to parse or plan, where a statement that calls
+    /// it costs the server twice as much (see `HubQuietCheck`). Returns the result, nil for NULL.
+    ///
+    /// `what` names the function in errors. libpq's fast-path call has no time-out of its own:
+    /// with `stallTimeout` set, a `StallAlarm` shuts the socket down when it runs out.
+    func callInteger(_ function: UInt32, text argument: String, what: String) throws(SettingsError) -> Int32?
+    {
+        statementCount += 1
+        let description = "fast-path call of \(what)"
+        let alarm = stallTimeout.map { StallAlarm(socket: socket, seconds: $0) }
+        var value: Int32 = 0
+        var length: Int32 = -1
+        let result = argument.withCString { bytes in
+            withUnsafePointer(to: pq) { api in
+                csettings_libpq_call_integer(
+                    api, connection, function, bytes, Int32(argument.utf8.count), &value, &length)
+            }
+        }
+        if alarm?.disarm() == true {
+            if let result { pq.clear(result) }
+            throw stalled(sql: description)
+        }
+        guard let result else { throw failure(sql: description, result: nil) }
+        defer { pq.clear(result) }
+        guard pq.resultStatus(result) == PGRES_COMMAND_OK else {
+            throw failure(sql: description, result: result)
+        }
+        switch length {
+        case -1: return nil
+        case 4: return value
+        default:
+            throw SettingsError(
+                .protocolError, "hub \(displayName): \(what) answered with \(length) bytes, not an integer",
+                sql: description)
+        }
+    }
+
     /// The name `sql` is prepared under on this connection, preparing it the first time.
     private func preparedName(of sql: String, parameters: Int) throws(SettingsError) -> String {
         if let name = prepared[sql] { return name }
@@ -184,16 +223,19 @@ package final class PostgresConnection {
     private func wait(for events: Int16, until deadline: UInt64, sql: String) throws(SettingsError) {
         while true {
             let now = SettingsConfiguration.systemClock()
-            guard now < deadline else {
-                throw SettingsError(
-                    .timeout,
-                    "hub \(displayName): no answer in \(Int(stallTimeout ?? 0)) s: the hub or its server process is stalled; reconnecting",
-                    sql: sql)
-            }
+            guard now < deadline else { throw stalled(sql: sql) }
             var descriptor = pollfd(fd: socket, events: events, revents: 0)
             let ready = poll(&descriptor, 1, Int32(min(deadline - now, 1_000)))
             if ready > 0 || (ready < 0 && errno != EINTR) { return }
         }
+    }
+
+    /// The error of a statement or call that went unanswered for `stallTimeout`.
+    private func stalled(sql: String) -> SettingsError {
+        SettingsError(
+            .timeout,
+            "hub \(displayName): no answer in \(Int(stallTimeout ?? 0)) s: the hub or its server process is stalled; reconnecting",
+            sql: sql)
     }
 
     /// Runs a script of statements without parameters (schema changes: no values in it).

@@ -135,14 +135,15 @@ struct PollStretchTests {
         return schedule
     }
 
-    /// Twelve quiet polls (the first `checkedQuietly` of them quiet checks), then a reading of
-    /// `transactions` at `now`.
+    /// Twelve quiet polls (the first `checkedQuietly` of them quiet checks of `kind`), then a
+    /// reading of `transactions` at `now`.
     private func reading(
-        _ schedule: inout PollSchedule, transactions: Int64, at now: Double, checkedQuietly: Int = 0
+        _ schedule: inout PollSchedule, transactions: Int64, at now: Double, checkedQuietly: Int = 0,
+        by kind: HubQuietCheck.Kind = .statement
     ) {
         for poll in 0..<PollSchedule.pollsPerLoadReading {
             #expect(!schedule.readsLoad, "poll \(poll) reads no load")
-            schedule.quiet(checkedQuietly: poll < checkedQuietly)
+            schedule.quiet(checkedBy: poll < checkedQuietly ? kind : nil)
         }
         #expect(schedule.readsLoad)
         schedule.measured(transactions: transactions, at: now)
@@ -161,14 +162,19 @@ struct PollStretchTests {
     }
 
     @Test(
-        "quiet checks count at what they cost: a link whose polls were all quiet checks weighs the rate at three fifths"
+        "quiet checks count at what they cost: all by statement, the rate weighs three fifths; all by call, two fifths"
     )
     func quietChecksWeighLess() {
+        var called = quietSchedule(budget: 100)
+        reading(
+            &called, transactions: 1_000 + 600 * 60, at: 60, checkedQuietly: PollSchedule.pollsPerLoadReading,
+            by: .call)
+        #expect(abs(called.stretch - 600 * 0.4 / 90) < 1e-9)
         var checked = quietSchedule(budget: 100)
         reading(
             &checked, transactions: 1_000 + 400 * 60, at: 60, checkedQuietly: PollSchedule.pollsPerLoadReading
         )
-        let weighed = 400 * PollSchedule.quietCheckCost / 90
+        let weighed = 400 * 0.6 / 90
         #expect(abs(checked.stretch - weighed) < 1e-9)
         // The share is counted afresh for each reading: polls of the counter alone weigh in full.
         while !checked.isAtLongest { checked.quiet() }
@@ -178,7 +184,7 @@ struct PollStretchTests {
         reading(
             &half, transactions: 1_000 + 300 * 60, at: 60,
             checkedQuietly: PollSchedule.pollsPerLoadReading / 2)
-        #expect(abs(half.stretch - 300 * (1 + PollSchedule.quietCheckCost) / 2 / 90) < 1e-9)
+        #expect(abs(half.stretch - 300 * (1 + 0.6) / 2 / 90) < 1e-9)
     }
 
     @Test(
@@ -222,12 +228,14 @@ struct PollStretchTests {
         "a fleet of links that each measure the same hub settles within the band, from polling too often or too seldom",
         arguments: [2.5, 0.65, 0.3])
     func fleetSettles(startingShare: Double) {
-        // 1,000 links polling one hub by quiet checks alone, so each weighs the rate it reads at
-        // their cost; the hub's rate is what the fleet's longest intervals make it.
-        let (links, budget) = (1_000, 50.0)
+        // 1,000 links polling one hub by quiet checks alone (fast-path calls), so each weighs the
+        // rate it reads at their cost; the hub's rate is what the fleet's longest intervals make it.
+        let (links, cost) = (1_000, HubQuietCheck.Kind.call.cost)
         let meanWait = 5 * (1 + PollSchedule.shortestWait) / 2
+        // A budget the fleet runs at two and a half times when it polls every 5 s.
+        let budget = Double(links) / meanWait * cost / 2.5
         func share(_ fleet: [PollSchedule]) -> Double {
-            fleet.reduce(0) { $0 + 1 / ($1.longest * meanWait / 5) } * PollSchedule.quietCheckCost / budget
+            fleet.reduce(0) { $0 + 1 / ($1.longest * meanWait / 5) } * cost / budget
         }
         func fresh() -> PollSchedule {
             var schedule = PollSchedule(bounds: 0.25...5, budget: budget)
@@ -241,20 +249,20 @@ struct PollStretchTests {
         var fleet = (0..<links).map { _ in
             var schedule = fresh()
             guard start > 1.2 else { return schedule }
-            for _ in 0..<PollSchedule.pollsPerLoadReading { schedule.quiet(checkedQuietly: true) }
-            let rate = start * PollSchedule.goal * budget / PollSchedule.quietCheckCost
+            for _ in 0..<PollSchedule.pollsPerLoadReading { schedule.quiet(checkedBy: .call) }
+            let rate = start * PollSchedule.goal * budget / cost
             schedule.measured(transactions: Int64(rate * 100), at: 100)
             return schedule
         }
         #expect(abs(share(fleet) - startingShare) < 0.05, "starts at \(share(fleet))")
         // Then each link in turn reads the load over its last twelve polls, a minute apart.
-        var (transactions, now) = (Double(Int64(start * 0.9 * budget / 0.6 * 100)), 100.0)
+        var (transactions, now) = (Double(Int64(start * 0.9 * budget / cost * 100)), 100.0)
         for _ in 0..<8 {
             for index in fleet.indices {
                 let step = 60 / Double(links)
-                transactions += share(fleet) * budget / PollSchedule.quietCheckCost * step
+                transactions += share(fleet) * budget / cost * step
                 now += step
-                for _ in 0..<PollSchedule.pollsPerLoadReading { fleet[index].quiet(checkedQuietly: true) }
+                for _ in 0..<PollSchedule.pollsPerLoadReading { fleet[index].quiet(checkedBy: .call) }
                 fleet[index].measured(transactions: Int64(transactions), at: now)
             }
         }

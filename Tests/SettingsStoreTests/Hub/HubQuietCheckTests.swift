@@ -12,7 +12,7 @@ extension HubReliability {
     struct HubQuietCheckTests {
         /// A cluster of this suite's own: the other hub tests' transactions would keep the shared
         /// one's snapshot moving, and no poll would ever be a quiet check.
-        private static let cluster = Result { () throws -> PostgresCluster in
+        static let cluster = Result { () throws -> PostgresCluster in
             let cluster = try PostgresCluster.makePrivate()
             _ = try HubAdministration.initialize(url: cluster.conninfo())
             return cluster
@@ -20,7 +20,7 @@ extension HubReliability {
 
         /// A namespace of its own on the private cluster, opened by its role, polling as through
         /// a pooler (simple queries) unless `prepared`.
-        private func namespace(_ prefix: String, prepared: Bool = false) throws -> (
+        func namespace(_ prefix: String, prepared: Bool = false) throws -> (
             cluster: PostgresCluster, hub: HubNamespace, role: (name: String, password: String)
         ) {
             let cluster = try Self.cluster.get()
@@ -32,7 +32,7 @@ extension HubReliability {
         }
 
         /// One entry of `replica`'s, at hub-independent time `stamp`.
-        private func entry(_ key: String, _ stamp: UInt64, by replica: ReplicaID) -> SettingEntry {
+        func entry(_ key: String, _ stamp: UInt64, by replica: ReplicaID) -> SettingEntry {
             SettingEntry(
                 key: key, value: .integer(Int64(stamp)),
                 version: SettingVersion(

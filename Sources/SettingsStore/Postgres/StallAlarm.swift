@@ -1,0 +1,36 @@
+import Dispatch
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Bounds a libpq call that waits on its socket with no time-out of its own (`PQfn`): unless
+/// disarmed within `seconds`, it shuts the socket down, so the call returns with the connection
+/// broken instead of waiting for ever on a frozen server.
+///
+/// It acts only while armed, under the same lock that disarms it, so it never touches a socket
+/// after the call returned: the descriptor cannot have been closed and reused meanwhile.
+final class StallAlarm: Sendable {
+    private let state = Mutex<(armed: Bool, rang: Bool)>((true, false))
+
+    /// Arms the alarm for `socket`, to ring in `seconds`.
+    init(socket: Int32, seconds: Double) {
+        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + seconds) { [self] in
+            state.withLock { state in
+                guard state.armed else { return }
+                state.rang = true
+                _ = shutdown(socket, Int32(SHUT_RDWR))
+            }
+        }
+    }
+
+    /// Disarms the alarm; true when it rang first (the call was cut short, or answered just as
+    /// the time ran out, and the connection is broken either way).
+    func disarm() -> Bool {
+        state.withLock { state in
+            state.armed = false
+            return state.rang
+        }
+    }
+}

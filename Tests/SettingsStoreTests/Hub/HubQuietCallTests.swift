@@ -1,0 +1,193 @@
+import Foundation
+import PostgresFixture
+import Testing
+
+@testable import SettingsStore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Quiet checks as fast-path calls of `settingsd.unmoved(look)` (hub schema 13), on the quiet
+/// checks' private cluster.
+extension HubReliability.HubQuietCheckTests {
+    /// Calls of `function` by `connection`'s role so far, as the server's statistics count them
+    /// (the role must track them: `track_functions = 'pl'`); fast-path calls are not counted.
+    private func calls(of function: String, on connection: PostgresConnection) throws -> Int64 {
+        // Statistics reach the shared view when the backend next goes idle.
+        _ = try connection.query("SELECT pg_catalog.pg_stat_force_next_flush()")
+        let rows = try connection.query(
+            "SELECT coalesce(sum(calls), 0)::bigint FROM pg_catalog.pg_stat_user_functions"
+                + " WHERE funcid = '\(function)'::regprocedure")
+        return Int64(rows.text(0, 0)) ?? -1
+    }
+
+    /// A new database on the private cluster with a hub at schema `version`, and a namespace of
+    /// its own there, opened by its role through simple queries (through a PgBouncer of its own
+    /// when `pooled`, which lives as long as the connection needs it: the result holds it).
+    private func hub(at version: Int64, _ prefix: String, pooled: Bool = false) throws -> (
+        hub: HubNamespace, admin: PostgresConnection, pooler: PgBouncer?
+    ) {
+        let cluster = try Self.cluster.get()
+        let database = try cluster.makeDatabase()
+        let admin = try PostgresConnection(conninfo: cluster.conninfo(database: database))
+        try HubSchema.migrate(admin, through: version)
+        let role = try cluster.makeRole(prefix)
+        let pooler = pooled ? try PgBouncer(cluster: cluster, users: [role]) : nil
+        let conninfo =
+            pooler?.conninfo(user: role.name, password: role.password, database: database)
+            ?? cluster.conninfo(user: role.name, password: role.password, database: database)
+        let connection = try PostgresConnection(conninfo: conninfo)
+        return (try HubNamespace(connection: connection, namespace: nil, listens: false), admin, pooler)
+    }
+
+    /// Polls until one is a quiet check, at most `limit` times; the polls' counters must be `counter`.
+    private func pollUntilQuiet(
+        _ hub: HubNamespace, _ quiet: inout HubQuietCheck, counter: Int64, limit: Int = 6
+    ) throws -> Bool {
+        for _ in 0..<limit {
+            let polled = try hub.poll(readingLoad: false, quiet: &quiet)
+            #expect(polled.counter == counter)
+            if polled.checkedQuietly { return true }
+        }
+        return false
+    }
+
+    @Test(
+        "on a hub at schema 13 a quiet check is one fast-path call of settingsd.unmoved, and the next push is still seen"
+    )
+    func quietCheckIsAFastPathCall() throws {
+        let (cluster, _, role) = try namespace("call")
+        try cluster.psql("ALTER ROLE \(role.name) SET track_functions = 'pl'")
+        // A new connection, which takes the role's setting at login.
+        let connection = try PostgresConnection(
+            conninfo: cluster.conninfo(user: role.name, password: role.password))
+        let hub = try HubNamespace(connection: connection, namespace: nil, listens: false)
+        var quiet = HubQuietCheck()
+        let start = try hub.poll(readingLoad: false, quiet: &quiet)
+        _ = try hub.poll(readingLoad: false, quiet: &quiet)
+        #expect(quiet.callable != nil, "the polls that read the look asked the function's number")
+        // PostgreSQL counts no fast-path call in its function statistics: that the calls decide
+        // is shown by `renumberedOrStrangeFunctions`, where one answering 7 makes no poll quiet.
+        let counter = try calls(of: "settingsd.counter(name)", on: connection)
+        let statements = connection.statementCount
+        for _ in 0..<4 {
+            let polled = try hub.poll(readingLoad: false, quiet: &quiet)
+            #expect(polled.checkedQuietly && polled.counter == start.counter)
+        }
+        #expect(connection.statementCount - statements == 4, "one call a quiet check")
+        #expect(try calls(of: "settingsd.counter(name)", on: connection) == counter, "no counter read")
+
+        let other = try HubNamespace(
+            connection: PostgresConnection(
+                conninfo: cluster.conninfo(user: role.name, password: role.password)),
+            namespace: nil, listens: false)
+        let writer = ReplicaID.random()
+        try other.push([entry("k", 1, by: writer)], from: writer, through: 1)
+        let moved = try hub.poll(readingLoad: false, quiet: &quiet)
+        #expect(try !moved.checkedQuietly && moved.counter == other.lastSequence())
+    }
+
+    @Test("a hub before schema 13 has its quiet checks as statements, as before")
+    func olderHubChecksByStatement() throws {
+        let (hub, _, _) = try hub(at: 12, "older")
+        var quiet = HubQuietCheck()
+        let counter = try hub.lastSequence()
+        #expect(try pollUntilQuiet(hub, &quiet, counter: counter))
+        #expect(quiet.function == .unusable && quiet.callable == nil)
+        #expect(try pollUntilQuiet(hub, &quiet, counter: counter, limit: 1), "and again")
+    }
+
+    @Test(
+        "a renumbered function is asked for again; one answering anything but 1 is never quiet; one returning bigint is never called"
+    )
+    func renumberedOrStrangeFunctions() throws {
+        let (hub, admin, _) = try hub(at: 13, "strange")
+        var quiet = HubQuietCheck()
+        let counter = try hub.lastSequence()
+        #expect(try pollUntilQuiet(hub, &quiet, counter: counter))
+        let first = try #require(quiet.callable)
+
+        // Dropped and made again, as a restore into a new cluster may number it anew.
+        try admin.executeScript("DROP FUNCTION settingsd.unmoved(text);" + HubSchema.quietCall)
+        #expect(try pollUntilQuiet(hub, &quiet, counter: counter))
+        let second = try #require(quiet.callable)
+        #expect(second != first)
+
+        // The same number, answering 7: every poll reads the counter, and it is always right.
+        try admin.executeScript(
+            "CREATE OR REPLACE FUNCTION settingsd.unmoved(look text) RETURNS integer LANGUAGE sql AS 'SELECT 7'"
+        )
+        #expect(try !pollUntilQuiet(hub, &quiet, counter: counter))
+        #expect(quiet.callable == second)
+
+        // A NULL answer is no answer either.
+        try admin.executeScript(
+            "CREATE OR REPLACE FUNCTION settingsd.unmoved(look text) RETURNS integer LANGUAGE sql AS 'SELECT NULL::integer'"
+        )
+        #expect(try !pollUntilQuiet(hub, &quiet, counter: counter))
+
+        // Eight bytes of answer, which a fast-path call cannot take: the catalog says so, and the
+        // link asks no more of it once the call was refused (it is gone) and the number re-read.
+        try admin.executeScript(
+            "DROP FUNCTION settingsd.unmoved(text); CREATE FUNCTION settingsd.unmoved(look text) RETURNS bigint LANGUAGE sql AS 'SELECT 1::bigint'; GRANT EXECUTE ON FUNCTION settingsd.unmoved(text) TO settingsd_user"
+        )
+        #expect(try pollUntilQuiet(hub, &quiet, counter: counter), "quiet checks by statement")
+        #expect(quiet.function == .unusable)
+    }
+
+    @Test(
+        "through PgBouncer in transaction pooling the quiet check is a fast-path call too, and what it answers decides"
+    )
+    func quietCallThroughThePooler() throws {
+        guard PgBouncer.unavailableReason == nil || ProcessInfo.processInfo.environment["CI"] != nil else {
+            return
+        }
+        let (hub, admin, pooler) = try hub(at: 13, "pooled", pooled: true)
+        #expect(try hub.connection.isPooled())
+        var quiet = HubQuietCheck()
+        let counter = try hub.lastSequence()
+        #expect(try pollUntilQuiet(hub, &quiet, counter: counter))
+        #expect(quiet.callable != nil)
+        try admin.executeScript(
+            "CREATE OR REPLACE FUNCTION settingsd.unmoved(look text) RETURNS integer LANGUAGE sql AS 'SELECT 0'"
+        )
+        #expect(try !pollUntilQuiet(hub, &quiet, counter: counter), "every call said the server moved")
+        withExtendedLifetime(pooler) {}
+    }
+
+    @Test("a role denied the function checks quietly by statement, and stops calling")
+    func deniedFunction() throws {
+        let (hub, admin, _) = try hub(at: 13, "denied")
+        var quiet = HubQuietCheck()
+        let counter = try hub.lastSequence()
+        #expect(try pollUntilQuiet(hub, &quiet, counter: counter))
+        #expect(quiet.callable != nil)
+        try admin.executeScript("REVOKE EXECUTE ON FUNCTION settingsd.unmoved(text) FROM settingsd_user")
+        #expect(try pollUntilQuiet(hub, &quiet, counter: counter))
+        #expect(quiet.function == .unusable, "a denial is not asked again")
+    }
+
+    @Test("a fast-path call to a frozen server process gives up at the stall time-out, as a statement does")
+    func frozenCallTimesOut() throws {
+        let (_, hub, _) = try namespace("frozen")
+        hub.connection.stallTimeout = 1
+        var quiet = HubQuietCheck()
+        #expect(try pollUntilQuiet(hub, &quiet, counter: hub.lastSequence()))
+        let backend = try hub.connection.query("SELECT pg_catalog.pg_backend_pid()")
+        let pid = try #require(Int32(backend.text(0, 0)))
+        #expect(quiet.callable != nil)
+        kill(pid, SIGSTOP)
+        defer { kill(pid, SIGCONT) }
+        let started = Date()
+        do {
+            _ = try hub.poll(readingLoad: false, quiet: &quiet)
+            Issue.record("a poll of a frozen server process returned")
+        } catch {
+            #expect(error.code == .timeout)
+            #expect(error.message.contains("stalled"))
+        }
+        let waited = Date().timeIntervalSince(started)
+        #expect(waited >= 0.9 && waited < 10, "waited \(waited) s")
+    }
+}
