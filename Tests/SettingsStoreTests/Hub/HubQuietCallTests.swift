@@ -11,17 +11,6 @@ import Testing
 /// Quiet checks as fast-path calls of `settingsd.unmoved(look)` (hub schema 13), on the quiet
 /// checks' private cluster.
 extension HubReliability.HubQuietCheckTests {
-    /// Calls of `function` by `connection`'s role so far, as the server's statistics count them
-    /// (the role must track them: `track_functions = 'pl'`); fast-path calls are not counted.
-    private func calls(of function: String, on connection: PostgresConnection) throws -> Int64 {
-        // Statistics reach the shared view when the backend next goes idle.
-        _ = try connection.query("SELECT pg_catalog.pg_stat_force_next_flush()")
-        let rows = try connection.query(
-            "SELECT coalesce(sum(calls), 0)::bigint FROM pg_catalog.pg_stat_user_functions"
-                + " WHERE funcid = '\(function)'::regprocedure")
-        return Int64(rows.text(0, 0)) ?? -1
-    }
-
     /// A new database on the private cluster with a hub at schema `version`, and a namespace of
     /// its own there, opened by its role through simple queries (through a PgBouncer of its own
     /// when `pooled`, which lives as long as the connection needs it: the result holds it).
@@ -53,41 +42,6 @@ extension HubReliability.HubQuietCheckTests {
         return false
     }
 
-    @Test(
-        "on a hub at schema 13 a quiet check is one fast-path call of settingsd.unmoved, and the next push is still seen"
-    )
-    func quietCheckIsAFastPathCall() throws {
-        let (cluster, _, role) = try namespace("call")
-        try cluster.psql("ALTER ROLE \(role.name) SET track_functions = 'pl'")
-        // A new connection, which takes the role's setting at login.
-        let connection = try PostgresConnection(
-            conninfo: cluster.conninfo(user: role.name, password: role.password))
-        let hub = try HubNamespace(connection: connection, namespace: nil, listens: false)
-        var quiet = HubQuietCheck()
-        let start = try hub.poll(readingLoad: false, quiet: &quiet)
-        _ = try hub.poll(readingLoad: false, quiet: &quiet)
-        #expect(quiet.callable != nil, "the polls that read the look asked the function's number")
-        // PostgreSQL counts no fast-path call in its function statistics: that the calls decide
-        // is shown by `renumberedOrStrangeFunctions`, where one answering 7 makes no poll quiet.
-        let counter = try calls(of: "settingsd.counter(name)", on: connection)
-        let statements = connection.statementCount
-        for _ in 0..<4 {
-            let polled = try hub.poll(readingLoad: false, quiet: &quiet)
-            #expect(polled.checkedQuietly && polled.counter == start.counter)
-        }
-        #expect(connection.statementCount - statements == 4, "one call a quiet check")
-        #expect(try calls(of: "settingsd.counter(name)", on: connection) == counter, "no counter read")
-
-        let other = try HubNamespace(
-            connection: PostgresConnection(
-                conninfo: cluster.conninfo(user: role.name, password: role.password)),
-            namespace: nil, listens: false)
-        let writer = ReplicaID.random()
-        try other.push([entry("k", 1, by: writer)], from: writer, through: 1)
-        let moved = try hub.poll(readingLoad: false, quiet: &quiet)
-        #expect(try !moved.checkedQuietly && moved.counter == other.lastSequence())
-    }
-
     @Test("a hub before schema 13 has its quiet checks as statements, as before")
     func olderHubChecksByStatement() throws {
         let (hub, _, _) = try hub(at: 12, "older")
@@ -114,7 +68,9 @@ extension HubReliability.HubQuietCheckTests {
         let second = try #require(quiet.callable)
         #expect(second != first)
 
-        // The same number, answering 7: every poll reads the counter, and it is always right.
+        // The same number, answering 7: every poll reads the counter, and it is always right. (So
+        // a test sees that the calls decide: PostgreSQL counts no fast-path call in
+        // `pg_stat_user_functions`.)
         try admin.executeScript(
             "CREATE OR REPLACE FUNCTION settingsd.unmoved(look text) RETURNS integer LANGUAGE sql AS 'SELECT 7'"
         )

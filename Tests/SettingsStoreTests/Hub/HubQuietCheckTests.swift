@@ -61,6 +61,7 @@ extension HubReliability {
                 #expect(polled.checkedQuietly && polled.counter == start.counter)
             }
             #expect(hub.connection.statementCount - statements == 3, "a quiet check is one statement")
+            #expect(quiet.callable != nil, "at hub schema 13 a fast-path call (`HubQuietCallTests`)")
             let writer = ReplicaID.random()
             try other.push([entry("k", 1, by: writer)], from: writer, through: 1)
             let moved = try hub.poll(readingLoad: true, quiet: &quiet)
