@@ -287,6 +287,14 @@ private struct FleetRun {
             }
         }
         longestIntervals = simulation.longestIntervals
+        if let median = longestIntervals.isEmpty ? nil : longestIntervals[longestIntervals.count / 2] {
+            // How far the links settled apart: a burst waits for the one stretched furthest.
+            let apart = longestIntervals.count { $0 > 1.25 * median }
+            progress("\(machines) machines: \(apart) links stretched past 1.25 times the median interval")
+            for line in simulation.furthestStretched(3) {
+                progress("\(machines) machines: stretched furthest: \(line)")
+            }
+        }
         // Idle: every machine at its longest interval.
         let window = quick ? 5.0 : 20.0
         progress("\(machines) machines settled; idle for \(Int(window)) s")

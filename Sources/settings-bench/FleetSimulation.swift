@@ -99,6 +99,18 @@ final class FleetSimulation: Sendable {
         workers.flatMap { $0.longest.withLock { $0 } }.sorted()
     }
 
+    /// The `count` machines stretched furthest (at most one a worker), each with the readings
+    /// that moved its longest interval, for the log.
+    func furthestStretched(_ count: Int) -> [String] {
+        let found = workers.compactMap { $0.furthest.withLock { $0 } }.sorted { $0.longest > $1.longest }
+        return found.prefix(count).map { machine in
+            let steps = machine.stretches.map { step in
+                String(format: "at %.0f s, %.0f a second: x%.2f", step.at, step.rate, step.stretch)
+            }
+            return String(format: "%.1f s", machine.longest) + " (" + steps.joined(separator: "; ") + ")"
+        }
+    }
+
     /// Polling machines that have read the hub's load at least `times` times.
     func machines(readingLoad times: Int) -> Int {
         workers.reduce(0) { $0 + $1.machines(readingLoad: times) }
@@ -138,6 +150,16 @@ final class FleetSimulation: Sendable {
     }
 }
 
+/// A reading of the hub's load that moved a machine's longest interval.
+struct Stretch: Sendable {
+    /// Seconds since the fleet began.
+    var at: Double
+    /// The hub's transactions a second, as read.
+    var rate: Double
+    /// How many times the configured most the longest interval became.
+    var stretch: Double
+}
+
 /// One simulated machine: its connection, cursor and schedule.
 private final class Machine: @unchecked Sendable {  // touched by its worker's thread only
     let hub: HubNamespace
@@ -153,6 +175,9 @@ private final class Machine: @unchecked Sendable {  // touched by its worker's t
     var pushed: Int64 = 0
     /// How often it read the hub's load.
     var loadReadings = 0
+    /// Each reading that moved its longest interval: seconds since the fleet began, the hub's
+    /// transactions a second read, and the stretch after it.
+    var stretches: [Stretch] = []
     /// Sent a statement since it last read notifications: some may wait in libpq, not on the socket.
     var sentStatements = false
 
@@ -187,6 +212,8 @@ private final class Worker: Sendable {
     let quiet = Atomic<Int>(0)
     /// Each machine's longest interval as of the last pass.
     let longest = Mutex<[Double]>([])
+    /// The machine stretched furthest as of the last pass: its longest interval and how it got there.
+    let furthest = Mutex<(longest: Double, stretches: [Stretch])?>(nil)
     private let readings = Mutex<[Int]>([])
     /// Keys its machines are to push, one each.
     let pushes = Mutex<[String]>([])
@@ -240,6 +267,8 @@ private final class Worker: Sendable {
             if measured {
                 published = true
                 longest.withLock { $0 = machines.compactMap { $0.schedule?.longest } }
+                let stretched = machines.max { ($0.schedule?.longest ?? 0) < ($1.schedule?.longest ?? 0) }
+                furthest.withLock { $0 = stretched.map { ($0.schedule?.longest ?? 0, $0.stretches) } }
                 readings.withLock { $0 = machines.map(\.loadReadings) }
             }
             if isPolling {
@@ -268,7 +297,14 @@ private final class Worker: Sendable {
             let reading = schedule.readsLoad
             polled = try machine.hub.poll(readingLoad: reading, quiet: &machine.quietCheck)
             if reading, let transactions = polled.transactions {
+                let before = schedule.stretch
                 schedule.measured(transactions: transactions, at: FleetSimulation.now())
+                if schedule.stretch != before {
+                    machine.stretches.append(
+                        Stretch(
+                            at: FleetSimulation.now() - simulation.startedAt, rate: schedule.hubRate ?? 0,
+                            stretch: schedule.stretch))
+                }
                 machine.loadReadings += 1
                 measured = true
             }
