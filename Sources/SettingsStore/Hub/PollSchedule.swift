@@ -39,6 +39,13 @@ package struct PollSchedule {
     /// took 20.9 s to take a burst of writers that followed three single changes); a fleet that
     /// starts polling every 5 s runs at three times the budget and more.
     package static let stretchAtOnce = 2.0
+    /// The most one reading stretches the longest interval by. A link's first readings span the
+    /// fleet's start-up, which they weigh by the link's own mix of polls (some of its first were
+    /// counter polls, not yet quiet checks): stretching by the whole of what each read left links
+    /// of one fleet up to half as far apart again, for good (at 10,000 machines, ×2.4 to ×2.9 at
+    /// once, then 8.8 s against 11.1 s once settled, and a burst waits for the furthest); at most
+    /// twofold, every link that stretches at once stretches alike (all 10,000 at 10.0 s).
+    package static let largestStep = 2.0
 
     /// The least and the most time between polls, in seconds, as configured.
     package let bounds: ClosedRange<Double>
@@ -104,8 +111,9 @@ package struct PollSchedule {
     /// clock). From the rate since the last reading, weighed by what this link's quiet polls
     /// since cost (`HubQuietCheck.Kind.cost`): over the budget at two readings in a row, or over
     /// twice the budget at one (`stretchAtOnce`), the longest interval stretches so that the rate
-    /// would fall to nine tenths of it; under three quarters, it shrinks toward nine tenths (at
-    /// most by half a reading, never below the configured most). A count that went back
+    /// would fall to nine tenths of it (at most twofold a reading, `largestStep`); under three
+    /// quarters, it shrinks toward nine tenths (at most by half a reading, never below the
+    /// configured most). A count that went back
     /// (statistics reset, a failover) only starts a new measure; a reading less than a second
     /// after the last waits for a longer one (the server's statistics lag about that much).
     package mutating func measured(transactions: Int64, at now: Double) {
@@ -129,7 +137,7 @@ package struct PollSchedule {
         let isOver = share > Self.settledBand.upperBound
         defer { wasOver = isOver }
         if isOver && (wasOver || share > Self.stretchAtOnce) {
-            stretch = min(Self.maximumStretch, stretch * share / Self.goal)
+            stretch = min(Self.maximumStretch, stretch * min(Self.largestStep, share / Self.goal))
         } else if share < Self.settledBand.lowerBound {
             stretch = max(1, stretch * max(0.5, share / Self.goal))
         }

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import SettingsStore
@@ -149,42 +150,45 @@ struct PollStretchTests {
         schedule.measured(transactions: transactions, at: now)
     }
 
-    @Test("over the budget it stretches so the rate would fall to nine tenths; the interval follows")
+    @Test(
+        "over the budget it stretches so the rate would fall to nine tenths, at most twofold a reading; the interval follows"
+    )
     func stretches() {
         var schedule = quietSchedule(budget: 100)
         reading(&schedule, transactions: 1_000 + 300 * 60, at: 60)
         #expect(schedule.hubRate == 300)
-        #expect(abs(schedule.stretch - 300 / 90) < 1e-9)
+        #expect(schedule.stretch == PollSchedule.largestStep, "300 / 90 would be 3.3 times")
         #expect(schedule.interval == 5, "the interval grows by quiet polls, not at once")
         schedule.quiet()
-        schedule.quiet()
-        #expect(schedule.isAtLongest && abs(schedule.interval - 5 * 300 / 90) < 1e-9)
+        #expect(schedule.isAtLongest && schedule.interval == 10)
+        // Still over (the fleet's links stretched by no more either): toward nine tenths.
+        reading(&schedule, transactions: 1_000 + 300 * 60 + 150 * 60, at: 120)
+        #expect(abs(schedule.stretch - 2 * 150 / 90) < 1e-9)
     }
 
     @Test(
         "quiet checks count at what they cost: all by statement, the rate weighs three fifths; all by call, two fifths"
     )
     func quietChecksWeighLess() {
+        // Each time two readings in a row over the budget, under twice it: the second stretches.
+        let all = PollSchedule.pollsPerLoadReading
         var called = quietSchedule(budget: 100)
-        reading(
-            &called, transactions: 1_000 + 600 * 60, at: 60, checkedQuietly: PollSchedule.pollsPerLoadReading,
-            by: .call)
-        #expect(abs(called.stretch - 600 * 0.4 / 90) < 1e-9)
+        reading(&called, transactions: 1_000 + 400 * 60, at: 60, checkedQuietly: all, by: .call)
+        reading(&called, transactions: 1_000 + 800 * 60, at: 120, checkedQuietly: all, by: .call)
+        #expect(abs(called.stretch - 400 * 0.4 / 90) < 1e-9)
         var checked = quietSchedule(budget: 100)
-        reading(
-            &checked, transactions: 1_000 + 400 * 60, at: 60, checkedQuietly: PollSchedule.pollsPerLoadReading
-        )
-        let weighed = 400 * 0.6 / 90
+        reading(&checked, transactions: 1_000 + 250 * 60, at: 60, checkedQuietly: all)
+        reading(&checked, transactions: 1_000 + 500 * 60, at: 120, checkedQuietly: all)
+        let weighed = 250 * 0.6 / 90
         #expect(abs(checked.stretch - weighed) < 1e-9)
         // The share is counted afresh for each reading: polls of the counter alone weigh in full.
         while !checked.isAtLongest { checked.quiet() }
-        reading(&checked, transactions: 1_000 + 400 * 60 + 300 * 60, at: 120)
-        #expect(abs(checked.stretch - weighed * 300 / 90) < 1e-9)
+        reading(&checked, transactions: 1_000 + 500 * 60 + 150 * 60, at: 180)
+        #expect(abs(checked.stretch - weighed * 150 / 90) < 1e-9)
         var half = quietSchedule(budget: 100)
-        reading(
-            &half, transactions: 1_000 + 300 * 60, at: 60,
-            checkedQuietly: PollSchedule.pollsPerLoadReading / 2)
-        #expect(abs(half.stretch - 300 * (1 + 0.6) / 2 / 90) < 1e-9)
+        reading(&half, transactions: 1_000 + 150 * 60, at: 60, checkedQuietly: all / 2)
+        reading(&half, transactions: 1_000 + 300 * 60, at: 120, checkedQuietly: all / 2)
+        #expect(abs(half.stretch - 150 * (1 + 0.6) / 2 / 90) < 1e-9)
     }
 
     @Test(
@@ -209,16 +213,19 @@ struct PollStretchTests {
     @Test("within the budget nothing changes; far under it shrinks by at most half, never below the most")
     func shrinks() {
         var schedule = quietSchedule(budget: 100)
-        reading(&schedule, transactions: 1_000 + 2_000 * 60, at: 60)
+        var base: Int64 = 1_000
+        for minute in 1...4 {
+            base += 2_000 * 60
+            reading(&schedule, transactions: base, at: Double(minute) * 60)
+            while !schedule.isAtLongest { schedule.quiet() }
+        }
         #expect(schedule.stretch == PollSchedule.maximumStretch, "never over twelve times the most")
-        while !schedule.isAtLongest { schedule.quiet() }
-        let base: Int64 = 1_000 + 2_000 * 60
-        reading(&schedule, transactions: base + 80 * 60, at: 120)
+        reading(&schedule, transactions: base + 80 * 60, at: 300)
         #expect(schedule.stretch == PollSchedule.maximumStretch, "80 a second is within a budget of 100")
-        reading(&schedule, transactions: base + 80 * 60 + 1 * 60, at: 180)
+        reading(&schedule, transactions: base + 80 * 60 + 1 * 60, at: 360)
         #expect(schedule.stretch == PollSchedule.maximumStretch / 2, "at most half at a time")
         #expect(schedule.interval <= schedule.longest)
-        for minute in 4...8 {
+        for minute in 7...11 {
             reading(&schedule, transactions: base + 80 * 60 + 60 + Int64(minute), at: Double(minute) * 60)
         }
         #expect(schedule.stretch == 1 && schedule.longest == 5)
@@ -244,19 +251,25 @@ struct PollStretchTests {
             return schedule
         }
         // Where the fleet starts: a busy start-up stretched every link alike, to the stretch at
-        // which it runs at `startingShare` of the budget (1, unstretched, for 2.5).
+        // which it runs at `startingShare` of the budget (1, unstretched, for 2.5): readings of
+        // a rate over the budget, each stretching at most twofold (the first in a row, under
+        // twice the budget, stretches nothing).
         let start = share([PollSchedule](repeating: fresh(), count: links)) / startingShare
-        var fleet = (0..<links).map { _ in
-            var schedule = fresh()
-            guard start > 1.2 else { return schedule }
-            for _ in 0..<PollSchedule.pollsPerLoadReading { schedule.quiet(checkedBy: .call) }
-            let rate = start * PollSchedule.goal * budget / cost
-            schedule.measured(transactions: Int64(rate * 100), at: 100)
-            return schedule
+        var (transactions, now) = (0.0, 0.0)
+        var stretched = fresh()
+        if start > 1.2 {
+            let steps = Int((log(start) / log(PollSchedule.largestStep)).rounded(.up))
+            let step = pow(start, 1 / Double(steps))
+            for _ in 0...steps {
+                for _ in 0..<PollSchedule.pollsPerLoadReading { stretched.quiet(checkedBy: .call) }
+                now += 100
+                transactions += step * PollSchedule.goal * budget / cost * 100
+                stretched.measured(transactions: Int64(transactions), at: now)
+            }
         }
+        var fleet = [PollSchedule](repeating: stretched, count: links)
         #expect(abs(share(fleet) - startingShare) < 0.05, "starts at \(share(fleet))")
         // Then each link in turn reads the load over its last twelve polls, a minute apart.
-        var (transactions, now) = (Double(Int64(start * 0.9 * budget / cost * 100)), 100.0)
         for _ in 0..<8 {
             for index in fleet.indices {
                 let step = 60 / Double(links)
