@@ -120,7 +120,7 @@ package struct HubQuietCheck {
     /// Fast-path calls in a row the hub refused.
     private var refusedCalls = 0
     /// Calls refused in a row after which the link stops calling.
-    package static let refusalsTolerated = 2
+    private static let refusalsTolerated = 2
 
     package init() {}
 

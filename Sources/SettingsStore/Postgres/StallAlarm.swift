@@ -16,8 +16,9 @@ final class StallAlarm: Sendable {
 
     /// Arms the alarm for `socket`, to ring in `seconds`.
     init(socket: Int32, seconds: Double) {
-        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + seconds) { [self] in
-            state.withLock { state in
+        // Weakly: a call that returned releases its alarm at once, not when the time runs out.
+        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + seconds) { [weak self] in
+            self?.state.withLock { state in
                 guard state.armed else { return }
                 state.rang = true
                 _ = shutdown(socket, Int32(SHUT_RDWR))
