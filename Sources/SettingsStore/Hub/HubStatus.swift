@@ -28,9 +28,10 @@ public struct HubConfiguration: Sendable, Equatable {
     /// never). Each idle poll is one transaction.
     package var pollBudget: Double
 
-    /// The poll budget unless the configuration says otherwise: 10,000 machines settle under it
-    /// at 650–880 quiet checks a second (a longest interval of 12–15 s), which cost PostgreSQL
-    /// 5.6–7.0 % of one core in `settings-bench fleet` on 2 cores.
+    /// The poll budget unless the configuration says otherwise: 10,000 machines whose quiet
+    /// checks are fast-path calls settle under it at some 1,100 quiet checks a second (a longest
+    /// interval of 9–10 s), which cost PostgreSQL about 4 % of one core in `settings-bench fleet`
+    /// on 2 cores.
     package static let defaultPollBudget = 600.0
 
     /// The longest between routine comparisons of digests for a link that polls, in seconds

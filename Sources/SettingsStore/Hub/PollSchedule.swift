@@ -10,7 +10,7 @@
 /// twelfth quiet poll also reads the database's transaction count (`HubNamespace.poll`), and
 /// each link stretches or shrinks on its own from the rate it saw, toward nine tenths of the
 /// budget, and stays where the rate is within `settledBand` of it: so the fleet's polls settle
-/// between three quarters of the budget and the budget however many machines there are, and
+/// between nine tenths of the budget and the budget however many machines there are, and
 /// whichever side they come from. A link whose quiet polls were mostly quiet
 /// checks (`HubQuietCheck`) counts the rate at what such polls cost: two fifths of a counter's
 /// poll for a fast-path call, three fifths for the look's statement (`HubQuietCheck.Kind.cost`).
@@ -25,11 +25,14 @@ package struct PollSchedule {
     package static let maximumStretch = 12.0
     /// The share of the budget a link's weighed rate stretches or shrinks its interval toward.
     package static let goal = 0.9
-    /// The shares of the budget within which a link leaves its longest interval as it is. Narrow,
-    /// so that a fleet settles near `goal` whichever side it comes from (with six tenths for the
-    /// floor, fleets of 10,000 settled at 12.8 s in some runs and 15.4 s in others); not so narrow
-    /// that links measuring the same hub a little apart chase each other.
-    package static let settledBand = 0.75...1.0
+    /// The shares of the budget within which a link leaves its longest interval as it is: from
+    /// `goal`, since a link under it shrinks to it (a fleet left under it by its start-up's
+    /// stretch stays there: with three quarters for the floor, 10,000 machines stretched twofold
+    /// at once to 0.80 of the budget and stayed, polling every 10.0 s, at the edge of the burst's
+    /// target), up to the budget, since only readings over it stretch. A link reading a little
+    /// under the goal shrinks a little and raises the rate the others read, so links measuring
+    /// the same hub a little apart do not chase each other.
+    package static let settledBand = goal...1.0
     /// The shortest share of the interval a wait lasts (`nextWait()`).
     package static let shortestWait = 0.9
     /// The share of the budget over which one reading stretches the interval; under it, only
@@ -111,9 +114,9 @@ package struct PollSchedule {
     /// clock). From the rate since the last reading, weighed by what this link's quiet polls
     /// since cost (`HubQuietCheck.Kind.cost`): over the budget at two readings in a row, or over
     /// twice the budget at one (`stretchAtOnce`), the longest interval stretches so that the rate
-    /// would fall to nine tenths of it (at most twofold a reading, `largestStep`); under three
-    /// quarters, it shrinks toward nine tenths (at most by half a reading, never below the
-    /// configured most). A count that went back
+    /// would fall to nine tenths of it (at most twofold a reading, `largestStep`); under nine
+    /// tenths, it shrinks so that the rate would rise to it (at most by half a reading, never
+    /// below the configured most). A count that went back
     /// (statistics reset, a failover) only starts a new measure; a reading less than a second
     /// after the last waits for a longer one (the server's statistics lag about that much).
     package mutating func measured(transactions: Int64, at now: Double) {

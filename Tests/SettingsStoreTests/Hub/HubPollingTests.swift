@@ -210,7 +210,9 @@ struct PollStretchTests {
         #expect(reset.stretch == 1, "a count that went back starts afresh")
     }
 
-    @Test("within the budget nothing changes; far under it shrinks by at most half, never below the most")
+    @Test(
+        "between nine tenths of the budget and the budget nothing changes; under nine tenths it shrinks toward them, by at most half, never below the most"
+    )
     func shrinks() {
         var schedule = quietSchedule(budget: 100)
         var base: Int64 = 1_000
@@ -220,20 +222,24 @@ struct PollStretchTests {
             while !schedule.isAtLongest { schedule.quiet() }
         }
         #expect(schedule.stretch == PollSchedule.maximumStretch, "never over twelve times the most")
-        reading(&schedule, transactions: base + 80 * 60, at: 300)
-        #expect(schedule.stretch == PollSchedule.maximumStretch, "80 a second is within a budget of 100")
-        reading(&schedule, transactions: base + 80 * 60 + 1 * 60, at: 360)
-        #expect(schedule.stretch == PollSchedule.maximumStretch / 2, "at most half at a time")
+        reading(&schedule, transactions: base + 95 * 60, at: 300)
+        #expect(schedule.stretch == PollSchedule.maximumStretch, "95 a second is within a budget of 100")
+        reading(&schedule, transactions: base + 95 * 60 + 81 * 60, at: 360)
+        #expect(abs(schedule.stretch - PollSchedule.maximumStretch * 81 / 90) < 1e-9, "81 a second: toward 90")
+        reading(&schedule, transactions: base + 95 * 60 + 81 * 60 + 90 * 60, at: 420)
+        #expect(abs(schedule.stretch - PollSchedule.maximumStretch * 81 / 90) < 1e-9, "90 a second is the goal")
+        reading(&schedule, transactions: base + 95 * 60 + 171 * 60 + 1 * 60, at: 480)
+        #expect(abs(schedule.stretch - PollSchedule.maximumStretch * 81 / 90 / 2) < 1e-9, "at most half at a time")
         #expect(schedule.interval <= schedule.longest)
-        for minute in 7...11 {
-            reading(&schedule, transactions: base + 80 * 60 + 60 + Int64(minute), at: Double(minute) * 60)
+        for minute in 9...13 {
+            reading(&schedule, transactions: base + 95 * 60 + 172 * 60 + Int64(minute), at: Double(minute) * 60)
         }
         #expect(schedule.stretch == 1 && schedule.longest == 5)
     }
 
     @Test(
         "a fleet of links that each measure the same hub settles within the band, from polling too often or too seldom",
-        arguments: [2.5, 0.65, 0.3])
+        arguments: [2.5, 0.8, 0.65, 0.3])
     func fleetSettles(startingShare: Double) {
         // 1,000 links polling one hub by quiet checks alone (fast-path calls), so each weighs the
         // rate it reads at their cost; the hub's rate is what the fleet's longest intervals make it.
