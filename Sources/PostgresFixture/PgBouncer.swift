@@ -40,6 +40,13 @@ public final class PgBouncer: Sendable {
         try write(users: users)
         try writeConfiguration()
         try start()
+        // A pooler still running when the process ends (a benchmark stopped by hand, a test
+        // that kept it) would hold its port for the next run.
+        let (folder, port) = (folder, port)
+        FixtureCleanup.atExit {
+            Self.stop(folder: folder, port: port)
+            try? FileManager.default.removeItem(atPath: folder)
+        }
     }
 
     deinit {
@@ -79,18 +86,24 @@ public final class PgBouncer: Sendable {
 
     /// Stops the pooler at once (SIGTERM: every client connection closes), waiting until it is gone.
     public func stop() {
-        guard let pid = runningPID else { return }
+        Self.stop(folder: folder, port: port)
+    }
+
+    private static func stop(folder: String, port: Int) {
+        guard let pid = runningPID(folder: folder) else { return }
         kill(pid, SIGTERM)
-        for _ in 0..<500 where Self.isRunning(pid) { usleep(10_000) }
-        if Self.isRunning(pid) { kill(pid, SIGKILL) }
+        for _ in 0..<500 where isRunning(pid) { usleep(10_000) }
+        if isRunning(pid) { kill(pid, SIGKILL) }
         unlink("\(folder)/pgbouncer.pid")
         unlink("\(folder)/.s.PGSQL.\(port)")
     }
 
     /// The process id, while it runs.
-    public var runningPID: Int32? {
+    public var runningPID: Int32? { Self.runningPID(folder: folder) }
+
+    private static func runningPID(folder: String) -> Int32? {
         guard let text = try? String(contentsOfFile: "\(folder)/pgbouncer.pid", encoding: .utf8),
-            let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)), Self.isRunning(pid)
+            let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)), isRunning(pid)
         else { return nil }
         return pid
     }

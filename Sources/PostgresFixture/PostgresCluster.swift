@@ -240,29 +240,18 @@ public final class PostgresCluster: Sendable {
     }()
 }
 
-/// Stops every cluster the test process made when it exits (the run's shared one and the private
-/// ones). It used to keep only the last cluster registered, so every other one, a failover test's
-/// standby among them, went on running after the tests.
+/// Stops every cluster the process made when it exits (the run's shared one and the private
+/// ones, a failover test's standby among them), and removes its folder.
 enum PostgresClusterRegistry {
-    /// Per cluster: the stop command's arguments and the folder to remove.
-    private static let clusters = Mutex<[(arguments: [String], folder: String)]>([])
-
     static func register(stop pgCtl: String, data: String, folder: String) {
         let arguments =
             getuid() == 0
             ? ["/usr/sbin/runuser", "-u", "postgres", "--", pgCtl, "-D", data, "-m", "immediate", "stop"]
             : [pgCtl, "-D", data, "-m", "immediate", "stop"]
-        let isFirst = clusters.withLock { clusters in
-            clusters.append((arguments, folder))
-            return clusters.count == 1
-        }
-        guard isFirst else { return }
-        atexit {
-            for cluster in PostgresClusterRegistry.clusters.withLock({ $0 }) {
-                // At exit nothing can report a failure: a cluster already stopped is the usual case.
-                try? PostgresCluster.run(cluster.arguments[0], Array(cluster.arguments.dropFirst()))
-                try? FileManager.default.removeItem(atPath: cluster.folder)
-            }
+        FixtureCleanup.atExit {
+            // At exit nothing can report a failure: a cluster already stopped is the usual case.
+            try? PostgresCluster.run(arguments[0], Array(arguments.dropFirst()))
+            try? FileManager.default.removeItem(atPath: folder)
         }
     }
 }

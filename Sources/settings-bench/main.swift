@@ -1,5 +1,6 @@
 // settings-bench: measures settingsd beside its peers and prints a table with ratios.
 import Foundation
+import PostgresFixture
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 let usage = """
@@ -40,6 +41,9 @@ let usage = """
                 another through the hub (beside one machine's own), the idle bridge's wake-ups
                 and CPU over 60 s, the first comparison of a 2,000-key user database at start
     """
+
+// Stopped by hand (Ctrl-C, `kill`), the suites still stop the PostgreSQL and PgBouncer they started.
+FixtureCleanup.stopOnSignals()
 
 switch arguments.first {
 case "store":
