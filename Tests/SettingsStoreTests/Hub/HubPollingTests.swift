@@ -225,14 +225,19 @@ struct PollStretchTests {
         reading(&schedule, transactions: base + 95 * 60, at: 300)
         #expect(schedule.stretch == PollSchedule.maximumStretch, "95 a second is within a budget of 100")
         reading(&schedule, transactions: base + 95 * 60 + 81 * 60, at: 360)
-        #expect(abs(schedule.stretch - PollSchedule.maximumStretch * 81 / 90) < 1e-9, "81 a second: toward 90")
+        #expect(
+            abs(schedule.stretch - PollSchedule.maximumStretch * 81 / 90) < 1e-9, "81 a second: toward 90")
         reading(&schedule, transactions: base + 95 * 60 + 81 * 60 + 90 * 60, at: 420)
-        #expect(abs(schedule.stretch - PollSchedule.maximumStretch * 81 / 90) < 1e-9, "90 a second is the goal")
+        #expect(
+            abs(schedule.stretch - PollSchedule.maximumStretch * 81 / 90) < 1e-9, "90 a second is the goal")
         reading(&schedule, transactions: base + 95 * 60 + 171 * 60 + 1 * 60, at: 480)
-        #expect(abs(schedule.stretch - PollSchedule.maximumStretch * 81 / 90 / 2) < 1e-9, "at most half at a time")
+        #expect(
+            abs(schedule.stretch - PollSchedule.maximumStretch * 81 / 90 / 2) < 1e-9, "at most half at a time"
+        )
         #expect(schedule.interval <= schedule.longest)
         for minute in 9...13 {
-            reading(&schedule, transactions: base + 95 * 60 + 172 * 60 + Int64(minute), at: Double(minute) * 60)
+            reading(
+                &schedule, transactions: base + 95 * 60 + 172 * 60 + Int64(minute), at: Double(minute) * 60)
         }
         #expect(schedule.stretch == 1 && schedule.longest == 5)
     }
