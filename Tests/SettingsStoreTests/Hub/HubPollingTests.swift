@@ -211,7 +211,7 @@ struct PollStretchTests {
     }
 
     @Test(
-        "between nine tenths of the budget and the budget nothing changes; under nine tenths it shrinks toward them, by at most half, never below the most"
+        "between nine tenths of the budget and the budget nothing changes; under nine tenths it shrinks toward nine tenths, by at most half, never below the most"
     )
     func shrinks() {
         var schedule = quietSchedule(budget: 100)
