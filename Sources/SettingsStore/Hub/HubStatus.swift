@@ -30,7 +30,7 @@ public struct HubConfiguration: Sendable, Equatable {
 
     /// The poll budget unless the configuration says otherwise: 10,000 machines whose quiet
     /// checks are fast-path calls settle under it at some 1,300 quiet checks a second (a longest
-    /// interval of about 8.5 s), which cost PostgreSQL 6–8 % of one core in `settings-bench fleet`
+    /// interval of about 8.5 s), which cost PostgreSQL 6–9 % of one core in `settings-bench fleet`
     /// on 2 cores.
     package static let defaultPollBudget = 600.0
 
