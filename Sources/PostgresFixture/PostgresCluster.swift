@@ -57,8 +57,22 @@ public final class PostgresCluster: Sendable {
         try "local all postgres trust\nlocal replication postgres trust\nlocal all all scram-sha-256\n".write(
             toFile: "\(folder)/data/pg_hba.conf", atomically: false, encoding: .utf8)
         try start()
-        PostgresClusterRegistry.register(stop: "\(bin)/pg_ctl", data: "\(folder)/data", folder: folder)
+        Self.stopAtExit(pgCtl: "\(bin)/pg_ctl", data: "\(folder)/data", folder: folder)
         try psql("CREATE DATABASE \(Self.database)", database: "postgres")
+    }
+
+    /// Stops the cluster when the process exits (the run's shared one and the private ones, a
+    /// failover test's standby among them), and removes its folder.
+    private static func stopAtExit(pgCtl: String, data: String, folder: String) {
+        let arguments =
+            getuid() == 0
+            ? ["/usr/sbin/runuser", "-u", "postgres", "--", pgCtl, "-D", data, "-m", "immediate", "stop"]
+            : [pgCtl, "-D", data, "-m", "immediate", "stop"]
+        FixtureCleanup.atExit {
+            // At exit nothing can report a failure: a cluster already stopped is the usual case.
+            try? run(arguments[0], Array(arguments.dropFirst()))
+            try? FileManager.default.removeItem(atPath: folder)
+        }
     }
 
     /// A cluster of the caller's own, not the run's shared one: for a test that stops, restores or
@@ -238,20 +252,4 @@ public final class PostgresCluster: Sendable {
         }
         return nil
     }()
-}
-
-/// Stops every cluster the process made when it exits (the run's shared one and the private
-/// ones, a failover test's standby among them), and removes its folder.
-enum PostgresClusterRegistry {
-    static func register(stop pgCtl: String, data: String, folder: String) {
-        let arguments =
-            getuid() == 0
-            ? ["/usr/sbin/runuser", "-u", "postgres", "--", pgCtl, "-D", data, "-m", "immediate", "stop"]
-            : [pgCtl, "-D", data, "-m", "immediate", "stop"]
-        FixtureCleanup.atExit {
-            // At exit nothing can report a failure: a cluster already stopped is the usual case.
-            try? PostgresCluster.run(arguments[0], Array(arguments.dropFirst()))
-            try? FileManager.default.removeItem(atPath: folder)
-        }
-    }
 }
