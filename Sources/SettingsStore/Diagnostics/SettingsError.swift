@@ -34,6 +34,7 @@ public struct SettingsError: Error, Sendable, Equatable, CustomStringConvertible
             case replicaForked
             case schemaViolation
             case locked
+            case accountMismatch
         }
 
         private let kind: Kind
@@ -118,6 +119,9 @@ public struct SettingsError: Error, Sendable, Equatable, CustomStringConvertible
         public static let schemaViolation = Code(.schemaViolation)
         /// The key is locked by the administrator (`locks.d`): its value cannot be changed here.
         public static let locked = Code(.locked)
+        /// A replica's hello: the two replicas sync as different hub namespaces, and the one
+        /// that would have to move cannot (its own hub link holds it to its namespace).
+        public static let accountMismatch = Code(.accountMismatch)
     }
 
     /// The kind of failure.

@@ -52,7 +52,7 @@ extension HubConnector {
         var applied = 0
         if !incoming.isEmpty {
             let outcome = try settings.applyRemote(
-                incoming.map(\.entry), from: hub.peerID, through: nil, reason: .replica, fromHub: true)
+                incoming.map(\.entry), from: hub.peerID, through: nil, reason: .replica)
             if let sequences = outcome.sequences { noteFromHub(sequences) }
             noteAhead(outcome.aheadOfClock)
             applied = outcome.applied

@@ -46,7 +46,7 @@ extension HubConnector {
             let isInitial = initialTarget.map { batch.through <= $0 && $0 > 0 } ?? false
             let outcome = try settings.applyRemote(
                 entries, from: hub.peerID, through: batch.through,
-                reason: isInitial ? .initialSync : .replica, fromHub: true)
+                reason: isInitial ? .initialSync : .replica)
             if outcome.rejected > 0 {
                 logger?.log(
                     .warning,
@@ -65,21 +65,24 @@ extension HubConnector {
         }
     }
 
-    /// Joins the store's first namespace (its keys merge into it), or, when the store synced as
-    /// another one before, changes accounts: the synced keys are replaced by the namespace's,
-    /// and nothing of the old namespace is pushed into this one.
+    /// Checks that the namespace the hub connected this link to is the store's account: the one
+    /// the link entered as it started, or, when only the connection can tell (a service file
+    /// names the role), the store's first namespace, entered now. An account change never
+    /// happens here, once writes may have been taken: a namespace other than the account is
+    /// refused, and nothing is pushed or pulled.
     func settleAccount(on hub: HubNamespace) throws(SettingsError) {
-        guard let account = settings.account else { return try settings.joinAccount(hub.name) }
-        guard account.namespace != hub.name else { return }
-        let counter = try hub.lastSequence()
-        let rows = try hub.allEntries(limits: settings.configuration.limits)
-        let change = try settings.changeAccount(
-            to: hub.name, entries: rows.entries.map(\.entry), from: hub.peerID, through: counter)
-        if let sequences = change.sequences { noteFromHub(sequences) }
-        let message =
-            "moved from hub namespace \(account.namespace) to \(hub.name): an account change; this replica's synced keys were replaced by the namespace's \(rows.entries.count) entries (\(change.changed) keys changed; keys of scope local stay)"
-        logger?.log(.warning, message)
-        update { $0.lastAccountChange = message }
+        let entered = enteredNamespace
+        if entered == nil, settings.account.map({ $0.namespace == hub.name }) ?? true {
+            _ = try enter(hub.name)
+            return
+        }
+        let account = settings.account?.namespace
+        guard entered != nil, entered == hub.name, account == hub.name else {
+            throw SettingsError(
+                .accountMismatch,
+                "the hub connected this replica to namespace '\(hub.name)', but it syncs as '\(account ?? entered ?? "?")': name the namespace (--hub-namespace, HubConfiguration.namespace) to change accounts, which then happens as the link starts"
+            )
+        }
     }
 
     /// Where this replica's pushes to `hub` continue from: the position the hub recorded, when

@@ -32,6 +32,8 @@ final class HubConnector: Sendable {
         var closedStatements = 0
         /// Set once entries stamped far ahead were logged.
         var warnedAhead = false
+        /// The namespace the link holds the store to (`Settings.enterAccount`), once entered.
+        var enteredNamespace: String?
     }
 
     /// How long the link waits for a notification before catching up anyway, in seconds, and
@@ -90,11 +92,15 @@ final class HubConnector: Sendable {
     /// Stops syncing and closes the connection (waiting up to five seconds for a statement in
     /// flight).
     func stop() {
-        let wasRunning = state.withLock { state -> Bool in
-            defer { state.isStopped = true }
-            return !state.isStopped
+        let (wasRunning, entered) = state.withLock { state -> (Bool, String?) in
+            defer {
+                state.isStopped = true
+                state.enteredNamespace = nil
+            }
+            return (!state.isStopped, state.isStopped ? nil : state.enteredNamespace)
         }
         guard wasRunning else { return }
+        if entered != nil { settings.releaseAccount() }
         wake.signal()
         _ = finished.wait(timeout: .now() + 5)
     }
@@ -102,8 +108,43 @@ final class HubConnector: Sendable {
     /// Whether `stop()` was called.
     var isStopped: Bool { state.withLock { $0.isStopped } }
 
-    func start() throws(SettingsError) {
-        try DetachedThread.start("hub link") { [self] in run() }
+    /// Enters the store's account for the namespace the URL names (an account change happens
+    /// here, before the caller takes any write for the new account), then starts the link's
+    /// thread.
+    ///
+    /// - Returns: What happened to the store's account; `unchanged` when the namespace is only
+    ///   known once connected (a libpq service file names the role).
+    func start() throws(SettingsError) -> AccountMeeting {
+        var meeting = AccountMeeting.unchanged
+        if let namespace = configuration.namespace ?? PostgresConnectionString.loginRole(conninfo) {
+            meeting = try enter(namespace)
+        }
+        do throws(SettingsError) {
+            try DetachedThread.start("hub link") { [self] in run() }
+        } catch {
+            stop()
+            throw error
+        }
+        return meeting
+    }
+
+    /// The namespace the link holds the store to, once entered.
+    var enteredNamespace: String? {
+        state.withLock { $0.enteredNamespace }
+    }
+
+    /// Enters `namespace` as the store's account and logs an account change.
+    func enter(_ namespace: String) throws(SettingsError) -> AccountMeeting {
+        let previous = settings.account?.namespace
+        let meeting = try settings.enterAccount(namespace)
+        state.withLock { $0.enteredNamespace = namespace }
+        if case .changed(_, let forgotten) = meeting {
+            let message =
+                "moved from hub namespace \(previous ?? "?") to \(namespace): an account change; the old account's \(forgotten) synced keys were cleared and the new namespace is pulled whole (keys of scope local stay; what is written from now on belongs to \(namespace))"
+            logger?.log(.warning, message)
+            update { $0.lastAccountChange = message }
+        }
+        return meeting
     }
 
     /// The store committed something: push it soon.

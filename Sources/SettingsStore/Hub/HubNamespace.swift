@@ -29,27 +29,31 @@ package struct HubNamespace {
     /// Bytes of values in one pull, about (a larger single value still comes alone).
     package static let batchBytes = 8 << 20
 
-    /// Opens `namespace` (the connecting role when nil): checks the role may use it, makes sure
+    /// Opens `namespace` (the login role when nil): checks the role may use it, makes sure
     /// its counter row exists, and, when `listens`, listens for its notifications (not through a
     /// pooler in transaction pooling: the session that listened is soon another client's).
     package init(connection: PostgresConnection, namespace: String?, listens: Bool = true)
         throws(SettingsError)
     {
         self.connection = connection
-        let name: String
-        if let namespace {
-            name = namespace
-        } else {
-            name = try connection.execute("SELECT current_user::text").text(0, 0)
+        // The login role, never `current_user`: a pooler in transaction pooling can hand this
+        // client a server connection on which another client ran `SET ROLE` and never reset it.
+        let roles = try connection.execute("SELECT session_user::text, current_user::text")
+        let login = roles.text(0, 0)
+        guard roles.text(0, 1) == login else {
+            throw SettingsError(
+                .accessDenied,
+                "the hub connection runs as role '\(roles.text(0, 1))', not its login role '\(login)' (a SET ROLE left on a pooled server connection?): refusing to sync through it"
+            )
         }
+        let name = namespace ?? login
         let visible = try connection.execute(
             "SELECT settingsd.visible($1)::int::bigint, (pg_catalog.to_regprocedure($2) IS NOT NULL)::int::bigint",
             [.text(name), .text(Self.sharedPull)])
         guard visible.count == 1, visible.int64(0, 0) == 1 else {
-            let role = try connection.execute("SELECT current_user::text").text(0, 0)
             throw SettingsError(
                 .accessDenied,
-                "role '\(role)' may not use hub namespace '\(name)' (it must be a member of the role so named)"
+                "role '\(login)' may not use hub namespace '\(name)' (it must be a member of the role so named)"
             )
         }
         self.name = name

@@ -1,5 +1,9 @@
 internal import CLibPQ
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Connection strings as shown to people: every option but the secret ones.
 enum PostgresConnectionString {
     /// `conninfo` (a key=value string or `postgresql://` URI) as `key=value` pairs without the
@@ -20,6 +24,26 @@ enum PostgresConnectionString {
             option += 1
         }
         return parts.isEmpty ? "(libpq defaults)" : parts.joined(separator: " ")
+    }
+
+    /// The role libpq logs in as with `conninfo`, as libpq chooses it: the string's `user`, else
+    /// `$PGUSER`, else the name of the process's user. Nil when a service file may name it
+    /// (`service` in the string, or `$PGSERVICE`), or the string does not parse.
+    static func loginRole(_ conninfo: String) -> String? {
+        guard let pq = try? LibPQ.functions(), let options = pq.conninfoParse(conninfo, nil) else { return nil }
+        defer { pq.conninfoFree(options) }
+        var values: [String: String] = [:]
+        var option = options
+        while let keyword = option.pointee.keyword {
+            if let value = option.pointee.val { values[String(cString: keyword)] = String(cString: value) }
+            option += 1
+        }
+        if let user = values["user"], !user.isEmpty { return user }
+        if values["service"] != nil { return nil }
+        if let service = getenv("PGSERVICE"), service.pointee != 0 { return nil }
+        if let user = getenv("PGUSER"), user.pointee != 0 { return String(cString: user) }
+        guard let entry = getpwuid(geteuid()), let name = entry.pointee.pw_name else { return nil }
+        return String(cString: name)
     }
 
     /// Whether libpq can parse `conninfo`; the reason when it cannot, with every quoted part of

@@ -12,7 +12,7 @@ extension SyncSession {
         localID = settings.replicaID
         let hello = WireRequest.Hello(
             replica: localID, sequence: settings.sequence, clockMilliseconds: settings.configuration.clock(),
-            lineage: settings.lineage, tombstoneHorizon: settings.tombstoneHorizon)
+            lineage: settings.lineage, tombstoneHorizon: settings.tombstoneHorizon, account: settings.account)
         return WireRequest.hello(hello).json(id: 0)
     }
 
@@ -27,12 +27,13 @@ extension SyncSession {
         }
         localID = settings.replicaID
         let peer = try meet(
-            replica, sequence: hello.replicaSequence, clock: hello.clockMilliseconds, lineage: hello.lineage)
+            replica, sequence: hello.replicaSequence, clock: hello.clockMilliseconds, lineage: hello.lineage,
+            account: hello.account)
         peerHorizon = hello.tombstoneHorizon ?? .zero
         let state = Welcome.ReplicaState(
             cursor: settings.receivedSequence(from: peer) ?? 0, sequence: settings.sequence,
             clockMilliseconds: settings.configuration.clock(), lineage: settings.lineage,
-            tombstoneHorizon: settings.tombstoneHorizon)
+            tombstoneHorizon: settings.tombstoneHorizon, account: settings.account)
         return Welcome(replica: localID, state: state).fields
     }
 
@@ -69,7 +70,7 @@ extension SyncSession {
         do throws(SettingsError) {
             peer = try meet(
                 welcome.replica, sequence: state.sequence, clock: state.clockMilliseconds,
-                lineage: state.lineage)
+                lineage: state.lineage, account: state.account)
         } catch  where error.code == .replicaForked {
             // The peer's history forked: it must take a new id, and learns so from here.
             send(.forked(reason: error.message))
@@ -80,8 +81,12 @@ extension SyncSession {
         try startSending(after: state.cursor)
     }
 
-    /// Checks the peer against what this replica remembers of it and joins it to the registry.
-    private func meet(_ peer: ReplicaID, sequence: Int64, clock: UInt64?, lineage: Lineage?)
+    /// Checks the peer against what this replica remembers of it, meets its account (this
+    /// replica follows the peer's account change, or the peer follows this one's) and joins it to
+    /// the registry.
+    private func meet(
+        _ peer: ReplicaID, sequence: Int64, clock: UInt64?, lineage: Lineage?, account: SyncAccount?
+    )
         throws(SettingsError)
         -> ReplicaID
     {
@@ -105,6 +110,16 @@ extension SyncSession {
                 .replicaForked,
                 "replica \(peer) does not continue the history this replica received from it (restored from a backup, or a copied file): it takes a new replica id"
             )
+        }
+        if case .changed(let previous, let forgotten) = try settings.meet(account: account),
+            let account
+        {
+            logger?.log(
+                .warning,
+                "replica \(peer) at \(address) syncs as hub namespace \(account.namespace), which this replica's account (\(previous)) moved to: an account change; \(forgotten) synced keys of the old account were cleared"
+            )
+            // Sessions still on the old account end; their peers follow in their next hello.
+            registry.closeAllSessions()
         }
         let attachment = registry.attach(
             session: ObjectIdentifier(self), to: peer, incarnation: lineage?.current.id, address: address,

@@ -84,7 +84,9 @@ public final class Replicator: Sendable {
             connectors[ObjectIdentifier(connector)] = connector
         }
         do throws(SettingsError) {
-            try connector.start()
+            // An account change ends every session: its peers meet the new account in their
+            // next hello, and follow it.
+            if case .changed = try connector.start() { registry.closeAllSessions() }
         } catch {
             hubConnectors.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(connector)) }
             throw error

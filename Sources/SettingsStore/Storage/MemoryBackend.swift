@@ -58,5 +58,5 @@ final class MemoryBackend: SettingsBackend {
 
     func collectTombstones(below cutoff: HybridTimestamp, horizon: HybridTimestamp) {}
 
-    func recordAccount(_ account: SyncAccount, forgetting keys: [String]) {}
+    func recordAccount(_ account: SyncAccount, forgetting keys: [String], resettingCursors: Bool) {}
 }

@@ -179,7 +179,9 @@ final class SQLiteBackend: SettingsBackend {
         }
     }
 
-    func recordAccount(_ account: SyncAccount, forgetting keys: [String]) throws(SettingsError) {
+    func recordAccount(_ account: SyncAccount, forgetting keys: [String], resettingCursors: Bool)
+        throws(SettingsError)
+    {
         let delete = try connection.prepare("DELETE FROM entries WHERE key = ?1 AND value IS NULL")
         let record = try connection.prepare("INSERT OR REPLACE INTO meta (name, value) VALUES (?1, ?2)")
         // Tombstones still owed to `entries` are written first, so they are deleted too.
@@ -189,6 +191,7 @@ final class SQLiteBackend: SettingsBackend {
                 try delete.bind(key, at: 1)
                 try delete.run()
             }
+            if resettingCursors { try connection.execute("DELETE FROM peers") }
             try record.bind("account_namespace", at: 1)
             try record.bind(account.namespace, at: 2)
             try record.run()

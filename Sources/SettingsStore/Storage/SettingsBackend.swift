@@ -45,8 +45,10 @@ protocol SettingsBackend: AnyObject {
     func collectTombstones(below cutoff: HybridTimestamp, horizon: HybridTimestamp) throws(SettingsError)
 
     /// Deletes the entries of `keys` (tombstones: an account change leaves no trace of the old
-    /// account's keys) and records `account`, in one commit.
-    func recordAccount(_ account: SyncAccount, forgetting keys: [String]) throws(SettingsError)
+    /// account's keys), with every peer's cursor when `resettingCursors`, and records `account`,
+    /// in one commit.
+    func recordAccount(_ account: SyncAccount, forgetting keys: [String], resettingCursors: Bool)
+        throws(SettingsError)
 }
 
 /// What a replica remembers of a peer: the last of its sequence numbers applied here, and the

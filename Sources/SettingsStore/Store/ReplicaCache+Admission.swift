@@ -50,14 +50,7 @@ extension ReplicaCache {
     /// Splits entries from a replica into those that win over the local state (the highest
     /// version per key) and fit the limits, the refused ones, and the expired ones (older than
     /// `horizon` for keys not held here). Removals always fit.
-    ///
-    /// With `replacing`, an entry wins whenever it differs from the local one, whatever the
-    /// versions (an account change). Entries stamped below `floor` are left out: written under
-    /// an account the store has left.
-    func merge(
-        _ incoming: [SettingEntry], limits: SettingsLimits, horizon: HybridTimestamp, replacing: Bool = false,
-        floor: HybridTimestamp? = nil
-    ) -> Merge {
+    func merge(_ incoming: [SettingEntry], limits: SettingsLimits, horizon: HybridTimestamp) -> Merge {
         var rejected: [SettingsError] = []
         var admitted: [SettingEntry] = []
         admitted.reserveCapacity(incoming.count)
@@ -77,14 +70,13 @@ extension ReplicaCache {
                 : SettingEntry(
                     key: KeyIdentity.normalize(received.key), value: received.value,
                     version: received.version, sequence: received.sequence)
-            if let floor, entry.version.timestamp < floor { continue }
             admitted.append(entry)
         }
         var result = Merge(rejected: rejected)
         var running = totals
-        for (entry, stored) in winners(of: admitted, replacing: replacing) {
+        for (entry, stored) in winners(of: admitted) {
             let key = entry.key
-            if !replacing, stored == nil, entry.version.timestamp < horizon {
+            if stored == nil, entry.version.timestamp < horizon {
                 result.expired.append(key)
                 continue
             }
@@ -127,13 +119,8 @@ extension ReplicaCache {
     /// A batch from a replica is up to a few thousand entries with each key once: a set of the keys'
     /// hashes proves it, and each key is then looked up in the index once. Only a batch with a
     /// hash seen twice pays for a table of its winners.
-    private func winners(of batch: [SettingEntry], replacing: Bool) -> [(SettingEntry, stored: SettingEntry?)]
-    {
-        let wins = { (entry: SettingEntry, current: SettingEntry) in
-            replacing
-                ? current.version != entry.version || !SettingValue.identical(current.value, entry.value)
-                : entry.wins(over: current)
-        }
+    private func winners(of batch: [SettingEntry]) -> [(SettingEntry, stored: SettingEntry?)] {
+        let wins = { (entry: SettingEntry, current: SettingEntry) in entry.wins(over: current) }
         var found: [(SettingEntry, stored: SettingEntry?)] = []
         found.reserveCapacity(batch.count)
         guard KeyIdentity.hasRepeats(batch.lazy.map(\.key)) else {

@@ -4,79 +4,105 @@ extension Settings {
         writer.withLock { $0.account }
     }
 
-    /// Records `namespace` as the store's account when it joins its first one: its synced keys
-    /// merge into the namespace, as before it had an account.
-    func joinAccount(_ namespace: String) throws(SettingsError) {
-        try writer.withLock { (writer) throws(SettingsError) in
-            guard writer.account == nil else { return }
-            guard let backend = writer.backend else { throw .closed(path: displayPath) }
-            let account = SyncAccount(namespace: namespace, since: .zero)
-            try backend.recordAccount(account, forgetting: [])
-            writer.account = account
-        }
-    }
-
-    /// Moves the store to the hub namespace `namespace`, which holds `entries` (every row of
-    /// it, through its hub sequence number `through`): the synced keys are replaced by the
-    /// namespace's, whatever their versions, and those it lacks are deleted without a trace
-    /// (no tombstone that could travel into the new namespace); keys of scope `local` stay.
-    /// Observers hear the keys whose values changed with reason `accountChange`, and the
-    /// history records each change. From now on, entries a socket peer sends that are stamped
-    /// before the change belong to the old account and are refused.
+    /// Makes `namespace` the store's account as a hub link to it starts, before the link (or the
+    /// daemon) takes any write for it, and holds the store there until `releaseAccount()`.
     ///
-    /// A crash part-way leaves the old account recorded: the next connection changes again.
+    /// The first namespace is joined: the store's synced keys merge into it. Another namespace is
+    /// an account change, made here at once, whether the hub is reachable or not: every synced
+    /// entry of the old account is forgotten (observers hear `accountChange`, the history records
+    /// each deletion, no tombstone is left to travel), and every cursor restarts, so the link
+    /// pulls the new namespace whole. What the store acknowledges from now on belongs to the new
+    /// account and is pushed to it. Keys of scope `local` stay.
     ///
-    /// - Returns: The local sequence numbers the change took (never pushed back to the hub), and
-    ///   how many keys changed.
-    func changeAccount(
-        to namespace: String, entries: [SettingEntry], from hub: ReplicaID, through: Int64
-    ) throws(SettingsError) -> (sequences: ClosedRange<Int64>?, changed: Int) {
-        let outcome = try writer.withLock {
-            (writer) throws(SettingsError) -> (sequences: ClosedRange<Int64>?, changed: Int) in
-            guard let backend = writer.backend else { throw .closed(path: displayPath) }
-            let localID = identity.withLock { $0 }
-            let (merge, leftovers, unchanged) = cache.withLock { cache in
-                let merge = cache.merge(
-                    entries, limits: configuration.limits, horizon: .zero, replacing: true)
-                let kept = Set(
-                    entries.filter { entry in
-                        cache.entries[entry.key].map {
-                            $0.version == entry.version && SettingValue.identical($0.value, entry.value)
-                        } ?? false
-                    }.map(\.key))
-                let taken = Set(merge.accepted.map(\.key))
-                let leftovers = cache.entries.entries(whereKey: {
-                    cache.isShared($0) && !taken.contains($0) && !kept.contains($0)
-                })
-                // A new version of the same value changes nothing an observer sees.
-                let unchanged = merge.accepted.filter { entry in
-                    cache.entries[entry.key].map { SettingValue.identical($0.value, entry.value) } ?? false
-                }.map(\.key)
-                return (merge, leftovers, unchanged)
+    /// - Returns: What happened to the store's account.
+    func enterAccount(_ namespace: String) throws(SettingsError) -> AccountMeeting {
+        let meeting = try writer.withLock { (writer) throws(SettingsError) -> AccountMeeting in
+            let meeting: AccountMeeting
+            if let current = writer.account {
+                guard current.namespace != namespace else {
+                    writer.accountPins += 1
+                    return .unchanged
+                }
+                let account = SyncAccount(namespace: namespace, since: writer.clock.tick())
+                meeting = try move(to: account, writer: &writer)
+            } else {
+                try record(SyncAccount(namespace: namespace, since: .zero), writer: &writer)
+                meeting = .joined
             }
-            let deletions = writer.stamp(
-                leftovers.filter { $0.value != nil }.map {
-                    StagedWrite(key: $0.key, value: nil, replaces: $0.version.timestamp)
-                }, replica: localID)
-            let since = writer.clock.tick()
-            let cursor = PeerCursor(
-                peer: hub, record: PeerRecord(receivedSequence: through, incarnation: nil),
-                contactMilliseconds: configuration.clock())
-            let batch = Commit(
-                entries: merge.accepted + deletions, reason: .accountChange, origin: hub, cursor: cursor,
-                unannounced: Set(unchanged + merge.locked))
-            let records = try commit(batch, writer: &writer)
-            // The deletions were recorded in the history; now no trace of the keys is left.
-            let forgotten = leftovers.map(\.key)
-            let account = SyncAccount(namespace: namespace, since: since)
-            try backend.recordAccount(account, forgetting: forgotten)
-            writer.account = account
-            cache.withLock { cache in cache.remove(forgotten.compactMap { cache.entries[$0] }) }
-            let sequences = records.first.flatMap { first in records.last.map { first.sequence...$0.sequence }
-            }
-            return (sequences, records.count - unchanged.count - merge.locked.count)
+            writer.accountPins += 1
+            return meeting
         }
         observers.deliverPending()
-        return outcome
+        return meeting
+    }
+
+    /// Lets the store's account move again with its socket peers' (a hub link stopped).
+    func releaseAccount() {
+        writer.withLock { $0.accountPins = max(0, $0.accountPins - 1) }
+    }
+
+    /// Meets the account a socket peer announced in its hello: a store with none joins it; a
+    /// store whose account the peer's supersedes (`SyncAccount.isSuperseded(by:)`) moves to it
+    /// as `enterAccount` would, forgetting its synced entries stamped before the peer's change
+    /// (those after it were written since, and are kept and sent). Otherwise nothing changes:
+    /// a peer on an older account moves when it meets this one.
+    ///
+    /// - Throws: `accountMismatch` when the store must move but a hub link holds it.
+    func meet(account peer: SyncAccount?) throws(SettingsError) -> AccountMeeting {
+        guard let peer else { return .unchanged }
+        let meeting = try writer.withLock { (writer) throws(SettingsError) -> AccountMeeting in
+            guard let current = writer.account else {
+                try record(peer, writer: &writer)
+                return .joined
+            }
+            guard current.isSuperseded(by: peer) else { return .unchanged }
+            guard writer.accountPins == 0 else {
+                throw SettingsError(
+                    .accountMismatch,
+                    "the peer syncs as hub namespace '\(peer.namespace)', this replica as '\(current.namespace)' through its own hub link: not syncing across accounts"
+                )
+            }
+            return try move(to: peer, writer: &writer)
+        }
+        observers.deliverPending()
+        return meeting
+    }
+
+    private func record(_ account: SyncAccount, writer: inout SettingsWriter) throws(SettingsError) {
+        guard let backend = writer.backend else { throw .closed(path: displayPath) }
+        try backend.recordAccount(account, forgetting: [], resettingCursors: false)
+        writer.account = account
+    }
+
+    /// Moves the store to `account`: its synced entries stamped before the account's change (all
+    /// of them when the change has no time, a namespace joined as a first) are deleted, the
+    /// deletions recorded in the history, then forgotten with every peer cursor.
+    ///
+    /// The deletions are stamped just below the change, so a crash before they are forgotten
+    /// leaves tombstones of the old account, which the next meeting forgets too; they can never
+    /// pass for deletions made under the new one.
+    private func move(to account: SyncAccount, writer: inout SettingsWriter) throws(SettingsError)
+        -> AccountMeeting
+    {
+        guard let backend = writer.backend else { throw .closed(path: displayPath) }
+        let previous = writer.account?.namespace ?? ""
+        let cutoff = account.since > .zero ? account.since : writer.clock.tick()
+        let leftovers = cache.withLock { cache in
+            cache.entries.entries(whereKey: { cache.isShared($0) }).filter { $0.version.timestamp < cutoff }
+        }
+        let localID = identity.withLock { $0 }
+        let stamp = SettingVersion(timestamp: HybridTimestamp(rawValue: cutoff.rawValue - 1), replica: localID)
+        let deletions = leftovers.filter { $0.value != nil }.map {
+            SettingEntry(key: $0.key, value: nil, version: stamp, sequence: 0)
+        }
+        if !deletions.isEmpty {
+            _ = try commit(Commit(entries: deletions, reason: .accountChange, origin: localID), writer: &writer)
+        }
+        let forgotten = leftovers.map(\.key)
+        try backend.recordAccount(account, forgetting: forgotten, resettingCursors: true)
+        writer.account = account
+        writer.peers = [:]
+        cache.withLock { cache in cache.remove(forgotten.compactMap { cache.entries[$0] }) }
+        return .changed(from: previous, forgotten: deletions.count)
     }
 }

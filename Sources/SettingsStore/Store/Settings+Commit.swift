@@ -128,16 +128,11 @@ extension Settings {
     @discardableResult
     func applyRemote(
         _ incoming: [SettingEntry], from peer: ReplicaID, through: Int64?, reason: ChangeReason,
-        peerIncarnation: UUID? = nil, fromHub: Bool = false
+        peerIncarnation: UUID? = nil
     ) throws(SettingsError) -> RemoteBatchOutcome {
         let outcome = try writer.withLock { (writer) throws(SettingsError) -> RemoteBatchOutcome in
             let horizon = writer.tombstoneHorizon
-            // After an account change, a socket peer's entries from before it belong to the old
-            // account: not taken (the hub's are the new account's, whatever their stamps).
-            let floor = fromHub ? nil : writer.account.map(\.since).flatMap { $0 > .zero ? $0 : nil }
-            let merge = cache.withLock {
-                $0.merge(incoming, limits: configuration.limits, horizon: horizon, floor: floor)
-            }
+            let merge = cache.withLock { $0.merge(incoming, limits: configuration.limits, horizon: horizon) }
             var accepted = merge.accepted
             var replaced = merge.replaced
             // A key deleted before the horizon must not come back: record its deletion again,

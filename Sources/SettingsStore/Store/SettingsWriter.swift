@@ -25,6 +25,9 @@ struct SettingsWriter {
     }
     /// The hub namespace the store syncs as (nil: it never joined one).
     var account: SyncAccount? = nil
+    /// Hub links running on the store: while there is one, a socket peer's account never moves
+    /// the store (`Settings.meet(account:)`).
+    var accountPins = 0
 
     /// Versions local writes: one transaction is one instant, and each key appears once in it,
     /// so one fresh stamp orders them all. The stamp is above every version the writes replace,

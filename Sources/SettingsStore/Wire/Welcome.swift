@@ -14,6 +14,8 @@ struct Welcome: Sendable, Equatable {
         var lineage: Lineage?
         /// The stamp below which it has collected tombstones.
         var tombstoneHorizon: HybridTimestamp
+        /// The hub namespace it syncs as, if any.
+        var account: SyncAccount? = nil
     }
 
     /// The protocol version the answering side speaks for the role asked.
@@ -66,7 +68,8 @@ struct Welcome: Sendable, Equatable {
             clockMilliseconds: try fields.optionalInteger("clock").map { UInt64(clamping: $0) },
             lineage: try Lineage(json: fields.members["lineage"]),
             tombstoneHorizon: HybridTimestamp(
-                rawValue: UInt64(clamping: try fields.optionalInteger("horizon") ?? 0)))
+                rawValue: UInt64(clamping: try fields.optionalInteger("horizon") ?? 0)),
+            account: try SyncAccount(json: fields.members["account"]))
     }
 
     /// The answer's fields, as the wire carries them.
@@ -85,6 +88,7 @@ struct Welcome: Sendable, Equatable {
             if let clock = state.clockMilliseconds { fields["clock"] = .integer(Int64(clamping: clock)) }
             if let lineage = state.lineage { fields["lineage"] = lineage.json }
             fields["horizon"] = .integer(Int64(clamping: state.tombstoneHorizon.rawValue))
+            if let account = state.account { fields["account"] = account.json }
         }
         return fields
     }

@@ -25,6 +25,8 @@ extension WireRequest {
         var lineage: Lineage?
         /// For a replica: the stamp below which it has collected tombstones.
         var tombstoneHorizon: HybridTimestamp?
+        /// For a replica: the hub namespace it syncs as, if any.
+        var account: SyncAccount?
 
         /// A client's hello in this build's protocol version.
         package init(version: Int64 = SettingsdVersion.protocolVersion, name: String? = nil) {
@@ -36,7 +38,7 @@ extension WireRequest {
         /// A replica's hello in this build's replica protocol version.
         init(
             replica: ReplicaID, sequence: Int64, clockMilliseconds: UInt64, lineage: Lineage,
-            tombstoneHorizon: HybridTimestamp = .zero
+            tombstoneHorizon: HybridTimestamp = .zero, account: SyncAccount? = nil
         ) {
             self.version = SettingsdVersion.replicaProtocolVersion
             self.role = .replica
@@ -45,6 +47,7 @@ extension WireRequest {
             self.clockMilliseconds = clockMilliseconds
             self.lineage = lineage
             self.tombstoneHorizon = tombstoneHorizon
+            self.account = account
         }
 
         /// Throws `unsupportedVersion` unless the sender speaks this build's protocol for its role.
@@ -77,6 +80,7 @@ extension WireRequest {
             tombstoneHorizon = try fields.optionalInteger("horizon").map { horizon throws(SettingsError) in
                 HybridTimestamp(rawValue: UInt64(try Arrival.position(horizon, "field 'horizon'")))
             }
+            account = try SyncAccount(json: fields.members["account"])
         }
 
         func write(to members: inout [String: JSONValue]) {
@@ -92,6 +96,7 @@ extension WireRequest {
             if let tombstoneHorizon {
                 members["horizon"] = .integer(Int64(clamping: tombstoneHorizon.rawValue))
             }
+            if let account { members["account"] = account.json }
         }
     }
 }

@@ -42,7 +42,7 @@ extension HubReliability {
         }
 
         @Test(
-            "the synced keys are replaced whatever their versions, local keys stay, observers and the history hear accountChange, and nothing crosses namespaces"
+            "an account change clears the old account's synced keys as the link starts, local keys stay, observers and the history hear accountChange, and nothing crosses namespaces"
         )
         func namespaceSwitch() async throws {
             let cluster = try HubSyncTests.hub()
@@ -67,37 +67,44 @@ extension HubReliability {
             try mover.set("one", forKey: "a.only")
             try mover.set("proxy.example", forKey: local)
             let first = try mover.replicator.sync(withHub: HubConfiguration(url: url, namespace: fleets[0]))
+            // A socket peer of the mover that follows it on fleet one and writes there.
+            let peer = Settings(inMemoryWith: .init())
+            var link = InProcessLink(mover, peer)
+            try await waitUntil(timeout: 60) { peer.value(forKey: "a.only") == "one" }
+            try peer.set("old account", forKey: "peer.before")
+            try await waitUntil(timeout: 60) { mover.value(forKey: "peer.before") == "old account" }
             try await settled(first, mover)
             first.stop()
-            #expect(try hubKeys(cluster, fleets[0]) == ["common", "a.only"])
-
-            // A socket peer of the mover that still holds a write of the old account.
-            let peer = Settings(inMemoryWith: .init())
-            try peer.set("old account", forKey: "peer.before")
+            #expect(try hubKeys(cluster, fleets[0]) == ["common", "a.only", "peer.before"])
 
             let recorder = EventRecorder()
             let token = mover.observe(.all, handler: recorder.handler)
             defer { token.cancel() }
             let second = try mover.replicator.sync(withHub: HubConfiguration(url: url, namespace: fleets[1]))
             defer { second.stop() }
+            // The change is made as the link starts: nothing of fleet one is left to take a write.
+            #expect(keys(mover) == [local])
+            #expect(mover.account?.namespace == fleets[1])
             try await waitUntil(timeout: 30) { mover.value(forKey: "common") == "from fleet two" }
             try await settled(second, mover)
             #expect(keys(mover) == ["common", "b.only", local])
             #expect(mover.value(forKey: local) == "proxy.example")
             let change = recorder.all.first { $0.reason == .accountChange }
-            #expect(Set(change?.keys ?? []) == ["common", "a.only", "b.only"])
+            #expect(Set(change?.keys ?? []) == ["common", "a.only", "peer.before"])
             // A key the change deleted has no entry left to walk back from: the store's history lists it.
             let recent = try mover.history(HistoryQuery(limit: 20))
             #expect(recent.contains { $0.key == "a.only" && $0.value == nil && $0.reason == "accountChange" })
-            #expect(try mover.history(for: "common").first?.reason == "accountChange")
             #expect(second.status.lastAccountChange?.contains(fleets[1]) == true)
             // Nothing of fleet one reached fleet two, not even a tombstone.
             #expect(try hubKeys(cluster, fleets[1]) == ["common", "b.only"])
 
-            // The peer's write from before the change is refused; one made after it travels.
-            let link = InProcessLink(mover, peer)
+            // The peer follows the account change when it meets the mover again: its keys of the
+            // old account go, one written after the change travels.
+            link = InProcessLink(mover, peer)
             defer { link.disconnect() }
             try await waitUntil(timeout: 60) { peer.value(forKey: "b.only") == "two" }
+            #expect(peer.account?.namespace == fleets[1])
+            #expect(Set(peer.keys()) == ["common", "b.only"])
             try peer.set("new account", forKey: "peer.after")
             try await waitUntil(timeout: 60) { mover.value(forKey: "peer.after") == "new account" }
             try await settled(second, mover)
@@ -112,8 +119,53 @@ extension HubReliability {
             defer { third.stop() }
             try await waitUntil(timeout: 30) { mover.value(forKey: "common") == "from fleet one" }
             try await settled(third, mover)
-            #expect(keys(mover) == ["common", "a.only", local])
-            #expect(try hubKeys(cluster, fleets[0]) == ["common", "a.only"])
+            #expect(keys(mover) == ["common", "a.only", "peer.before", local])
+            #expect(try hubKeys(cluster, fleets[0]) == ["common", "a.only", "peer.before"])
+        }
+
+        @Test(
+            "writes and deletes acknowledged right after an account change belong to the new account, with the hub down and up",
+            arguments: [false, true])
+        func writesAfterTheChangeAreKept(hubIsDown: Bool) async throws {
+            let cluster = try PostgresCluster.makePrivate()
+            _ = try HubAdministration.initialize(url: cluster.conninfo())
+            let (url, fleets) = try person(cluster)
+            // Fleet two already holds a key that the moved store writes and deletes after the change.
+            let other = Settings(inMemoryWith: .init())
+            do {
+                let link = try other.replicator.sync(withHub: HubConfiguration(url: url, namespace: fleets[1]))
+                try other.set("two", forKey: "doomed")
+                try await settled(link, other)
+                link.stop()
+            }
+            let directory = TemporaryDirectory()
+            let store = try Settings(path: directory.file("store.sqlite"))
+            do {
+                try store.set("one", forKey: "old")
+                let link = try store.replicator.sync(withHub: HubConfiguration(url: url, namespace: fleets[0]))
+                try await settled(link, store)
+                link.stop()
+            }
+            if hubIsDown { try cluster.stop() }
+            let link = try store.replicator.sync(withHub: HubConfiguration(url: url, namespace: fleets[1]))
+            defer { link.stop() }
+            for index in 0..<5 { try store.set(index, forKey: "new.\(index)") }
+            try store.set("moved", forKey: "doomed")
+            try store.removeValue(forKey: "doomed")
+            if hubIsDown {
+                #expect(link.status.isConnected == false)
+                try cluster.start()
+            }
+            try await settled(link, store)
+            #expect(keys(store) == Set((0..<5).map { "new.\($0)" }))
+            let connection = try PostgresConnection(conninfo: cluster.conninfo(), defaults: [:])
+            let rows = try connection.execute(
+                "SELECT key, (value IS NULL)::int::bigint FROM settingsd.entries WHERE namespace = $1",
+                [.text(fleets[1])])
+            let hub = Dictionary(uniqueKeysWithValues: (0..<rows.count).map { (rows.text($0, 0), rows.int64($0, 1)) })
+            #expect(hub.filter { $0.value == 0 }.keys.sorted() == (0..<5).map { "new.\($0)" })
+            #expect(hub["doomed"] == 1, "the acknowledged delete reached the hub: \(hub)")
+            #expect(hub["old"] == nil)
         }
 
         @Test("the account survives a restart: the store reopened on the same namespace merges as before")
