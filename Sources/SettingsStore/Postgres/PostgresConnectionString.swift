@@ -30,7 +30,9 @@ enum PostgresConnectionString {
     /// `$PGUSER`, else the name of the process's user. Nil when a service file may name it
     /// (`service` in the string, or `$PGSERVICE`), or the string does not parse.
     static func loginRole(_ conninfo: String) -> String? {
-        guard let pq = try? LibPQ.functions(), let options = pq.conninfoParse(conninfo, nil) else { return nil }
+        guard let pq = try? LibPQ.functions(), let options = pq.conninfoParse(conninfo, nil) else {
+            return nil
+        }
         defer { pq.conninfoFree(options) }
         var values: [String: String] = [:]
         var option = options

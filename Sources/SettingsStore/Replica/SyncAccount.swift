@@ -16,7 +16,8 @@ struct SyncAccount: Equatable, Sendable {
     /// wins (ties go by name, so both sides decide alike). Replicas on one namespace never move.
     func isSuperseded(by other: SyncAccount) -> Bool {
         guard namespace != other.namespace else { return false }
-        return since != other.since ? since < other.since : namespace.utf8.lexicographicallyPrecedes(other.namespace.utf8)
+        return since != other.since
+            ? since < other.since : namespace.utf8.lexicographicallyPrecedes(other.namespace.utf8)
     }
 }
 

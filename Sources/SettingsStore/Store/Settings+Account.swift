@@ -91,12 +91,14 @@ extension Settings {
             cache.entries.entries(whereKey: { cache.isShared($0) }).filter { $0.version.timestamp < cutoff }
         }
         let localID = identity.withLock { $0 }
-        let stamp = SettingVersion(timestamp: HybridTimestamp(rawValue: cutoff.rawValue - 1), replica: localID)
+        let stamp = SettingVersion(
+            timestamp: HybridTimestamp(rawValue: cutoff.rawValue - 1), replica: localID)
         let deletions = leftovers.filter { $0.value != nil }.map {
             SettingEntry(key: $0.key, value: nil, version: stamp, sequence: 0)
         }
         if !deletions.isEmpty {
-            _ = try commit(Commit(entries: deletions, reason: .accountChange, origin: localID), writer: &writer)
+            _ = try commit(
+                Commit(entries: deletions, reason: .accountChange, origin: localID), writer: &writer)
         }
         let forgotten = leftovers.map(\.key)
         try backend.recordAccount(account, forgetting: forgotten, resettingCursors: true)

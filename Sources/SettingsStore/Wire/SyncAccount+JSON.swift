@@ -15,7 +15,8 @@ extension SyncAccount {
         let namespace = try fields.string("namespace")
         guard !namespace.isEmpty, namespace.utf8.count <= Self.maximumNamespaceBytes else {
             throw SettingsError(
-                .protocolError, "field 'account' must name a namespace of 1 to \(Self.maximumNamespaceBytes) bytes")
+                .protocolError,
+                "field 'account' must name a namespace of 1 to \(Self.maximumNamespaceBytes) bytes")
         }
         let raw = try fields.integer("since")
         let since = HybridTimestamp(rawValue: UInt64(clamping: raw))

@@ -33,7 +33,9 @@ extension HubReliability {
             Set(daemon.cli("list", "--keys").output.split(separator: "\n").map(String.init))
         }
 
-        @Test("a daemon restarted on another namespace while PostgreSQL is down keeps every write it acknowledges")
+        @Test(
+            "a daemon restarted on another namespace while PostgreSQL is down keeps every write it acknowledges"
+        )
         func restartOnAnotherNamespaceWithTheHubDown() async throws {
             let cluster = try PostgresCluster.makePrivate()
             _ = try HubAdministration.initialize(url: cluster.conninfo())
@@ -59,7 +61,9 @@ extension HubReliability {
             #expect(keys(other) == ["offline.0", "offline.1", "offline.2", "offline.3"])
         }
 
-        @Test("a socket leaf follows its daemon's account change: the old account's keys leave it, and both agree")
+        @Test(
+            "a socket leaf follows its daemon's account change: the old account's keys leave it, and both agree"
+        )
         func leafFollowsTheAccountChange() async throws {
             let cluster = try HubSyncTests.hub()
             let (url, fleets) = try person(cluster)

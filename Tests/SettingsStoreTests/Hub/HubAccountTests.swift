@@ -133,7 +133,8 @@ extension HubReliability {
             // Fleet two already holds a key that the moved store writes and deletes after the change.
             let other = Settings(inMemoryWith: .init())
             do {
-                let link = try other.replicator.sync(withHub: HubConfiguration(url: url, namespace: fleets[1]))
+                let link = try other.replicator.sync(
+                    withHub: HubConfiguration(url: url, namespace: fleets[1]))
                 try other.set("two", forKey: "doomed")
                 try await settled(link, other)
                 link.stop()
@@ -142,7 +143,8 @@ extension HubReliability {
             let store = try Settings(path: directory.file("store.sqlite"))
             do {
                 try store.set("one", forKey: "old")
-                let link = try store.replicator.sync(withHub: HubConfiguration(url: url, namespace: fleets[0]))
+                let link = try store.replicator.sync(
+                    withHub: HubConfiguration(url: url, namespace: fleets[0]))
                 try await settled(link, store)
                 link.stop()
             }
@@ -162,7 +164,8 @@ extension HubReliability {
             let rows = try connection.execute(
                 "SELECT key, (value IS NULL)::int::bigint FROM settingsd.entries WHERE namespace = $1",
                 [.text(fleets[1])])
-            let hub = Dictionary(uniqueKeysWithValues: (0..<rows.count).map { (rows.text($0, 0), rows.int64($0, 1)) })
+            let hub = Dictionary(
+                uniqueKeysWithValues: (0..<rows.count).map { (rows.text($0, 0), rows.int64($0, 1)) })
             #expect(hub.filter { $0.value == 0 }.keys.sorted() == (0..<5).map { "new.\($0)" })
             #expect(hub["doomed"] == 1, "the acknowledged delete reached the hub: \(hub)")
             #expect(hub["old"] == nil)
