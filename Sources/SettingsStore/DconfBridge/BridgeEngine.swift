@@ -52,7 +52,13 @@ final class BridgeEngine: @unchecked Sendable {  // made before the dconf thread
                         .compactMap(Self.path(forKey:)))
             }
         }
-        compare(paths.sorted(), client: client)
+        // What differs now was changed while the bridge was not watching: at the latest when
+        // dconf last wrote its database.
+        let now = settings.configuration.clock()
+        let madeBy = DconfUserDatabase.lastModified(notAfter: now).map {
+            HybridTimestamp(milliseconds: $0, counter: 0)
+        }
+        compare(paths.sorted(), client: client, changedBy: madeBy)
     }
 
     /// A dconf change notification: ignored when it is the bridge's own write, else the keys it
@@ -80,7 +86,12 @@ final class BridgeEngine: @unchecked Sendable {  // made before the dconf thread
     }
 
     /// Compares `paths` three ways and carries what changed to the other side.
-    func compare(_ paths: [String], client: DconfClient) {
+    ///
+    /// `changedBy` is the latest time a change found in dconf can have been made, when the bridge
+    /// was not watching (nil: just now, as a notification says). Such a change is stamped then:
+    /// a write made elsewhere since, which the store holds or receives later, wins over it, as
+    /// it would have had the bridge been running.
+    func compare(_ paths: [String], client: DconfClient, changedBy: HybridTimestamp? = nil) {
         let policy = settings.policy
         let schema = policy.schema
         var fromDconf: [(key: String, path: String, value: SettingValue?, state: String?)] = []
@@ -126,10 +137,16 @@ final class BridgeEngine: @unchecked Sendable {  // made before the dconf thread
                 continue
             }
             let storeState = BridgeDecision.canonical(storeValue)
-            switch BridgeDecision.decide(
-                dconf: dconfState, store: storeState, storeHoldsEntry: entry != nil,
-                base: states.state(of: path))
+            let base = states.state(of: path)
+            var decision = BridgeDecision.decide(
+                dconf: dconfState, store: storeState, storeHoldsEntry: entry != nil, base: base)
+            if decision == .takeFromDconf, let changedBy, let entry, let base, storeState != base,
+                entry.version.timestamp > changedBy
             {
+                // Both changed while the bridge was away, and the store's change came later.
+                decision = .writeToDconf
+            }
+            switch decision {
             case .agree:
                 agreed[path] = dconfState
             case .takeFromDconf:
@@ -151,7 +168,7 @@ final class BridgeEngine: @unchecked Sendable {  // made before the dconf thread
             }
         }
         var recorded = agreed
-        for change in take(fromDconf) { recorded[change.path] = change.state }
+        for change in take(fromDconf, madeBy: changedBy) { recorded[change.path] = change.state }
         if !toDconf.isEmpty {
             do throws(SettingsError) {
                 if let tag = try client.change(toDconf.map { ($0.path, $0.value) }) {
@@ -181,15 +198,16 @@ final class BridgeEngine: @unchecked Sendable {  // made before the dconf thread
     }
 
     /// Commits dconf's changes to the store in one transaction, or key by key when one of them
-    /// is refused (a lock, a schema), and returns those committed.
+    /// is refused (a lock, a schema), stamped at `madeBy` when given; returns those committed.
     private func take(
-        _ changes: [(key: String, path: String, value: SettingValue?, state: String?)]
+        _ changes: [(key: String, path: String, value: SettingValue?, state: String?)],
+        madeBy: HybridTimestamp?
     ) -> [(key: String, path: String, value: SettingValue?, state: String?)] {
         guard !changes.isEmpty else { return [] }
         func commit(_ batch: ArraySlice<(key: String, path: String, value: SettingValue?, state: String?)>)
             throws
         {
-            try settings.transaction { transaction in
+            try settings.transaction(reason: .local, madeBy: madeBy) { transaction in
                 for change in batch {
                     if let value = change.value {
                         try transaction.set(value, forKey: change.key)

@@ -17,9 +17,10 @@ extension Settings {
         try transaction(reason: .local, body)
     }
 
-    /// `transaction(_:)` with the reason its change is announced with and recorded as.
+    /// `transaction(_:)` with the reason its change is announced with and recorded as, and, for
+    /// writes made before now, the latest time they can have been made (`SettingsWriter.stamp`).
     func transaction<Result>(
-        reason: ChangeReason, _ body: (SettingsTransaction) throws -> Result
+        reason: ChangeReason, madeBy: HybridTimestamp? = nil, _ body: (SettingsTransaction) throws -> Result
     ) throws -> Result {
         lastLocalWriteRequest.store(configuration.clock(), ordering: .relaxed)
         let result = try writer.withLock { writer throws -> Result in
@@ -29,7 +30,7 @@ extension Settings {
                 try $0.stage(transaction.latestWrites(), limits: configuration.limits)
             }
             guard !writes.isEmpty else { return result }
-            let entries = writer.stamp(writes, replica: replicaID)
+            let entries = writer.stamp(writes, replica: replicaID, madeBy: madeBy)
             _ = try commit(
                 Commit(
                     entries: entries, reason: reason, origin: replicaID,

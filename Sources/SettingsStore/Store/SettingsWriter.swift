@@ -32,9 +32,16 @@ struct SettingsWriter {
     /// Versions local writes: one transaction is one instant, and each key appears once in it,
     /// so one fresh stamp orders them all. The stamp is above every version the writes replace,
     /// whatever the wall clock says: a write that saw a version always beats it.
-    mutating func stamp(_ writes: [StagedWrite], replica: ReplicaID) -> [SettingEntry] {
+    ///
+    /// A write known to have been made earlier than now (`madeBy`: a dconf change found at
+    /// start-up, made at the latest when dconf last wrote its file) is stamped then, or just above
+    /// what it replaces when that is later, so a write made elsewhere in between still wins.
+    mutating func stamp(_ writes: [StagedWrite], replica: ReplicaID, madeBy: HybridTimestamp? = nil)
+        -> [SettingEntry]
+    {
         let floor = writes.reduce(HybridTimestamp.zero) { max($0, $1.replaces ?? .zero) }
-        let version = SettingVersion(timestamp: clock.tick(above: floor), replica: replica)
+        let timestamp = madeBy.map { $0 > floor ? $0 : floor.successor } ?? clock.tick(above: floor)
+        let version = SettingVersion(timestamp: timestamp, replica: replica)
         return writes.map { SettingEntry(key: $0.key, value: $0.value, version: version, sequence: 0) }
     }
 

@@ -211,4 +211,48 @@ struct DconfHubTests {
         try await waitUntil { a.gsettings(get: "org.gnome.desktop.interface", "cursor-size") == "64" }
         #expect(a.gsettings(get: "org.gnome.desktop.interface", "gtk-theme") == "'Fleet'")
     }
+
+    @Test(
+        "a dconf change made while the daemon was down is stamped when dconf wrote it: a later write elsewhere wins, an earlier one loses"
+    )
+    func offlineChangeKeepsItsTime() async throws {
+        let hub = try Self.namespace()
+        let a = try await DconfMachine("a", hub: hub)
+        let b = try await DconfMachine("b", hub: hub)
+        let theme = "/org/gnome/desktop/interface/gtk-theme"
+        let cursor = "/org/gnome/desktop/interface/cursor-theme"
+        #expect(a.session.dconf("write", theme, "'shared'").status == 0)
+        #expect(a.session.dconf("write", cursor, "'shared'").status == 0)
+        try await waitUntil {
+            b.session.dconf("read", theme).output == "'shared'\n"
+                && b.session.dconf("read", cursor).output == "'shared'\n"
+        }
+        #expect(a.cli("sync", "--wait", "--timeout", "20").status == 0)
+
+        // B's write of the cursor theme comes before A's offline edits, its theme after them.
+        #expect(b.session.dconf("write", cursor, "'b-earlier'").status == 0)
+        try await waitUntil { b.get("org.gnome.desktop.interface.cursor-theme") == "b-earlier" }
+        #expect(b.cli("sync", "--wait", "--timeout", "20").status == 0)
+        a.crash()
+        // Wall time must move on between the edits for their order to be seen in their stamps.
+        try await Task.sleep(for: .milliseconds(20))
+        #expect(a.session.dconf("write", theme, "'a-offline'").status == 0)
+        #expect(a.session.dconf("write", cursor, "'a-offline'").status == 0)
+        try await Task.sleep(for: .milliseconds(20))
+        #expect(b.session.dconf("write", theme, "'b-later'").status == 0)
+        try await waitUntil { b.get("org.gnome.desktop.interface.gtk-theme") == "b-later" }
+        #expect(b.cli("sync", "--wait", "--timeout", "20").status == 0)
+
+        try a.start()
+        #expect(a.cli("sync", "--wait", "--timeout", "30").status == 0)
+        #expect(b.cli("sync", "--wait", "--timeout", "30").status == 0)
+        try await waitUntil(timeout: 30) {
+            [a, b].allSatisfy { machine in
+                machine.session.dconf("read", theme).output == "'b-later'\n"
+                    && machine.session.dconf("read", cursor).output == "'a-offline'\n"
+            }
+        }
+        #expect(a.get("org.gnome.desktop.interface.gtk-theme") == "b-later")
+        #expect(b.get("org.gnome.desktop.interface.cursor-theme") == "a-offline")
+    }
 }
