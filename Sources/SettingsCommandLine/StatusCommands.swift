@@ -53,7 +53,8 @@ enum StatusCommands {
                 "peer \(peer.replica) (\(peer.address)): \(peer.isConnected ? "connected" : "disconnected"), "
                     + "\(peer.agreement), last contact \(contact), \(peer.pendingOutgoing) change(s) to send, "
                     + "\(peer.pendingIncoming) to receive"
-                    + clockNotes(offset: peer.clockOffsetMilliseconds, ahead: peer.entriesAheadOfClock))
+                    + clockNotes(offset: peer.clockOffsetMilliseconds, ahead: peer.entriesAheadOfClock)
+                    + (peer.lastError.map { ", last error: \($0)" } ?? ""))
         }
         return 0
     }
@@ -120,8 +121,8 @@ enum StatusCommands {
             let status = try client.status(verifyingHubs: verifyingHubs)
             verifyingHubs = false
             let connected = status.peers.filter(\.isConnected)
-            if connected.isEmpty, status.hubs.isEmpty {
-                Output.standardError("no peer is connected and no hub is set: nothing to wait for\n")
+            if connected.isEmpty, status.hubs.isEmpty, status.links.isEmpty {
+                Output.standardError("no peer is connected and no hub or peer link is set: nothing to wait for\n")
                 return 0
             }
             let waiting = backlog(status, connected: connected)
@@ -141,14 +142,25 @@ enum StatusCommands {
         }
     }
 
-    /// What `sync --wait` still waits for, in words; empty when in sync: every connected peer
-    /// acknowledged everything and agrees (anti-entropy), every hub is connected, has every local
-    /// change, has nothing left to pull and agrees (its digest equals this replica's).
+    /// What `sync --wait` still waits for, in words; empty when in sync: every peer link this
+    /// replica dials is syncing, every connected peer acknowledged everything, sent everything
+    /// and agrees (anti-entropy), every hub is connected, has every local change, has nothing
+    /// left to pull and agrees (its digest equals this replica's). A peer that cannot store the
+    /// changes, or whose changes cannot be stored here, is named with the reason.
     private static func backlog(_ status: DaemonStatus, connected: [DaemonStatus.Peer]) -> String {
         var waiting: [String] = []
+        for link in status.links where link.state != "syncing" {
+            waiting.append(
+                "peer link \(link.address): \(link.state)\(link.lastError.map { " (\($0))" } ?? "")")
+        }
+        for peer in connected {
+            if let error = peer.lastError { waiting.append("peer \(peer.replica): \(error)") }
+        }
         let pending = connected.reduce(0) { $0 + $1.pendingOutgoing }
         if pending > 0 { waiting.append("\(pending) change(s) pending for peers") }
-        for peer in connected where pending == 0 && !peer.agrees {
+        let incoming = connected.reduce(0) { $0 + $1.pendingIncoming }
+        if incoming > 0 { waiting.append("\(incoming) change(s) from peers not stored yet") }
+        for peer in connected where pending == 0 && incoming == 0 && !peer.agrees {
             waiting.append("peer \(peer.replica): \(peer.agreement)")
         }
         for hub in status.hubs {

@@ -124,6 +124,13 @@ public struct SettingsError: Error, Sendable, Equatable, CustomStringConvertible
         public static let accountMismatch = Code(.accountMismatch)
     }
 
+    /// Whether the store could not persist a change for reasons of its own (a full disk, a
+    /// read-only or failing file), not because of what was asked: the same request may succeed
+    /// later.
+    package var isStorageFailure: Bool {
+        [.diskFull, .io, .sqlite, .readOnly].contains(code)
+    }
+
     /// The kind of failure.
     public let code: Code
     /// The one-line human-readable message, context included.

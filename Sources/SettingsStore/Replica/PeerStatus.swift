@@ -51,6 +51,17 @@ public struct PeerStatus: Sendable, Equatable {
     /// Entries received from the peer stamped further ahead of this replica's clock than
     /// `SettingsConfiguration.maximumClockSkew` (applied, but not allowed to move the clock).
     package var entriesAheadOfClock: Int
+    /// Why this replica cannot store the peer's changes now (its disk is full), while it cannot.
+    package var cannotStore: String?
+    /// Why the peer cannot store this replica's changes now, as it said, while it cannot.
+    package var peerCannotStore: String?
+
+    /// Why changes between the two are not being stored, while they are not.
+    package var lastError: String? {
+        if let cannotStore { return "cannot store its changes here: \(cannotStore)" }
+        if let peerCannotStore { return "it cannot store this replica's changes: \(peerCannotStore)" }
+        return nil
+    }
 
     /// Whether a sync connection is open now.
     public var isConnected: Bool { connectionCount > 0 }

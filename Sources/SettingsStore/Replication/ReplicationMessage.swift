@@ -25,6 +25,12 @@ enum ReplicationMessage: Equatable {
     case repair(buckets: [Int], entries: [SettingEntry], final: Bool, applied: Int)
     /// The receiver's history forked (restored or copied): it must take a new replica id.
     case forked(reason: String)
+    /// The receiver could not store the last batch or repair (its disk is full, its file is
+    /// read-only): it drops every batch until `retry`; the sender resends after its
+    /// acknowledged position, later.
+    case refused(reason: String)
+    /// The sender resends after its acknowledged position: batches are stored again.
+    case retry
 
     var json: JSONValue {
         switch self {
@@ -54,6 +60,10 @@ enum ReplicationMessage: Equatable {
             ])
         case .forked(let reason):
             return .object(["op": "forked", "reason": .string(reason)])
+        case .refused(let reason):
+            return .object(["op": "refused", "reason": .string(reason)])
+        case .retry:
+            return .object(["op": "retry"])
         }
     }
 
@@ -65,6 +75,11 @@ enum ReplicationMessage: Equatable {
     /// The message `fields` hold, with the entries of a batch or a repair from `entries` (read
     /// from `fields`, or already read from the frame: `init(frame:)`).
     init(fields: JSONFields, entries: () throws(SettingsError) -> [SettingEntry]) throws(SettingsError) {
+        // A peer that ends the session says why in the wire's error frame, not a replication message.
+        if fields.members["op"] == nil, let error = fields.members["error"] {
+            let cause = try SettingsError(wireError: error)
+            throw SettingsError(cause.code, "the peer ended the session: \(cause.message)")
+        }
         switch try fields.string("op") {
         case "replicate":
             self = .replicate(
@@ -111,11 +126,18 @@ enum ReplicationMessage: Equatable {
                 applied: Int(try Self.position(fields, "applied", default: 0)))
         case "forked":
             self = .forked(reason: try fields.string("reason"))
+        case "refused":
+            self = .refused(reason: String(try fields.string("reason").prefix(Self.maximumReasonCharacters)))
+        case "retry":
+            self = .retry
         case let operation:
             throw SettingsError(
                 .unknownOperation, "unknown replication message '\(operation.debugDescriptionTruncated)'")
         }
     }
+
+    /// The longest reason a peer's `refused` frame is kept with (the rest is cut off).
+    static let maximumReasonCharacters = 1_000
 
     private static func json(_ entries: [SettingEntry]) -> JSONValue {
         .array(

@@ -47,7 +47,8 @@ extension SyncSession {
 
     /// Starts a comparison soon, if this side starts them and everything it sent is settled.
     func scheduleCheck() {
-        guard isSending, isInitiator, check == .idle, hasNothingInFlight else { return }
+        guard isSending, isInitiator, check == .idle, !isHeldBack, !isRefusingBatches, hasNothingInFlight
+        else { return }
         check = .scheduled
         after(Self.checkDelay) { [weak self] in self?.startCheck() }
     }
@@ -178,7 +179,15 @@ extension SyncSession {
     )
         throws(SettingsError)
     {
-        let lacked = try applyRepair(entries, from: peer)
+        guard !isRefusingBatches else { return }
+        let lacked: Int
+        do throws(SettingsError) {
+            lacked = try applyRepair(entries, from: peer)
+        } catch where error.isStorageFailure {
+            if final { check = .idle }
+            refuse(error, from: peer, sequence: 0)
+            return
+        }
         if final {
             // The answerer gives no verdict after a repair: only a comparison that finds the
             // digests equal lets both sides agree.

@@ -49,6 +49,10 @@ extension SyncSession {
             inFlight[index].isSent = false
         }
         settleAcknowledged(peer)
+        if registry.status(of: peer)?.peerCannotStore != nil {
+            retryDelay = 0
+            note(peer) { $0.peerCannotStore = nil }
+        }
         pump()
     }
 
@@ -68,7 +72,8 @@ extension SyncSession {
     func pump() {
         guard !isClosed, let peer else { return }
         announceNeighbours()
-        if isSending {
+        // Held back after a refusal: the retry resumes sending.
+        if isSending, !isHeldBack {
             while inFlight.count(where: \.isSent) < Self.window {
                 let candidates = settings.entries(after: sentThrough, limit: Self.batchEntries)
                 guard !candidates.isEmpty else {

@@ -76,6 +76,15 @@ final class SyncSession: @unchecked Sendable {  // state on its executor only
     var check = Check.idle
     /// What the peer sent that this replica refused and does not hold, for anti-entropy.
     var refused = RefusedEntries()
+    /// Set when this side could not store a batch or repair: what the peer sends is dropped
+    /// until it says `retry` (everything it sent meanwhile comes again after it).
+    var isRefusingBatches = false
+    /// Set when the peer could not store what this side sent: nothing is sent until the retry.
+    var isHeldBack = false
+    /// How long the next retry after a refusal waits, in seconds (doubling up to `longestRetry`).
+    var retryDelay = 0.0
+    /// The longest wait between retries of a batch the peer could not store, in seconds.
+    static let longestRetry = 10.0
 
     init(
         settings: Settings, registry: PeerRegistry, address: String, logger: SettingsLogger?,
@@ -135,6 +144,10 @@ final class SyncSession: @unchecked Sendable {  // state on its executor only
             try apply(entries, through: through, sequence: sequence, from: peer)
         case .neighbours(let replicas):
             neighbours = Set(replicas).subtracting([localID])
+        case .refused(let reason):
+            peerRefused(reason, peer: peer)
+        case .retry:
+            isRefusingBatches = false
         case .forked(let reason):
             // A dialling peer that found this replica forked says so in place of `start`.
             guard case .met = phase else {
@@ -164,13 +177,20 @@ final class SyncSession: @unchecked Sendable {  // state on its executor only
     private func apply(_ entries: [SettingEntry], through: Int64, sequence: Int64, from peer: ReplicaID)
         throws(SettingsError)
     {
-        let reason: ChangeReason
-        if let target = initialSyncTarget {
-            reason = .initialSync
-            if through >= target { initialSyncTarget = nil }
-        } else {
-            reason = .replica
+        // After a refusal, batches already on their way are dropped: they come again after `retry`.
+        guard !isRefusingBatches else { return }
+        do throws(SettingsError) {
+            try store(entries, through: through, sequence: sequence, from: peer)
+        } catch where error.isStorageFailure {
+            refuse(error, from: peer, sequence: sequence)
         }
+    }
+
+    private func store(_ entries: [SettingEntry], through: Int64, sequence: Int64, from peer: ReplicaID)
+        throws(SettingsError)
+    {
+        // Still the initial sync until a batch reaching the target is stored.
+        let reason: ChangeReason = initialSyncTarget == nil ? .replica : .initialSync
         var ahead = 0
         var start = 0
         repeat {
@@ -196,12 +216,62 @@ final class SyncSession: @unchecked Sendable {  // state on its executor only
                 "replica \(peer) at \(address) sent entries stamped more than \(settings.configuration.maximumClockSkew / 1000) s ahead of this clock; they are applied but do not move it, and later writes here still win"
             )
         }
+        if let target = initialSyncTarget, through >= target { initialSyncTarget = nil }
         note(peer) {
             $0.receivedThrough = max($0.receivedThrough, through)
             $0.peerSequence = max($0.receivedThrough, sequence)
             $0.entriesAheadOfClock += ahead
+            $0.cannotStore = nil
         }
         send(.acknowledge(through: through, settled: settled))
+    }
+
+    /// This replica could not store what `peer` sent (its disk is full, its file read-only):
+    /// nothing of it moved the cursor; the peer is told why, and resends later. The session stays
+    /// up, so both sides show the reason and `sync --wait` names it.
+    func refuse(_ error: SettingsError, from peer: ReplicaID, sequence: Int64) {
+        isRefusingBatches = true
+        let logged = registry.status(of: peer)?.cannotStore
+        note(peer) {
+            $0.cannotStore = error.message
+            $0.peerSequence = max($0.peerSequence, sequence)
+        }
+        if logged != error.message {
+            logger?.log(
+                .warning,
+                "cannot store the changes replica \(peer) at \(address) sends: \(error.message); it resends them later"
+            )
+        }
+        send(.refused(reason: error.message))
+    }
+
+    /// The peer could not store what this side sent: everything after its acknowledged position
+    /// goes again after a growing wait, preceded by `retry`.
+    private func peerRefused(_ reason: String, peer: ReplicaID) {
+        if case .comparing = check { check = .idle }
+        let logged = registry.status(of: peer)?.peerCannotStore
+        if logged != reason {
+            logger?.log(
+                .warning, "replica \(peer) at \(address) cannot store this replica's changes: \(reason)")
+        }
+        let acknowledged = max(startCursor, registry.status(of: peer)?.acknowledgedThrough ?? 0)
+        if isSending {
+            sentThrough = acknowledged
+            inFlight = []
+        }
+        note(peer) {
+            $0.peerCannotStore = reason
+            if self.isSending { $0.sentThrough = acknowledged }
+        }
+        guard !isHeldBack else { return }
+        isHeldBack = true
+        retryDelay = min(max(retryDelay * 2, 0.5), Self.longestRetry)
+        after(retryDelay) { [weak self] in
+            guard let self, self.isHeldBack, !self.isClosed else { return }
+            self.isHeldBack = false
+            self.send(.retry)
+            self.pump()
+        }
     }
 
     /// Logs the entries of a batch from `peer` that the arrival gate refused, and remembers

@@ -51,6 +51,7 @@ enum StatusReport {
         report.refusedKeys = peer.refusedKeys
         report.clockOffsetMilliseconds = peer.clockOffsetMilliseconds
         report.entriesAheadOfClock = peer.entriesAheadOfClock
+        report.lastError = peer.lastError
         return report
     }
 

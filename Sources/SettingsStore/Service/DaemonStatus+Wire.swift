@@ -62,7 +62,7 @@ extension DaemonStatus {
 
 extension DaemonStatus.Peer {
     fileprivate var json: JSONValue {
-        .object([
+        var members: [String: JSONValue] = [
             "replica": .string(replica.description), "address": .string(address),
             "connected": .bool(isConnected),
             "connections": .integer(Int64(connections)), "lastContactMs": .integer(lastContactMilliseconds),
@@ -72,7 +72,9 @@ extension DaemonStatus.Peer {
             "repairedKeys": .integer(Int64(repairedKeys)), "refusedKeys": .integer(Int64(refusedKeys)),
             "clockOffsetMs": .integer(clockOffsetMilliseconds),
             "entriesAheadOfClock": .integer(Int64(entriesAheadOfClock)),
-        ])
+        ]
+        if let lastError { members["lastError"] = .string(lastError) }
+        return .object(members)
     }
 
     fileprivate init(json: JSONValue) throws(SettingsError) {
@@ -92,6 +94,7 @@ extension DaemonStatus.Peer {
         refusedKeys = Int(clamping: try peer.optionalInteger("refusedKeys") ?? 0)
         clockOffsetMilliseconds = try peer.optionalInteger("clockOffsetMs") ?? 0
         entriesAheadOfClock = Int(clamping: try peer.optionalInteger("entriesAheadOfClock") ?? 0)
+        lastError = try peer.optionalString("lastError")
     }
 }
 

@@ -29,6 +29,8 @@ package struct DaemonStatus: Sendable, Equatable {
         package var repairedKeys = 0
         /// The peer's entries this replica refused (its schema, its limits) and does not hold.
         package var refusedKeys = 0
+        /// Why changes between the two are not being stored, while they are not.
+        package var lastError: String?
         /// How far the peer's clock is ahead of this one (negative: behind), in milliseconds.
         package var clockOffsetMilliseconds: Int64 = 0
         /// The peer's entries stamped beyond this clock's bound.
