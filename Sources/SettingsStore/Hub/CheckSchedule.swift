@@ -75,7 +75,9 @@ struct CheckSchedule {
         sequence: Int64, counter: Int64, took: UInt64, agreed: Bool,
         now: UInt64 = SettingsConfiguration.systemClock()
     ) {
-        isForced = false
+        // After a repair, the verdict is confirmed by another comparison whatever the link's
+        // routine (a polling link compares only at its safety net otherwise).
+        isForced = !agreed
         last = (sequence, counter, now)
         backoff = agreed ? 0 : min(max(backoff * 2, 500), 60_000)
         // After a repair, confirm soon (the backoff bounds the cost if the difference persists).

@@ -70,6 +70,25 @@ extension HubReliability {
             #expect(printed.contains("polling (through a pooler)"), "\(printed)")
         }
 
+        @Test("rows deleted on the hub by hand: sync --wait repairs them and then says all agree")
+        func syncWaitConfirmsItsRepair() async throws {
+            let (cluster, pooler, role) = try pooler("repair")
+            let url = pooler.conninfo(user: role.name, password: role.password)
+            let node = try DaemonProcess(
+                directory, database: directory.file("repair.sqlite"), arguments: ["--hub", url])
+            for index in 0..<10 { #expect(node.cli("set", "key.\(index)", "\(index)").status == 0) }
+            #expect(node.cli("sync", "--wait", "--timeout", "20").status == 0)
+            try cluster.psql("DELETE FROM settingsd.entries WHERE namespace = '\(role.name)'")
+            let started = Date()
+            let wait = node.cli("sync", "--wait", "--timeout", "20")
+            #expect(wait.status == 0, "\(wait.error)")
+            #expect(Date().timeIntervalSince(started) < 15)
+            let connection = try PostgresConnection(conninfo: cluster.conninfo(), defaults: [:])
+            let rows = try connection.execute(
+                "SELECT count(*) FROM settingsd.entries WHERE namespace = $1", [.text(role.name)])
+            #expect(rows.int64(0, 0) == 10)
+        }
+
         @Test("the pooler stopped and started again: a daemon writing meanwhile loses nothing")
         func poolerRestarts() async throws {
             let (_, pooler, role) = try pooler("restart")
