@@ -3,8 +3,13 @@
 /// two replicas that differ only by them agree, with the count shown (`agreed (2 keys refused)`),
 /// instead of comparing, repairing nothing and calling that agreement.
 ///
-/// One per session: what a peer holds is the peer's. An entry leaves once this replica holds its
-/// key at that version or a later one (a local write, a newer entry from anywhere).
+/// A key of scope `local` here that the peer shares (it has no schema saying otherwise) is
+/// refused for good: this replica never takes it, and its own entry under the key is in no
+/// digest of its own.
+///
+/// One per session: what a peer holds is the peer's. An entry of a shared key leaves once this
+/// replica holds its key at that version or a later one (a local write, a newer entry from
+/// anywhere).
 struct RefusedEntries {
     private var byKey: [String: SettingEntry] = [:]
 
@@ -12,22 +17,31 @@ struct RefusedEntries {
     var count: Int { byKey.count }
 
     /// Records the entries of `batch` that `settings` did not take: it holds neither that
-    /// version nor a later one under the key (keys of scope `local` aside, which no replica
-    /// takes from another and no comparison covers).
-    mutating func record(_ batch: [SettingEntry], in settings: Settings) {
+    /// version nor a later one under the key, or the key is of scope `local` here.
+    ///
+    /// - Returns: Whether any entry was recorded, and the keys of scope `local` here that were
+    ///   not refused before.
+    @discardableResult
+    mutating func record(_ batch: [SettingEntry], in settings: Settings) -> (changed: Bool, local: [String]) {
+        var local: [String] = []
+        var changed = false
         for entry in batch {
             let key = KeyIdentity.normalize(entry.key)
-            guard settings.isShared(key) else { continue }
-            if let held = settings.entry(forKey: key), held.version >= entry.version { continue }
+            let isShared = settings.isShared(key)
+            if isShared, let held = settings.entry(forKey: key), held.version >= entry.version { continue }
             if let known = byKey[key], known.version >= entry.version { continue }
+            if !isShared, byKey[key] == nil { local.append(key) }
             byKey[key] = entry
+            changed = true
         }
+        return (changed, local)
     }
 
     /// Forgets the entries whose key `settings` now holds at their version or a later one.
     mutating func prune(in settings: Settings) {
         byKey = byKey.filter { key, entry in
-            settings.entry(forKey: key).map { $0.version < entry.version } ?? true
+            !settings.isShared(key)
+                || (settings.entry(forKey: key).map { $0.version < entry.version } ?? true)
         }
     }
 
@@ -57,6 +71,7 @@ struct RefusedEntries {
 
     /// What counting `entry` in place of the store's entry under `key` adds to a sum.
     private func adjustment(_ key: String, _ entry: SettingEntry, in settings: Settings) -> UInt64 {
-        Fingerprint.of(entry) &- (settings.entry(forKey: key).map(Fingerprint.of) ?? 0)
+        let held = settings.isShared(key) ? settings.entry(forKey: key).map(Fingerprint.of) : nil
+        return Fingerprint.of(entry) &- (held ?? 0)
     }
 }

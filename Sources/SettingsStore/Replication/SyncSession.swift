@@ -181,7 +181,7 @@ final class SyncSession: @unchecked Sendable {  // state on its executor only
         guard !isRefusingBatches else { return }
         do throws(SettingsError) {
             try store(entries, through: through, sequence: sequence, from: peer)
-        } catch where error.isStorageFailure {
+        } catch  where error.isStorageFailure {
             refuse(error, from: peer, sequence: sequence)
         }
     }
@@ -284,7 +284,21 @@ final class SyncSession: @unchecked Sendable {  // state on its executor only
             )
         }
         guard outcome.applied < entries.count else { return }
-        refused.record(entries, in: settings)
+        let (changed, local) = refused.record(entries, in: settings)
+        if changed, case .agreed = check {
+            // What this side counts in the peer's place moved, though its own digest did not:
+            // the verdict is stale, and only a comparison tells (this side may be the one to start it).
+            check = .idle
+            note(peer) { if $0.agreement != .checking { $0.agreement = .unknown } }
+            scheduleCheck()
+        }
+        if !local.isEmpty {
+            let names = local.prefix(5).map { "'\($0)'" }.joined(separator: ", ")
+            logger?.log(
+                .info,
+                "replica \(peer) at \(address) shares \(local.count) key(s) that this replica's schemas keep local (\(names)\(local.count > 5 ? ", …" : "")): not taken; the pair agrees without them"
+            )
+        }
     }
 
     /// How far this side's own log is settled for the peer (sent and acknowledged, or skipped

@@ -79,6 +79,36 @@ extension SyncReliability {
             }
         }
 
+        @Test(
+            "a leaf without the relay's schema shares keys the relay keeps local: the relay refuses them, both agree and say so"
+        )
+        func leafWithoutTheRelaysSchema() async throws {
+            let relay = try DaemonProcess(
+                directory, database: directory.file("relay.sqlite"),
+                arguments: ["--schemas", exampleSchemaDirectory])
+            let leaf = try DaemonProcess(
+                directory, database: directory.file("leaf.sqlite"), arguments: ["--peer", relay.socket])
+            #expect(leaf.cli("set", "window.width", "800").status == 0)
+            #expect(leaf.cli("set", "ui.theme", "dark").status == 0)
+            #expect(relay.cli("set", "window.width", "1024").status == 0)
+            for node in [relay, leaf] {
+                let wait = node.cli("sync", "--wait", "--timeout", "10")
+                #expect(wait.status == 0, "\(wait.error)")
+            }
+            #expect(relay.cli("get", "window.width").output == "1024\n")
+            #expect(relay.cli("get", "ui.theme").output == "dark\n")
+            #expect(try relay.status().peers.first?.agreement == "agreed (1 key refused)")
+            // A newer version, and then a deletion, of the leaf's key keep the pair agreed.
+            #expect(leaf.cli("set", "window.width", "640").status == 0)
+            #expect(relay.cli("sync", "--wait", "--timeout", "10").status == 0)
+            #expect(leaf.cli("delete", "window.width").status == 0)
+            for node in [relay, leaf] {
+                let wait = node.cli("sync", "--wait", "--timeout", "10")
+                #expect(wait.status == 0, "\(wait.error)")
+            }
+            #expect(relay.cli("get", "window.width").output == "1024\n")
+        }
+
         @Test("strict schemas on one daemon refuse undeclared keys from the peer without dropping the link")
         func strictSchemasAgainstPeer() async throws {
             let (a, b) = try pair(try SystemFolder(directory), schemas: exampleSchemaDirectory, strict: true)
