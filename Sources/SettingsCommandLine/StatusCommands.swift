@@ -122,7 +122,8 @@ enum StatusCommands {
             verifyingHubs = false
             let connected = status.peers.filter(\.isConnected)
             if connected.isEmpty, status.hubs.isEmpty, status.links.isEmpty {
-                Output.standardError("no peer is connected and no hub or peer link is set: nothing to wait for\n")
+                Output.standardError(
+                    "no peer is connected and no hub or peer link is set: nothing to wait for\n")
                 return 0
             }
             let waiting = backlog(status, connected: connected)

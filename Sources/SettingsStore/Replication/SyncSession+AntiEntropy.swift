@@ -183,7 +183,7 @@ extension SyncSession {
         let lacked: Int
         do throws(SettingsError) {
             lacked = try applyRepair(entries, from: peer)
-        } catch where error.isStorageFailure {
+        } catch  where error.isStorageFailure {
             if final { check = .idle }
             refuse(error, from: peer, sequence: 0)
             return
