@@ -49,10 +49,24 @@ extension HubReliability {
             }
         }
 
-        private func daemon(_ name: String, url: String) throws -> DaemonProcess {
+        private func daemon(_ name: String, url: String, database: String? = nil, namespace: String? = nil)
+            throws -> DaemonProcess
+        {
             try DaemonProcess(
-                directory, database: directory.file("\(name).sqlite"),
-                arguments: ["--hub", url, "--hub-stall-timeout", "3"])
+                directory, database: database ?? directory.file("\(name).sqlite"),
+                arguments: ["--hub", url, "--hub-stall-timeout", "3"]
+                    + (namespace.map { ["--hub-namespace", $0] } ?? []))
+        }
+
+        /// Fills the file system holding `folder` to the last byte with a file of its own.
+        private func fill(_ folder: String) -> String {
+            let path = folder + "/filler"
+            let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+            defer { close(descriptor) }
+            let block = [UInt8](repeating: 0x5A, count: 4096)
+            while block.withUnsafeBytes({ Foundation.write(descriptor, $0.baseAddress, $0.count) }) > 0 {}
+            while block.withUnsafeBytes({ Foundation.write(descriptor, $0.baseAddress, 1) }) > 0 {}
+            return path
         }
 
         /// Writes a few random sets and deletes of `writer`'s own keys; records the acknowledged ones.
@@ -141,23 +155,35 @@ extension HubReliability {
         }
 
         @Test(
-            "restores from earlier dumps, a failover to a standby that missed pushes, truncated tables, a reset counter, a re-created schema, copied and restored store files, frozen backends"
+            "restores from earlier dumps, a failover to a standby that missed pushes, truncated tables, a reset counter, a re-created schema, copied and restored store files, frozen backends, account changes and a full disk",
+            .enabled(if: Capabilities.canMountTmpfs, "needs to mount a tmpfs (for the full disk)")
         )
         func seededHubFaults() async throws {
             let seed = SeededGenerator.seed
             var generator = SeededGenerator(seed: seed)
             let servers = try Servers()
             let role = try servers.primary.makeRole("model")
+            // Another namespace the role may use, for account changes.
+            let away = "\(role.name)_away"
+            try servers.primary.psql("CREATE ROLE \(away) NOLOGIN; GRANT \(away) TO \(role.name);")
             try servers.standby.becomeStandby(of: servers.primary)
             let url =
                 "host=\(servers.primary.folder),\(servers.standby.folder) dbname=\(PostgresCluster.database) user=\(role.name) password=\(role.password) target_session_attrs=read-write"
+            // Daemon c's database lives on a small file system of its own, which a fault fills.
+            let small = directory.file("small")
+            try FileManager.default.createDirectory(atPath: small, withIntermediateDirectories: true)
+            try #require(mount("tmpfs", small, "tmpfs", 0, "size=8m") == 0)
+            defer { umount(small) }
             var names = ["a", "b", "c"]
-            var daemons = try names.map { try daemon($0, url: url) }
+            var daemons = try names.map { name in
+                try daemon(name, url: url, database: name == "c" ? small + "/c.sqlite" : nil)
+            }
             var model = Model()
+            // What the daemons wrote while on the other namespace: it must stay there.
+            var awayModel = Model()
             let faults = [
                 "dump", "restore", "failover", "truncate", "counter reset", "schema re-created",
-                "copied file",
-                "restored file", "frozen backend",
+                "copied file", "restored file", "frozen backend", "account change", "full disk",
             ]
             // Every fault once, in an order of the seed's, then some of the seed's choosing.
             var plan = faults.shuffled(using: &generator)
@@ -227,6 +253,38 @@ extension HubReliability {
                     try FileManager.default.copyItem(atPath: backup, toPath: target.database)
                     try target.start()
                     step += " of \(names[index])"
+                case "account change":
+                    // Restarted on the other namespace, written there, and back: what it
+                    // acknowledged on either side stays on that side.
+                    let index = Int.random(in: 0..<daemons.count, using: &generator)
+                    let home = daemons[index]
+                    #expect(home.cli("sync", "--wait", "--timeout", "30").status == 0, "seed \(seed)")
+                    #expect(home.terminate() == 0)
+                    let moved = try daemon(names[index], url: url, database: home.database, namespace: away)
+                    write("\(names[index])-away", on: moved, model: &awayModel, using: &generator)
+                    let wait = moved.cli("sync", "--wait", "--timeout", "30")
+                    #expect(wait.status == 0, "seed \(seed): \(wait.error)")
+                    let held = try hubState(servers, namespace: away).live
+                    let wrong = Set(held.keys).union(awayModel.live.keys).filter {
+                        held[$0] != awayModel.live[$0]
+                    }
+                    #expect(wrong.isEmpty, "seed \(seed): the other namespace differs on \(wrong.sorted())")
+                    #expect(moved.terminate() == 0)
+                    try home.start()
+                    write(names[index], on: home, model: &model, using: &generator)
+                    step += " of \(names[index])"
+                case "full disk":
+                    guard let index = names.firstIndex(of: "c") else { continue }
+                    let filler = fill(small)
+                    // Acknowledged writes elsewhere reach c once it has room again; its own
+                    // writes fail or are acknowledged, and the model keeps only those.
+                    for (other, daemon) in daemons.enumerated() {
+                        write(names[other], on: daemon, model: &model, using: &generator)
+                    }
+                    try probeWait(
+                        daemons[index], writer: names[index], servers, namespace: role.name, model: model,
+                        seed: seed)
+                    try FileManager.default.removeItem(atPath: filler)
                 case "frozen backend":
                     let connection = try PostgresConnection(
                         conninfo: servers.primary.conninfo(), defaults: [:])

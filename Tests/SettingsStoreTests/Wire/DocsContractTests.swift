@@ -87,6 +87,7 @@ struct DocsContractTests {
             .replicate(entries: [one], through: 1, sequence: 1), .acknowledge(through: 1, settled: 1),
             .start(cursor: 0), .neighbours([]), .check(digest: 0, settled: 0), .agreed(settled: 0), .busy,
             .buckets([]), .repair(buckets: [], entries: [], final: false, applied: 0), .forked(reason: ""),
+            .refused(reason: ""), .retry,
         ]
         for frame in frames {
             guard case .object(let members) = frame.json, case .string(let operation)? = members["op"] else {
