@@ -136,6 +136,8 @@ public final class SettingsDaemon: Sendable {
     public func run(ready: () -> Void = {}) throws(SettingsError) -> Never {
         // A closed stderr pipe (`settingsd run 2>&1 | head`) must fail a write, not kill the daemon.
         signal(SIGPIPE, SIG_IGN)
+        // Clients are turned away inside a reserve of this limit (`DescriptorBudget`).
+        DescriptorBudget.raiseSoftLimit()
         SignalHandlers.blockDelivery()
         let logger = configuration.logger
         // Handlers go in before the socket exists: a SIGTERM sent as soon as a client can connect

@@ -25,6 +25,17 @@ final class ServerAcceptor: @unchecked Sendable {  // loop thread only
     var isAcceptPaused = false
     /// Called once when the last connection closes, while the server stops.
     var onEmpty: (() -> Void)?
+    /// How many descriptors clients may take, under the limit in force when listening began.
+    var budget = DescriptorBudget()
+    /// Refused peers still owed their explanation, closed at the tick after `closeAt`: a few at
+    /// a time, so a flood of refused connections holds no more descriptors than this.
+    var refusedPeers: [(fd: Int32, closeAt: UInt64)] = []
+    /// Refused peers that may wait for their explanation to be read, at most.
+    static let lingeringRefusals = 16
+    var refusals = RefusalLog()
+    /// Connections per uid other than the daemon's own and root's: each such uid may hold at
+    /// most half of the clients' descriptors, so an allowed user cannot lock the owner out.
+    var guestConnections: [UInt32: Int] = [:]
 
     init(context: ServerContext, loop: PollLoop, batch: WriteBatch) {
         self.context = context
@@ -34,11 +45,13 @@ final class ServerAcceptor: @unchecked Sendable {  // loop thread only
 
     deinit {
         if spareDescriptor >= 0 { close(spareDescriptor) }
+        for peer in refusedPeers { close(peer.fd) }
     }
 
     /// Starts accepting on `listener` (on the loop thread).
     func listen(on listener: Int32) {
         self.listener = listener
+        budget = DescriptorBudget()
         loop.register(listener, interest: .read) { [weak self] events in
             guard let self else { return }
             // Not watched (the kernel refused): try again at the next tick, as at the fd limit.
@@ -67,35 +80,58 @@ final class ServerAcceptor: @unchecked Sendable {  // loop thread only
                 if errno == EMFILE || errno == ENFILE { shedConnection(listener) }
                 return
             }
-            if isOutOfDescriptors {
-                isOutOfDescriptors = false
-                context.logger.log(.info, "file descriptors available again: accepting clients")
-            }
             guard let peer = UnixSocket.peerCredentials(fd) else {
                 context.logger.log(.warning, "refused a connection: cannot read its credentials")
                 close(fd)
                 continue
             }
             guard isAllowed(peer.uid) else {
-                context.logger.log(
-                    .warning, "refused a connection from uid \(peer.uid) (pid \(peer.pid)): not allowed")
                 refuse(
-                    fd,
+                    fd, peer: peer,
                     SettingsError(
-                        .accessDenied, "uid \(peer.uid) may not use this settingsd (see --allow-uid)"))
+                        .accessDenied, "uid \(peer.uid) may not use this settingsd (see --allow-uid)"),
+                    reason: "not allowed")
                 continue
+            }
+            let isGuest = peer.uid != getuid() && peer.uid != 0
+            if isGuest, guestConnections[peer.uid, default: 0] >= budget.guestShare {
+                refuse(
+                    fd, peer: peer,
+                    SettingsError(
+                        .overloaded,
+                        "uid \(peer.uid) holds \(budget.guestShare) connections to this settingsd, the most another user may"
+                    ), reason: "over its share of connections")
+                continue
+            }
+            guard budget.admits(fd) else {
+                // Inside the reserve: turned away at once, so clients never take what the daemon
+                // itself needs.
+                noteOutOfDescriptors()
+                OutboundBuffer.sendLastWord(
+                    SettingsError(.overloaded, "the daemon is out of file descriptors; try again later"), to: fd)
+                close(fd)
+                continue
+            }
+            if isOutOfDescriptors {
+                isOutOfDescriptors = false
+                context.logger.log(.info, "file descriptors available again: accepting clients")
             }
             let connection = ServerConnection(
                 id: nextID, fd: fd, peer: peer, context: context, loop: loop, batch: batch,
                 readBuffer: readBuffer)
             nextID += 1
             connections[connection.id] = connection
+            if isGuest { guestConnections[peer.uid, default: 0] += 1 }
             context.clients.add(1, ordering: .relaxed)
             context.logger.log(.debug, "client \(connection.id) connected (pid \(peer.pid), uid \(peer.uid))")
             connection.onClose = { [weak self, context] connection in
                 guard let self else { return }
                 if self.connections.removeValue(forKey: connection.id) != nil {
                     context.clients.subtract(1, ordering: .relaxed)
+                    if isGuest {
+                        let left = self.guestConnections[peer.uid, default: 1] - 1
+                        self.guestConnections[peer.uid] = left > 0 ? left : nil
+                    }
                 }
                 if self.connections.isEmpty, let onEmpty = self.onEmpty {
                     self.onEmpty = nil
@@ -110,11 +146,7 @@ final class ServerAcceptor: @unchecked Sendable {  // loop thread only
     /// busy loop): the spare descriptor is given up for a moment to accept it, tell it why, and
     /// close it. Connected clients are served on; the warning is logged once per episode.
     private func shedConnection(_ listener: Int32) {
-        if !isOutOfDescriptors {
-            isOutOfDescriptors = true
-            context.logger.log(
-                .warning, "out of file descriptors (ulimit -n): refusing new clients until some disconnect")
-        }
+        noteOutOfDescriptors()
         if spareDescriptor >= 0 { close(spareDescriptor) }
         let shed = UnixSocket.accept(listener)
         if let fd = shed {
@@ -131,11 +163,29 @@ final class ServerAcceptor: @unchecked Sendable {  // loop thread only
         }
     }
 
-    /// Closes clients idle past the configured time, and failed ones whose last word is out; and
+    /// Logs, once per episode, that new clients are being turned away.
+    private func noteOutOfDescriptors() {
+        guard !isOutOfDescriptors else { return }
+        isOutOfDescriptors = true
+        context.logger.log(
+            .warning,
+            "out of file descriptors for clients (ulimit -n \(budget.limit), \(budget.limit - budget.ceiling) kept for the daemon): refusing new clients until some disconnect"
+        )
+    }
+
+    /// Closes clients idle past the configured time, failed ones whose last word is out and
+    /// refused peers whose explanation had its moment; logs what refusals were counted; and
     /// listens again if accepting was paused at the open-file limit.
     func tick() {
         let now = SettingsConfiguration.systemClock()
         for connection in Array(connections.values) { connection.tick(now: now) }
+        refusedPeers.removeAll { peer in
+            guard now >= peer.closeAt else { return false }
+            Self.drain(peer.fd)
+            close(peer.fd)
+            return true
+        }
+        for line in refusals.due(now: now) { context.logger.log(.warning, line) }
         if isAcceptPaused, let listener = listener {
             isAcceptPaused = false
             if spareDescriptor < 0 { spareDescriptor = open("/dev/null", O_RDONLY | O_CLOEXEC) }
@@ -143,18 +193,28 @@ final class ServerAcceptor: @unchecked Sendable {  // loop thread only
         }
     }
 
-    /// Tells a refused peer why (best effort, never blocking), then closes a moment later: a Unix
+    /// Tells a refused peer why (best effort, never blocking) and closes it a tick later: a Unix
     /// socket closed with unread input resets the peer, which would lose the explanation, so the
-    /// request the peer sends meanwhile is read and dropped first.
-    private func refuse(_ fd: Int32, _ error: SettingsError) {
+    /// request the peer sends meanwhile is read and dropped first. Beyond a few refused peers
+    /// waiting, a refused peer is closed at once (a flood gets no explanation, and holds nothing).
+    private func refuse(_ fd: Int32, peer: PeerCredentials, _ error: SettingsError, reason: String) {
+        let now = SettingsConfiguration.systemClock()
+        if let line = refusals.refused(uid: peer.uid, pid: peer.pid, now: now, reason: reason) {
+            context.logger.log(.warning, line)
+        }
         OutboundBuffer.sendLastWord(error, to: fd)
         shutdown(fd, Int32(SHUT_WR))
-        DispatchQueue.global().asyncAfter(deadline: .now() + 0.2) {
-            var sink = [UInt8](repeating: 0, count: 4096)
-            while sink.withUnsafeMutableBytes({ recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }) > 0
-            {}
+        guard refusedPeers.count < Self.lingeringRefusals else {
             close(fd)
+            return
         }
+        refusedPeers.append((fd, now + 200))
+    }
+
+    /// Drops what a refused peer sent, so that closing it does not reset the explanation away.
+    private static func drain(_ fd: Int32) {
+        var sink = [UInt8](repeating: 0, count: 4096)
+        while sink.withUnsafeMutableBytes({ recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }) > 0 {}
     }
 
     private func isAllowed(_ uid: UInt32) -> Bool {

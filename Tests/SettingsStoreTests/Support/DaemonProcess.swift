@@ -58,10 +58,13 @@ final class DaemonProcess {
     private let environment: [String: String]?
     /// The most descriptors the daemon may open (`prlimit --nofile`), or nil for the test's own.
     private let openFiles: Int?
+    /// Where the daemon's log goes (appended), or nil to drop it.
+    let logFile: String?
 
     init(
         _ directory: TemporaryDirectory, database: String? = nil, socket: String? = nil,
-        arguments: [String] = [], environment: [String: String]? = nil, openFiles: Int? = nil
+        arguments: [String] = [], environment: [String: String]? = nil, openFiles: Int? = nil,
+        logFile: String? = nil
     ) throws {
         self.directory = directory
         self.database = database ?? directory.database
@@ -70,6 +73,7 @@ final class DaemonProcess {
         self.extraArguments = arguments
         self.environment = environment
         self.openFiles = openFiles
+        self.logFile = logFile
         self.process = Process()
         brokenPipesAreErrors
         try start()
@@ -118,7 +122,14 @@ final class DaemonProcess {
         if let environment { process.environment = environment }
         let output = Pipe()
         process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
+        if let logFile {
+            _ = FileManager.default.createFile(atPath: logFile, contents: nil)
+            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: logFile))
+            try handle.seekToEnd()
+            process.standardError = handle
+        } else {
+            process.standardError = FileHandle.nullDevice
+        }
         try process.run()
         let line = output.fileHandleForReading.availableData  // blocks until the first line (or exit)
         guard String(decoding: line, as: UTF8.self).contains("listening on") else {

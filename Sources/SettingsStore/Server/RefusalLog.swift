@@ -1,0 +1,34 @@
+/// What the daemon logs of the connections it refuses: the first refusal of each uid at once,
+/// then at most one line per uid every `interval` milliseconds counting the rest, so that a user
+/// who connects in a loop cannot fill the log (or the disk under it).
+struct RefusalLog {
+    /// The shortest time between two lines about one uid, in milliseconds.
+    static let interval: UInt64 = 10_000
+
+    private var counts: [UInt32: (count: Int, since: UInt64)] = [:]
+    private var logged: Set<UInt32> = []
+
+    /// Records a refusal of `uid` at `now`; returns the line to log now, if any.
+    mutating func refused(uid: UInt32, pid: Int32, now: UInt64, reason: String) -> String? {
+        guard logged.contains(uid) else {
+            logged.insert(uid)
+            counts[uid] = (0, now)
+            return "refused a connection from uid \(uid) (pid \(pid)): \(reason); further refusals of uid \(uid) are counted"
+        }
+        let (count, since) = counts[uid] ?? (0, now)
+        counts[uid] = (count + 1, since)
+        return nil
+    }
+
+    /// The summary lines due at `now`, for each uid refused since its last line.
+    mutating func due(now: UInt64) -> [String] {
+        var lines: [String] = []
+        for (uid, entry) in counts where entry.count > 0 && now &- entry.since >= Self.interval {
+            lines.append(
+                "refused \(entry.count) more connection(s) from uid \(uid) in the last \((now &- entry.since) / 1000) s"
+            )
+            counts[uid] = (0, now)
+        }
+        return lines
+    }
+}
