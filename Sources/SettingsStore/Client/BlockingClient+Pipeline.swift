@@ -12,6 +12,7 @@ extension BlockingClient {
         WireAnswer, SettingsError
     >] {
         var answers = PipelineAnswers(firstID: nextID, count: requests.count)
+        startWaiting()
         defer { pendingEvents += answers.events }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(Self.pipelineChunkBytes + 256)
@@ -25,7 +26,11 @@ extension BlockingClient {
             }
         }
         try write(bytes, waitingForRoom: false, collecting: &answers)
-        while !answers.isComplete { try answers.take(try receive()) }
+        while !answers.isComplete {
+            try answers.take(try receive())
+            // A long pipeline may take longer than one answer may: each answer starts the wait anew.
+            startWaiting()
+        }
         return answers.results
     }
 }

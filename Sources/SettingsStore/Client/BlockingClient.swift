@@ -19,20 +19,30 @@ package final class BlockingClient: SettingsService {
     var nextID: Int64 = 1
     var pendingEvents: [WatchEvent] = []
     private let readBuffer = ReadBuffer()
-    /// How long a wait for the daemon may last, for `poll` (-1: forever).
-    private let timeoutMilliseconds: Int32
+    /// How long one answer may take as a whole (nil: for ever).
+    private let timeout: Duration?
+    /// When the answer awaited now must have arrived.
+    private var deadline = Deadline.distantFuture
 
-    /// Connects to the daemon at `socketPath`; replies slower than `timeout` seconds fail with
-    /// `timeout` (0 waits forever).
+    /// Connects to the daemon at `socketPath`; an answer slower than `timeout` seconds as a whole
+    /// (however the daemon trickles it) fails with `timeout`; 0 waits forever.
     ///
-    /// - Throws: `SettingsError` with code `daemonNotRunning` when nothing listens there.
+    /// - Throws: `SettingsError` with code `daemonNotRunning` when nothing listens there,
+    ///   `accessDenied` when the process listening is not a trusted user's (`DaemonTrust`),
+    ///   `invalidValue` for a negative or non-finite `timeout`.
     package init(socketPath: String, timeout: Double = 30) throws(SettingsError) {
+        guard let duration = Duration(checkedSeconds: timeout) else {
+            throw SettingsError(
+                .invalidValue, "a client time-out must be 0 (none) or more seconds, not \(timeout)")
+        }
+        self.timeout = duration == .zero ? nil : duration
         self.socketPath = socketPath
-        fd = try UnixSocket.connect(path: socketPath)
-        var interval = timeval(
-            tv_sec: Int(timeout), tv_usec: Int((timeout - timeout.rounded(.down)) * 1_000_000))
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &interval, socklen_t(MemoryLayout<timeval>.size))
-        timeoutMilliseconds = timeout > 0 ? Int32(clamping: Int((timeout * 1000).rounded(.up))) : -1
+        fd = try DaemonTrust.connect(path: socketPath)
+    }
+
+    /// Starts the wait for one answer.
+    func startWaiting() {
+        deadline = timeout.map(Deadline.after) ?? .distantFuture
     }
 
     deinit {
@@ -47,6 +57,7 @@ package final class BlockingClient: SettingsService {
     package func request(_ request: WireRequest) throws(SettingsError) -> [String: JSONValue] {
         let id = nextID
         nextID += 1
+        startWaiting()
         var bytes: [UInt8] = []
         request.write(id: id, to: &bytes)
         bytes.append(UInt8(ascii: "\n"))
@@ -89,6 +100,7 @@ package final class BlockingClient: SettingsService {
     /// Waits for the next change event of this connection's watches.
     package func nextEvent() throws(SettingsError) -> WatchEvent {
         if !pendingEvents.isEmpty { return pendingEvents.removeFirst() }
+        startWaiting()
         while true {
             switch try receive() {
             case .event(let watch, let change): return WatchEvent(watch: watch, change: change)
@@ -137,7 +149,7 @@ package final class BlockingClient: SettingsService {
     private func waitForRoom() throws(SettingsError) {
         var descriptor = pollfd(fd: fd, events: Int16(POLLIN | POLLOUT), revents: 0)
         var ready: Int32
-        repeat { ready = poll(&descriptor, 1, timeoutMilliseconds) } while ready < 0 && errno == EINTR
+        repeat { ready = poll(&descriptor, 1, deadline.pollTimeout) } while ready < 0 && errno == EINTR
         guard ready != 0 else {
             throw SettingsError(
                 .timeout, "the daemon on '\(socketPath)' took no requests in time", path: socketPath)
@@ -164,7 +176,16 @@ package final class BlockingClient: SettingsService {
     /// `waiting`: a wait that ends empty is a time-out).
     private func fill(waiting: Bool) throws(SettingsError) -> Bool {
         while true {
-            let count = readBuffer.receive(from: fd, flags: waiting ? 0 : Int32(MSG_DONTWAIT))
+            if waiting {
+                var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                let ready = poll(&descriptor, 1, deadline.pollTimeout)
+                if ready < 0, errno == EINTR { continue }
+                guard ready != 0 else {
+                    throw SettingsError(
+                        .timeout, "no answer from the daemon on '\(socketPath)' in time", path: socketPath)
+                }
+            }
+            let count = readBuffer.receive(from: fd, flags: Int32(MSG_DONTWAIT))
             if count > 0 {
                 try framer.append(readBuffer.prefix(count))
                 return true
@@ -173,8 +194,6 @@ package final class BlockingClient: SettingsService {
                     .connectionLost, "the daemon on '\(socketPath)' closed the connection", path: socketPath)
             } else if errno == EAGAIN || errno == EWOULDBLOCK {
                 guard waiting else { return false }
-                throw SettingsError(
-                    .timeout, "no answer from the daemon on '\(socketPath)' in time", path: socketPath)
             } else if errno != EINTR {
                 throw SettingsError(
                     .connectionLost, "lost the connection to '\(socketPath)'", path: socketPath)

@@ -48,7 +48,7 @@ final class ClientConnection: @unchecked Sendable {  // state on `queue` only
         -> ClientConnection
     {
         let connection = ClientConnection(socketPath: socketPath, reconnects: reconnects)
-        let fd = try UnixSocket.connect(path: socketPath)
+        let fd = try DaemonTrust.connect(path: socketPath)
         let result = await withCheckedContinuation { continuation in
             connection.queue.async {
                 connection.open(fd) { continuation.resume(returning: $0) }
@@ -226,7 +226,7 @@ final class ClientConnection: @unchecked Sendable {  // state on `queue` only
         guard !isClosed, socket == nil else { return }
         let fd: Int32
         do throws(SettingsError) {
-            fd = try UnixSocket.connect(path: socketPath)
+            fd = try DaemonTrust.connect(path: socketPath)
         } catch {
             return scheduleReconnect()
         }

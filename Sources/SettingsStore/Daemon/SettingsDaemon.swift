@@ -83,6 +83,14 @@ public final class SettingsDaemon: Sendable {
             hub?.stop()
             throw error
         }
+        if configuration.server.socketPath == SettingsPaths.defaultSocket,
+            let squatted = SettingsPaths.squattedSharedFolder()
+        {
+            configuration.logger.log(
+                .warning,
+                "\(squatted.path) belongs to uid \(squatted.owner) (or others may write it): someone may be posing as settingsd there; listening on \(configuration.server.socketPath) instead, where clients look next; remove that folder"
+            )
+        }
         let policy = PolicyWatcher(
             schemaDirectories: configuration.schemaDirectories,
             systemDirectory: configuration.systemDirectory, isStrict: configuration.isStrict,

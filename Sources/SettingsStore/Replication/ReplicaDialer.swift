@@ -64,7 +64,7 @@ final class ReplicaDialer: Sendable {
         registry.updateLink(socketPath) { $0.state = .connecting }
         let fd: Int32
         do throws(SettingsError) {
-            fd = try UnixSocket.connect(path: socketPath)
+            fd = try DaemonTrust.connect(path: socketPath)
         } catch {
             retryLater(error)
             return

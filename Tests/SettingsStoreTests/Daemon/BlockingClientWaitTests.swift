@@ -23,6 +23,7 @@ struct BlockingClientWaitTests {
     /// then plays `script`.
     private func scriptedDaemon(_ script: Script) throws -> (socket: String, done: DispatchSemaphore) {
         let path = directory.file("scripted.sock")
+        unlink(path)
         let listener = try UnixSocket.listen(path: path)
         let done = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
@@ -107,5 +108,56 @@ struct BlockingClientWaitTests {
             #expect(fields["value"] == .string(large))
         }
         daemon.done.wait()
+    }
+
+    @Test("a daemon that trickles its answer a byte at a time cannot stretch the time-out")
+    func trickleCannotStretchTheTimeOut() throws {
+        let frame = Array(#"{"id":1,"ok":true,"value":"a value that takes a while"}"#.utf8) + [0x0A]
+        let daemon = try scriptedDaemon(.answer(bytes: frame, piece: 1, pause: 0.05))
+        let client = try BlockingClient(socketPath: daemon.socket, timeout: 0.5)
+        let started = Date()
+        #expect(throws: SettingsError.self) { try client.request(.get(key: "k")) }
+        let waited = Date().timeIntervalSince(started)
+        #expect(waited < 1.5, "waited \(waited) s for a 0.5 s time-out")
+    }
+
+    @Test(
+        "hostile answers (garbage, deep nesting, endless lines, forged ids) fail the call, never crash or hang it"
+    )
+    func hostileAnswers() async throws {
+        let seed = SeededGenerator.seed
+        var generator = SeededGenerator(seed: seed)
+        let depth = 200_000
+        let fixed: [[UInt8]] = [
+            Array(repeating: UInt8(ascii: "["), count: depth)
+                + Array(repeating: UInt8(ascii: "]"), count: depth)
+                + [0x0A],
+            Array(#"{"id":1,"ok":true,"value":"#.utf8) + Array(repeating: UInt8(ascii: "["), count: depth) + [
+                0x0A
+            ],
+            Array(#"{"id":7,"ok":true}"#.utf8) + [0x0A],
+            Array(#"{"ok":false,"error":{"code":"nonsense","message":"x"}}"#.utf8) + [0x0A],
+            Array(#"{"id":1,"ok":true,"value":1e999999}"#.utf8) + [0x0A],
+            [0xFF, 0xFE, 0x0A],
+            Array(repeating: UInt8(ascii: "x"), count: (64 << 20) + 10),
+        ]
+        var scripts = fixed
+        for _ in 0..<SuiteScale.pick(ci: 20, full: 200) {
+            let count = Int.random(in: 1...4096, using: &generator)
+            scripts.append((0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) } + [0x0A])
+        }
+        for (index, bytes) in scripts.enumerated() {
+            let daemon = try scriptedDaemon(.answer(bytes: bytes, piece: 1 << 20, pause: 0))
+            let started = Date()
+            do {
+                // Released at the end of this block: the scripted daemon then sees the hang-up.
+                let client = try BlockingClient(socketPath: daemon.socket, timeout: 2)
+                _ = try client.request(.get(key: "k"))
+            } catch {
+                // Failing is right; how it fails must be a SettingsError, which `do` has typed.
+            }
+            #expect(Date().timeIntervalSince(started) < 5, "seed \(seed), script \(index) took too long")
+            daemon.done.wait()
+        }
     }
 }

@@ -10,12 +10,11 @@ from .client import _NotSent
 from .errors import ConnectionLost, DaemonNotRunning, SettingsdError
 from .paths import socket_path as default_socket_path
 from .protocol import (
-    RESYNC, Call, Change, ChangeSet, HistoryRecord, Operations, decode_frame, parse_change,
-    raise_for,
+    MAX_FRAME_BYTES, RESYNC, Call, Change, ChangeSet, HistoryRecord, Operations, decode_frame,
+    parse_change, raise_for,
 )
+from .trust import check_daemon
 from .values import Value
-
-_LIMIT = 1 << 30
 
 
 class _AsyncConnection:
@@ -32,19 +31,30 @@ class _AsyncConnection:
         self.task = asyncio.get_running_loop().create_task(self._read())
 
     @classmethod
-    async def open(cls, path: str) -> "_AsyncConnection":
+    async def open(cls, path: str, trusted: Optional[Iterable[int]] = None) -> "_AsyncConnection":
+        """Connects, and checks that a trusted user's process listens, before sending a byte."""
         try:
-            reader, writer = await asyncio.open_unix_connection(path, limit=_LIMIT)
+            reader, writer = await asyncio.open_unix_connection(path, limit=MAX_FRAME_BYTES)
         except OSError as error:
             raise DaemonNotRunning(path, error.strerror or str(error)) from None
+        try:
+            check_daemon(writer.get_extra_info("socket"), path, trusted)
+        except BaseException:
+            writer.close()
+            raise
         return cls(path, reader, writer)
 
     async def _read(self) -> None:
         try:
             while True:
-                line = await self.reader.readline()
-                if not line:
-                    raise ConnectionLost(f"settingsd at {self.path} closed the connection")
+                try:
+                    line = await self.reader.readuntil(b"\n")
+                except asyncio.IncompleteReadError:
+                    raise ConnectionLost(f"settingsd at {self.path} closed the connection") from None
+                except asyncio.LimitOverrunError:
+                    raise SettingsdError(
+                        "protocolError", f"settingsd at {self.path} sent a frame over {MAX_FRAME_BYTES} bytes"
+                    ) from None
                 if not line.strip():
                     continue
                 frame = decode_frame(line)
@@ -64,8 +74,9 @@ class _AsyncConnection:
             raise
         except SettingsdError as error:
             self._fail(error)
-        except (OSError, ValueError) as error:
-            self._fail(ConnectionLost(f"reading from {self.path}: {error}"))
+        except Exception as error:
+            # Whatever ends the reader fails every caller waiting on it: none waits for ever.
+            self._fail(ConnectionLost(f"reading from {self.path}: {error!r}"))
 
     def _fail(self, error: SettingsdError) -> None:
         self.failure = error
@@ -83,12 +94,16 @@ class _AsyncConnection:
         future: "asyncio.Future[Dict[str, Any]]" = asyncio.get_running_loop().create_future()
         self.pending[request_id] = future
         try:
-            self.writer.write(call.frame(request_id))
-            await self.writer.drain()
-        except OSError as error:
+            try:
+                self.writer.write(call.frame(request_id))
+                await self.writer.drain()
+            except OSError as error:
+                raise _NotSent(f"sending to {self.path}: {error}") from None
+            answer = await future
+        finally:
+            # Answers route by id: one that comes after its caller gave up is dropped.
             self.pending.pop(request_id, None)
-            raise _NotSent(f"sending to {self.path}: {error}") from None
-        return call.result(raise_for(await future))
+        return call.result(raise_for(answer))
 
     async def close(self) -> None:
         self.task.cancel()
@@ -107,9 +122,16 @@ class AsyncClient:
     """The asyncio twin of `Client`: `async with AsyncClient() as settings: await settings.get(k)`.
     Concurrent calls share the connection, pipelined."""
 
-    def __init__(self, socket_path: Optional[str] = None, *, name: Optional[str] = None) -> None:
+    def __init__(
+        self, socket_path: Optional[str] = None, *, name: Optional[str] = None,
+        timeout: Optional[float] = 30.0, trusted_uids: Optional[Iterable[int]] = None,
+    ) -> None:
+        """`timeout` bounds each call as a whole, in seconds (None: wait for ever); the daemon
+        must run as this user, root, or a uid in `trusted_uids` or `$SETTINGSD_TRUSTED_UIDS`."""
         self.socket_path = socket_path or default_socket_path()
         self.name = name
+        self.timeout = timeout
+        self.trusted_uids = list(trusted_uids or ())
         self.server: Dict[str, Any] = {}
         self._connection: Optional[_AsyncConnection] = None
         self._connecting: Optional[asyncio.Lock] = None
@@ -128,23 +150,34 @@ class AsyncClient:
             if self._connection is not None:
                 await self._connection.close()
                 self._connection = None
-            connection = await _AsyncConnection.open(self.socket_path)
+            connection = await _AsyncConnection.open(self.socket_path, self.trusted_uids)
             try:
-                self.server = await connection.call(Operations.hello(self.name))
+                self.server = await self._bounded(connection.call(Operations.hello(self.name)))
             except BaseException:
                 await connection.close()
                 raise
             self._connection = connection
             return connection
 
+    async def _bounded(self, waiting: Any) -> Any:
+        if self.timeout is None:
+            return await waiting
+        try:
+            return await asyncio.wait_for(waiting, self.timeout)
+        except asyncio.TimeoutError:
+            raise SettingsdError(
+                "timeout",
+                f"settingsd at {self.socket_path} did not answer in {self.timeout} s; the request may or may not have been applied",
+            ) from None
+
     async def _call(self, call: Call) -> Any:
         connection = await self._open()
         try:
-            return await connection.call(call)
+            return await self._bounded(connection.call(call))
         except _NotSent:
             # The daemon went away before this request left: it never ran; send it again.
             connection.failure = connection.failure or ConnectionLost()
-            return await (await self._open()).call(call)
+            return await self._bounded((await self._open()).call(call))
 
     @property
     def replica(self) -> Optional[str]:
@@ -187,8 +220,13 @@ class AsyncClient:
         """Writes `values` in one transaction, sent in parts; how many were imported."""
         connection = await self._open()
         result = 0
-        for call in Operations.import_parts(values, replace):
-            result = await connection.call(call)
+        try:
+            for call in Operations.import_parts(values, replace):
+                result = await self._bounded(connection.call(call))
+        except BaseException:
+            # The daemon drops the parts it staged when the connection closes.
+            connection.failure = connection.failure or ConnectionLost("an import was interrupted")
+            raise
         return result
 
     async def describe(self, key: str) -> Dict[str, Any]:
@@ -222,7 +260,8 @@ class AsyncClient:
         reconnect: bool = True,
     ) -> "AsyncWatch":
         """`async with settings.watch(prefixes=["ui."]) as changes: async for change in changes`."""
-        return AsyncWatch(self.socket_path, keys, prefixes, reconnect=reconnect, name=self.name)
+        return AsyncWatch(
+            self.socket_path, keys, prefixes, reconnect=reconnect, name=self.name, trusted_uids=self.trusted_uids)
 
     async def close(self) -> None:
         """Closes the connection."""
@@ -258,17 +297,18 @@ class AsyncWatch:
 
     def __init__(
         self, path: str, keys: Optional[Iterable[str]], prefixes: Optional[Iterable[str]], *,
-        reconnect: bool, name: Optional[str],
+        reconnect: bool, name: Optional[str], trusted_uids: Optional[Iterable[int]] = None,
     ) -> None:
         self.path = path
         self._call = Operations.watch(keys, prefixes)
         self._reconnect = reconnect
         self._name = name
+        self._trusted = list(trusted_uids or ())
         self._connection: Optional[_AsyncConnection] = None
         self._closed = False
 
     async def _subscribe(self) -> _AsyncConnection:
-        connection = await _AsyncConnection.open(self.path)
+        connection = await _AsyncConnection.open(self.path, self._trusted)
         try:
             await connection.call(Operations.hello(self._name))
             await connection.call(self._call)

@@ -13,8 +13,10 @@ from typing import Any, Deque, Dict, Iterable, Iterator, List, Mapping, Optional
 from .errors import ConnectionLost, DaemonNotRunning, SettingsdError
 from .paths import socket_path as default_socket_path
 from .protocol import (
-    RESYNC, Call, Change, ChangeSet, HistoryRecord, Operations, parse_change, parse_frames, raise_for,
+    MAX_FRAME_BYTES, RESYNC, Call, Change, ChangeSet, HistoryRecord, Operations, parse_change,
+    parse_frames, raise_for,
 )
+from .trust import check_daemon
 from .values import Value
 
 _READ_BYTES = 256 << 10
@@ -27,47 +29,61 @@ class _NotSent(ConnectionLost):
 
 
 class _Connection:
-    """A Unix socket speaking newline-framed JSON. Frames are parsed a whole read at a time,
-    so a pipeline's answers cost one UTF-8 decode per read and one scan per frame."""
+    """A Unix socket speaking newline-framed JSON to a daemon checked to run as a trusted user.
+    Frames are parsed a whole read at a time, so a pipeline's answers cost one UTF-8 decode per
+    read and one scan per frame. Every wait is bounded by a deadline for the whole answer (a
+    daemon that trickles bytes cannot stretch it), and no frame may exceed `MAX_FRAME_BYTES`."""
 
-    def __init__(self, path: str, timeout: Optional[float]) -> None:
+    def __init__(self, path: str, timeout: Optional[float], trusted: Optional[Iterable[int]] = None) -> None:
         self.path = path
+        self.timeout = timeout
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             self.sock.connect(path)
         except OSError as error:
             self.sock.close()
             raise DaemonNotRunning(path, error.strerror or str(error)) from None
-        if timeout is not None:
-            # Kernel time-outs keep the socket blocking: no poll() before every recv and send.
-            whole = int(timeout)
-            packed = struct.pack("ll", whole, int((timeout - whole) * 1_000_000))
-            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, packed)
-            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, packed)
-        self.buffer = b""
+        try:
+            check_daemon(self.sock, path, trusted)
+        except BaseException:
+            self.sock.close()
+            raise
+        self.buffer = bytearray()
+        self.scanned = 0
         self.frames: Deque[Dict[str, Any]] = deque()
         self.next_id = 1
 
-    def send(self, data: bytes) -> None:
+    def deadline(self) -> Optional[float]:
+        """When an answer asked for now must have come, by the monotonic clock (None: never)."""
+        return None if self.timeout is None else time.monotonic() + self.timeout
+
+    def _wait(self, deadline: Optional[float]) -> None:
+        if deadline is None:
+            self.sock.settimeout(None)
+            return
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise SettingsdError("timeout", f"settingsd at {self.path} did not answer in time")
+        self.sock.settimeout(remaining)
+
+    def send(self, data: bytes, deadline: Optional[float]) -> None:
         try:
+            self._wait(deadline)
             self.sock.sendall(data)
+        except socket.timeout:
+            raise SettingsdError("timeout", f"settingsd at {self.path} is not reading") from None
         except OSError as error:
-            if error.errno in (errno.EAGAIN, errno.EWOULDBLOCK):
-                raise SettingsdError("timeout", f"settingsd at {self.path} is not reading") from None
             raise _NotSent(f"sending to {self.path}: {error}") from None
 
-    def frame(self, timeout: Optional[float] = -1.0) -> Dict[str, Any]:
-        """The next frame; `timeout` (seconds, None for ever) overrides the socket's."""
+    def frame(self, deadline: Optional[float]) -> Dict[str, Any]:
+        """The next frame, waiting until `deadline` (monotonic seconds; None: for ever)."""
         while not self.frames:
-            if timeout != -1.0:
-                ready, _, _ = select.select([self.sock], [], [], timeout)
-                if not ready:
-                    raise TimeoutError(f"no frame from {self.path} within {timeout} s")
             try:
+                self._wait(deadline)
                 chunk = self.sock.recv(_READ_BYTES)
+            except socket.timeout:
+                raise SettingsdError("timeout", f"settingsd at {self.path} did not answer in time") from None
             except OSError as error:
-                if error.errno in (errno.EAGAIN, errno.EWOULDBLOCK):
-                    raise SettingsdError("timeout", f"settingsd at {self.path} did not answer in time") from None
                 raise ConnectionLost(f"reading from {self.path}: {error}") from None
             if not chunk:
                 raise ConnectionLost(f"settingsd at {self.path} closed the connection")
@@ -75,37 +91,63 @@ class _Connection:
         return self.frames.popleft()
 
     def _parse(self, chunk: bytes) -> None:
-        data = self.buffer + chunk if self.buffer else chunk
-        last = data.rfind(b"\n")
+        buffer = self.buffer
+        buffer += chunk
+        last = buffer.rfind(b"\n", self.scanned)
         if last < 0:
-            self.buffer = data
+            self.scanned = len(buffer)
+            if len(buffer) > MAX_FRAME_BYTES:
+                raise SettingsdError(
+                    "protocolError", f"settingsd at {self.path} sent a frame over {MAX_FRAME_BYTES} bytes")
             return
-        self.buffer = data[last + 1:]
+        complete = bytes(buffer[:last])
+        del buffer[:last + 1]
+        self.scanned = 0
         try:
-            self.frames.extend(parse_frames(data[:last].decode("utf-8")))
-        except (UnicodeDecodeError, ValueError, StopIteration) as error:
-            raise SettingsdError("protocolError", f"settingsd at {self.path} sent a malformed frame: {error}") from None
+            text = complete.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise SettingsdError("protocolError", f"settingsd at {self.path} sent invalid UTF-8: {error}") from None
+        self.frames.extend(parse_frames(text))
 
-    def answer(self, request_id: int) -> Dict[str, Any]:
-        """The answer to `request_id` (events before it belong to no one here and are dropped)."""
+    def answer(self, request_id: int, deadline: Optional[float]) -> Dict[str, Any]:
+        """The answer to `request_id`. Events before it belong to no one here and are dropped;
+        so are answers to earlier requests, whose callers gave up on them."""
         while True:
-            frame = self.frame()
-            if frame.get("id") == request_id:
+            frame = self.frame(deadline)
+            frame_id = frame.get("id")
+            if frame_id == request_id:
                 return frame
             if "event" in frame:
                 continue
-            if frame.get("id") is None and frame.get("ok") is False:
+            if frame_id is None and frame.get("ok") is False:
                 raise_for(frame)
-            raise SettingsdError("protocolError", f"answer {frame.get('id')} came for request {request_id}")
+            if isinstance(frame_id, int) and not isinstance(frame_id, bool) and 0 < frame_id < request_id:
+                continue
+            raise SettingsdError("protocolError", f"answer {frame_id} came for request {request_id}")
 
-    def call(self, call: Call) -> Any:
+    def exchange(self, call: Call) -> Dict[str, Any]:
+        """Sends `call` and returns its answer frame, an error answer included."""
         request_id = self.next_id
         self.next_id += 1
-        self.send(call.frame(request_id))
-        return call.result(raise_for(self.answer(request_id)))
+        deadline = self.deadline()
+        self.send(call.frame(request_id), deadline)
+        return self.answer(request_id, deadline)
+
+    def call(self, call: Call) -> Any:
+        return call.result(raise_for(self.exchange(call)))
 
     def close(self) -> None:
         self.sock.close()
+
+
+def _unsure(error: BaseException) -> BaseException:
+    """`error` met between a request and its answer, saying that the request may have run."""
+    suffix = "; the request may or may not have been applied"
+    if isinstance(error, ConnectionLost):
+        return ConnectionLost(error.message + suffix)
+    if isinstance(error, SettingsdError) and error.code == "timeout":
+        return SettingsdError("timeout", error.message + suffix)
+    return error
 
 
 class Client:
@@ -120,21 +162,25 @@ class Client:
 
     def __init__(
         self, socket_path: Optional[str] = None, *, timeout: Optional[float] = 30.0,
-        name: Optional[str] = None,
+        name: Optional[str] = None, trusted_uids: Optional[Iterable[int]] = None,
     ) -> None:
         """Connects to `socket_path` (default: as the CLI finds it) and says hello.
 
-        Raises `DaemonNotRunning` when nothing answers there.
+        `timeout` bounds each call as a whole, in seconds (None: wait for ever). The daemon
+        must run as this user or root, or as a uid in `trusted_uids` or
+        `$SETTINGSD_TRUSTED_UIDS`; anything else listening there is refused before a byte is
+        sent. Raises `DaemonNotRunning` when nothing answers there.
         """
         self.socket_path = socket_path or default_socket_path()
         self.timeout = timeout
         self.name = name
+        self.trusted_uids = list(trusted_uids or ())
         self._connection: Optional[_Connection] = None
         self.server: Dict[str, Any] = {}
         self._connect()
 
     def _connect(self) -> _Connection:
-        connection = _Connection(self.socket_path, self.timeout)
+        connection = _Connection(self.socket_path, self.timeout, self.trusted_uids)
         try:
             self.server = connection.call(Operations.hello(self.name))
         except BaseException:
@@ -143,22 +189,33 @@ class Client:
         self._connection = connection
         return connection
 
+    def _drop(self, connection: _Connection) -> None:
+        connection.close()
+        if self._connection is connection:
+            self._connection = None
+
+    def _exchange(self, connection: _Connection, call: Call) -> Dict[str, Any]:
+        """The answer to `call` on `connection`. Anything that interrupts the exchange (a
+        time-out, Ctrl-C, a broken or hostile daemon) drops the connection, so no later call
+        can read this one's answer as its own."""
+        try:
+            return connection.exchange(call)
+        except _NotSent:
+            self._drop(connection)
+            raise
+        except BaseException as error:
+            self._drop(connection)
+            raise _unsure(error) from None
+
     def _call(self, call: Call) -> Any:
         connection = self._connection or self._connect()
         try:
-            return connection.call(call)
+            answer = self._exchange(connection, call)
         except _NotSent:
             # The daemon went away (a restart) before this request left: it never ran, so it
             # is sent once more on a fresh connection.
-            connection.close()
-            self._connection = None
-            return self._connect().call(call)
-        except (ConnectionLost, SettingsdError) as error:
-            if isinstance(error, ConnectionLost) or error.code == "timeout":
-                # A later call starts on a fresh connection; this one's answer is lost.
-                connection.close()
-                self._connection = None
-            raise
+            answer = self._exchange(self._connect(), call)
+        return call.result(raise_for(answer))
 
     @property
     def replica(self) -> Optional[str]:
@@ -203,7 +260,8 @@ class Client:
         connection = self._connection or self._connect()
         result = 0
         for call in Operations.import_parts(values, replace):
-            result = connection.call(call)
+            # A broken exchange drops the connection, and with it the daemon's staged parts.
+            result = call.result(raise_for(self._exchange(connection, call)))
         return result
 
     def describe(self, key: str) -> Dict[str, Any]:
@@ -243,7 +301,8 @@ class Client:
     ) -> "Watch":
         """Changes of `keys` and keys under `prefixes` (neither: every key), on a connection of
         their own. With `reconnect`, a lost daemon is waited for, and a `resync` change says so."""
-        return Watch(self.socket_path, keys, prefixes, reconnect=reconnect, name=self.name)
+        return Watch(
+            self.socket_path, keys, prefixes, reconnect=reconnect, name=self.name, trusted_uids=self.trusted_uids)
 
     def close(self) -> None:
         """Closes the connection."""
@@ -309,16 +368,17 @@ class Pipeline:
             while len(results) < count:
                 if sent < count and sent - len(results) < PIPELINE_WINDOW:
                     upto = min(count, sent + PIPELINE_WINDOW)
-                    connection.send(b"".join([calls[i].frame(first + i) for i in range(sent, upto)]))
+                    connection.send(
+                        b"".join([calls[i].frame(first + i) for i in range(sent, upto)]), connection.deadline())
                     sent = upto
                 if not frames:
-                    frames.appendleft(connection.frame())
+                    frames.appendleft(connection.frame(connection.deadline()))
                 while frames and len(results) < sent:
                     index = len(results)
                     answer = frames.popleft()
                     if answer.get("id") != first + index:
                         frames.appendleft(answer)
-                        answer = connection.answer(first + index)
+                        answer = connection.answer(first + index, connection.deadline())
                     if answer.get("ok") is True:
                         results.append(calls[index].result(answer))
                     else:
@@ -326,10 +386,11 @@ class Pipeline:
                             raise_for(answer)
                         except SettingsdError as error:
                             results.append(error)
-        except ConnectionLost:
-            connection.close()
-            client._connection = None
-            raise
+        except BaseException as error:
+            # Interrupted (a time-out, Ctrl-C, a broken daemon): answers still on their way must
+            # never be read by a later call, and some of these requests may have run.
+            client._drop(connection)
+            raise _unsure(error) from None
         return results
 
     def __enter__(self) -> "Pipeline":
@@ -344,17 +405,18 @@ class Watch:
 
     def __init__(
         self, path: str, keys: Optional[Iterable[str]], prefixes: Optional[Iterable[str]], *,
-        reconnect: bool, name: Optional[str],
+        reconnect: bool, name: Optional[str], trusted_uids: Optional[Iterable[int]] = None,
     ) -> None:
         self.path = path
         self._call = Operations.watch(keys, prefixes)
         self._reconnect = reconnect
         self._name = name
+        self._trusted = list(trusted_uids or ())
         self._closed = False
         self._connection: Optional[_Connection] = self._subscribe()
 
     def _subscribe(self) -> _Connection:
-        connection = _Connection(self.path, 30.0)
+        connection = _Connection(self.path, 30.0, self._trusted)
         try:
             connection.call(Operations.hello(self._name))
             connection.call(self._call)
@@ -368,24 +430,24 @@ class Watch:
         `TimeoutError`. After a reconnect, the next change is a `resync`."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while not self._closed:
-            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
             if self._connection is None:
                 self._connection = self._wait_for_daemon(deadline)
                 return RESYNC
             try:
-                frame = self._connection.frame(remaining)
-            except (ConnectionLost, SettingsdError) as error:
-                if isinstance(error, SettingsdError) and error.code not in ("connectionLost", "overloaded", "timeout"):
-                    raise
+                frame = self._connection.frame(deadline)
+                if frame.get("ok") is False and "event" not in frame:
+                    raise_for(frame)
+            except SettingsdError as error:
+                if error.code == "timeout" and deadline is not None and time.monotonic() >= deadline:
+                    # Nothing was half read: the watch stays as it is.
+                    raise TimeoutError(f"no change from {self.path} within {timeout} s") from None
                 self._connection.close()
                 self._connection = None
-                if not self._reconnect:
+                if error.code not in ("connectionLost", "overloaded", "timeout") or not self._reconnect:
                     raise
                 continue
             if frame.get("event") == "change":
                 return parse_change(frame)
-            if frame.get("ok") is False:
-                raise_for(frame)
         raise StopIteration
 
     def _wait_for_daemon(self, deadline: Optional[float]) -> _Connection:

@@ -16,6 +16,9 @@ from .values import Value, from_json, to_json
 PROTOCOL_VERSION = 2
 #: Export documents are sent in parts of about this many bytes, as `settingsd import` does.
 IMPORT_PART_BYTES = 512 << 10
+#: The largest frame a client accepts from the daemon, as the Swift clients (64 MiB): a daemon
+#: that sends more without a newline is broken, or not settingsd.
+MAX_FRAME_BYTES = 64 << 20
 
 _dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
 _loads = json.loads
@@ -26,23 +29,41 @@ _scan = json.JSONDecoder().scan_once
 
 def parse_frames(text: str) -> List[Dict[str, Any]]:
     """The frames of `text`, whole lines of JSON objects. JSON never holds a raw newline, so
-    the lines are read as one JSON array: one parser call for a whole read of answers."""
+    the lines are read as one JSON array: one parser call for a whole read of answers.
+
+    Raises `SettingsdError` (`protocolError`) for anything but JSON objects, nesting too deep
+    for the parser included."""
     try:
-        frames, end = _scan("[" + text.replace("\n", ",") + "]", 0)
-    except (ValueError, StopIteration):
-        # Empty lines or a stray byte: frame by frame, so the error names the frame.
-        frames = [_scan(line, 0)[0] for line in text.split("\n") if line.strip()]
+        try:
+            frames, end = _scan("[" + text.replace("\n", ",") + "]", 0)
+        except (ValueError, StopIteration):
+            # Empty lines or a stray byte: frame by frame, so the error names the frame.
+            frames = [_scan(line, 0)[0] for line in text.split("\n") if line.strip()]
+    except (ValueError, StopIteration, RecursionError) as error:
+        raise SettingsdError("protocolError", f"the daemon sent a malformed frame: {_reason(error)}") from None
     if not all(isinstance(frame, dict) for frame in frames):
-        raise ValueError("a frame that is not a JSON object")
+        raise SettingsdError("protocolError", "the daemon sent a frame that is not a JSON object")
     return frames
 
 
 def decode_frame(line: bytes) -> Dict[str, Any]:
-    """A frame from the daemon (an answer or an event)."""
-    frame = _loads(line)
+    """A frame from the daemon (an answer or an event); `SettingsdError` (`protocolError`)
+    for anything else."""
+    try:
+        frame = _loads(line)
+    except (ValueError, RecursionError) as error:
+        raise SettingsdError("protocolError", f"the daemon sent a malformed frame: {_reason(error)}") from None
     if not isinstance(frame, dict):
         raise SettingsdError("protocolError", "the daemon sent a frame that is not a JSON object")
     return frame
+
+
+def _reason(error: BaseException) -> str:
+    if isinstance(error, RecursionError):
+        return "nested too deep"
+    if isinstance(error, StopIteration):
+        return "not JSON"
+    return str(error)
 
 
 def raise_for(answer: Dict[str, Any]) -> Dict[str, Any]:
