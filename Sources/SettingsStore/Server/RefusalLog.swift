@@ -13,7 +13,8 @@ struct RefusalLog {
         guard logged.contains(uid) else {
             logged.insert(uid)
             counts[uid] = (0, now)
-            return "refused a connection from uid \(uid) (pid \(pid)): \(reason); further refusals of uid \(uid) are counted"
+            return
+                "refused a connection from uid \(uid) (pid \(pid)): \(reason); further refusals of uid \(uid) are counted"
         }
         let (count, since) = counts[uid] ?? (0, now)
         counts[uid] = (count + 1, since)

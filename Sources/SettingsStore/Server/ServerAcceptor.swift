@@ -108,7 +108,8 @@ final class ServerAcceptor: @unchecked Sendable {  // loop thread only
                 // itself needs.
                 noteOutOfDescriptors()
                 OutboundBuffer.sendLastWord(
-                    SettingsError(.overloaded, "the daemon is out of file descriptors; try again later"), to: fd)
+                    SettingsError(.overloaded, "the daemon is out of file descriptors; try again later"),
+                    to: fd)
                 close(fd)
                 continue
             }
