@@ -114,6 +114,7 @@ extension HubConnector {
     {
         var pushed = pushed
         var cursor = cursor
+        var numbered = false
         while true {
             let candidates = settings.entries(after: pushed, limit: HubNamespace.batchEntries)
             guard let last = candidates.last else {
@@ -121,6 +122,7 @@ extension HubConnector {
                 // pushed, or the link would show them pending for good (a quiet round records it).
                 let opened = settings.openedSequence
                 if pushed < opened { markPushed(through: opened) }
+                if numbered { notifyListeners(of: hub) }
                 return (max(pushed, opened), cursor)
             }
             let fromHub = sequencesFromHub
@@ -139,6 +141,7 @@ extension HubConnector {
             let numbers =
                 skips
                 ? nil : try hub.push(needed, from: replica, through: last.sequence, incarnation: incarnation)
+            if numbers != nil { numbered = true }
             if let numbers, numbers.lowerBound == (cursor ?? 0) + 1 {
                 // Persisted like any cursor, in the store's own commit.
                 try settings.applyRemote([], from: hub.peerID, through: numbers.upperBound, reason: .replica)
@@ -146,6 +149,19 @@ extension HubConnector {
             }
             pushed = last.sequence
             markPushed(through: pushed)
+        }
+    }
+
+    /// Tells the namespace's listeners that pushes landed, after they committed. A failure (a
+    /// full notification queue) fails no push: listeners find the change at their next look.
+    private func notifyListeners(of hub: HubNamespace) {
+        do throws(SettingsError) {
+            try hub.notifyListeners()
+        } catch  where error.code != .connectionLost {
+            logger?.log(
+                .info, "could not notify the listeners of namespace \(hub.name) (they find the change later): \(error.message)")
+        } catch {
+            // The next statement on the connection meets the same failure and reconnects.
         }
     }
 }

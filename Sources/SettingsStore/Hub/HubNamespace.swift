@@ -20,6 +20,9 @@ package struct HubNamespace {
     /// Whether pulls go through `settingsd.pull_batch` (hub schema 11), which machines at the
     /// same cursor share, rather than `settingsd.pull` row by row (schemas 8 to 10).
     package var sharesBatches: Bool
+    /// Whether pushes notify nobody themselves and listeners are told after the push commits
+    /// (`settingsd.notify`, hub schema 14).
+    let notifiesAfterCommit: Bool
 
     /// What this connection last read or wrote of each replica's pushed position.
     private let ledger = PushLedger()
@@ -48,8 +51,8 @@ package struct HubNamespace {
         }
         let name = namespace ?? login
         let visible = try connection.execute(
-            "SELECT settingsd.visible($1)::int::bigint, (pg_catalog.to_regprocedure($2) IS NOT NULL)::int::bigint",
-            [.text(name), .text(Self.sharedPull)])
+            "SELECT settingsd.visible($1)::int::bigint, (pg_catalog.to_regprocedure($2) IS NOT NULL)::int::bigint, (pg_catalog.to_regprocedure($3) IS NOT NULL)::int::bigint",
+            [.text(name), .text(Self.sharedPull), .text("settingsd.notify(name)")])
         guard visible.count == 1, visible.int64(0, 0) == 1 else {
             throw SettingsError(
                 .accessDenied,
@@ -58,6 +61,7 @@ package struct HubNamespace {
         }
         self.name = name
         sharesBatches = visible.int64(0, 1) == 1
+        notifiesAfterCommit = visible.int64(0, 2) == 1
         let hub = try connection.execute("SELECT value FROM settingsd.meta WHERE name = 'hub_id'").text(0, 0)
         peerID = Self.peerID(hub: hub, namespace: name)
         // Makes sure the counter and the channel exist (users may not write the tables themselves).
@@ -294,6 +298,13 @@ package struct HubNamespace {
         guard !entries.isEmpty else { return nil }
         let base = try Arrival.position(result.int64(0, 0), "the hub's counter for '\(name)'")
         return (base + 1)...(base + Int64(entries.count))
+    }
+
+    /// Tells the namespace's listeners that something changed (`settingsd.notify`), after a
+    /// push committed; nothing on hubs before schema 14, whose pushes notify themselves.
+    func notifyListeners() throws(SettingsError) {
+        guard notifiesAfterCommit else { return }
+        try connection.execute("SELECT settingsd.notify($1)", [.text(name)])
     }
 
     /// The namespace's digest: the sum, modulo 2^64, of its rows' fingerprints (PostgreSQL's

@@ -11,6 +11,34 @@ extension HubSchema {
         GRANT EXECUTE ON FUNCTION \(pushSignature(lineage: true)) TO settingsd_user;
         """
 
+    /// Schemas 1 to 13's notification inside the push.
+    private static let notification = """
+            -- Carries nothing: a listener learns only that something changed, then pulls.
+                        PERFORM pg_catalog.pg_notify('settingsd_' || c.secret, '')
+                            FROM settingsd.channels AS c WHERE c.namespace = ns;
+        """
+
+    /// Schema 14: a push notifies nobody inside its transaction; `settingsd.notify(ns)`, called
+    /// after the push commits, tells the namespace's listeners. Its failure (a full notification
+    /// queue, which any login role can cause by listening in a transaction it keeps open) costs
+    /// listeners only the wait for their next look, and no push fails for it. Pulls never wait
+    /// for another session (`pullWithoutWaiting`).
+    static let notifyAfterCommit = """
+        \(pushFunction(lineage: true, notifies: false, replacing: true))
+        CREATE FUNCTION settingsd.notify(ns name) RETURNS void
+            LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+            AS $$ BEGIN
+                PERFORM settingsd.enter(ns);
+                -- Carries nothing: a listener learns only that something changed, then pulls.
+                PERFORM pg_catalog.pg_notify('settingsd_' || c.secret, '')
+                    FROM settingsd.channels AS c WHERE c.namespace = ns;
+                PERFORM pg_catalog.set_config('settingsd.writing', '', true);
+            END $$;
+        REVOKE ALL ON FUNCTION settingsd.notify(name) FROM PUBLIC;
+        GRANT EXECUTE ON FUNCTION settingsd.notify(name) TO settingsd_user;
+        \(pullWithoutWaiting)
+        """
+
     /// The SQLSTATE of a push whose expected position is not the hub's: another copy of the
     /// replica pushed meanwhile, or the hub lost or restored its record.
     static let positionMovedState = "SD001"
@@ -28,7 +56,11 @@ extension HubSchema {
     /// With `lineage` (schema 6) the pusher names its running incarnation and the position it
     /// last read or wrote (`expected_seq` NULL: unchecked); a record that is not that one fails
     /// the whole push with `positionMovedState`, so nothing of it lands.
-    static func pushFunction(lineage: Bool) -> String {
+    ///
+    /// From schema 14 (`notifies` false) the push itself notifies nobody: a `NOTIFY` in the write
+    /// transaction fails the whole push when the server's notification queue is full, which any
+    /// login role can cause. The pusher calls `settingsd.notify` after the commit instead.
+    static func pushFunction(lineage: Bool, notifies: Bool = true, replacing: Bool = false) -> String {
         let record =
             lineage
             ? """
@@ -58,7 +90,7 @@ extension HubSchema {
             lineage ? ", pusher_incarnation bytea, expected_seq bigint, expected_incarnation bytea" : ""
         let variables = lineage ? " found_seq bigint; found_incarnation bytea;" : ""
         return """
-            CREATE FUNCTION settingsd.push(ns name, pusher bytea, pushed_through bigint,
+            CREATE \(replacing ? "OR REPLACE " : "")FUNCTION settingsd.push(ns name, pusher bytea, pushed_through bigint,
                     new_keys text[], new_values bytea[], new_stamps bigint[], new_writers bytea[]\(parameters))
                 RETURNS bigint
                 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET lock_timeout = '5s'
@@ -84,9 +116,7 @@ extension HubSchema {
                             WHERE (excluded.hlc, excluded.replica) > (e.hlc, e.replica)
                                 OR ((excluded.hlc, excluded.replica) = (e.hlc, e.replica)
                                     AND excluded.value IS DISTINCT FROM e.value);
-                        -- Carries nothing: a listener learns only that something changed, then pulls.
-                        PERFORM pg_catalog.pg_notify('settingsd_' || c.secret, '')
-                            FROM settingsd.channels AS c WHERE c.namespace = ns;
+            \(notifies ? notification : "")
                     END IF;
                     IF size = 0 OR base IS NOT NULL THEN
             \(record)

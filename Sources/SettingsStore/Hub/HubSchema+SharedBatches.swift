@@ -127,11 +127,23 @@ extension HubSchema {
     /// never served meanwhile.
     static let pullSkippingLocked = pullBatch(replacing: true, skippingLocked: true)
 
+    /// Schema 14: a pull keeps the batch it packed only when it is the one session packing for
+    /// that cursor (a transaction-scoped advisory lock, taken without waiting). Keeping it
+    /// inserted rows that another session may be inserting too, and a member of the namespace
+    /// who packed a batch in a transaction she kept open made every other member's pull wait on
+    /// her (75 s, and through a pooler, stuck server connections piling up). A pull that cannot
+    /// take the lock returns what it packed without keeping it.
+    static let pullWithoutWaiting = pullBatch(replacing: true, skippingLocked: true, tryingLock: true)
+
     /// `settingsd.pull_batch`: the batch kept for a cursor at the current counter, or packed now
     /// (and kept when its window reaches the counter); `skippingLocked`: its cleanup waits for
     /// no other session (schema 12).
-    static func pullBatch(replacing: Bool, skippingLocked: Bool) -> String {
-        """
+    static func pullBatch(replacing: Bool, skippingLocked: Bool, tryingLock: Bool = false) -> String {
+        let mayKeep =
+            tryingLock
+            ? "pull_batch.after_seq + pull_batch.span >= last AND pg_catalog.pg_try_advisory_xact_lock(pg_catalog.hashtextextended(ns || ':' || pull_batch.after_seq::text, 0))"
+            : "pull_batch.after_seq + pull_batch.span >= last"
+        return """
         CREATE \(replacing ? "OR REPLACE " : "")FUNCTION settingsd.pull_batch(ns name, after_seq bigint, most bigint,
                 key_cap bigint, value_cap bigint, budget bigint, span bigint)
             RETURNS TABLE (counter bigint, candidate_count bigint, part bytea)
@@ -163,7 +175,7 @@ extension HubSchema {
                     RETURN;
                 END IF;
                 parts := greatest(1, (octet_length(rows_packed) + \(partBytes - 1)) / \(partBytes));
-                IF pull_batch.after_seq + pull_batch.span >= last THEN
+                IF \(mayKeep) THEN
                     -- Batches packed at an older counter can never be served again.
                     \(skippingLocked ? cleanupSkippingLocked : cleanupWaiting)
                     IF (SELECT count(*) FROM settingsd.batches AS b WHERE b.namespace = ns) + parts <= \(keptParts) THEN

@@ -211,6 +211,7 @@ enum HubSchema {
         Migration(version: 11, sql: sharedBatches, compatibleSince: 8),
         Migration(version: 12, sql: pullSkippingLocked, compatibleSince: 8),
         Migration(version: 13, sql: quietCall, compatibleSince: 8),
+        Migration(version: 14, sql: notifyAfterCommit, compatibleSince: 8),
     ]
 
     /// Schema 5: every write goes through a function that runs as the schema's owner, so users
