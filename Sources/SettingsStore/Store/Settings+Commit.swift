@@ -95,7 +95,9 @@ extension Settings {
         return cache.withLock { cache in
             records.enumerated().map { index, entry in
                 let secret = cache.policy.schema.isSecret(entry.key)
-                let redact = { (value: SettingValue?) in value.map { self.redacted($0) } }
+                let redact = { (value: SettingValue?) in
+                    value.map { self.redacted($0, inRecord: entry.sequence) }
+                }
                 let replaced = known.map { $0[index] } ?? cache.entries[entry.key]
                 let previous = replaced?.value
                 let record = HistoryRecord(
@@ -109,11 +111,14 @@ extension Settings {
         }
     }
 
-    /// A secret value as the history keeps it: a fingerprint keyed by this store's secret key,
-    /// which tells changes apart (equal values, equal fingerprints) and reveals nothing without
-    /// the store's file.
-    private func redacted(_ value: SettingValue) -> SettingValue {
-        let text = String(fingerprintKey.hash(value.encoded()), radix: 16)
+    /// A secret value as the history keeps it: a fingerprint keyed by this store's secret key and
+    /// by the record's sequence number. Equal values have unrelated fingerprints in different
+    /// records, so nobody who can write the key can test guesses against an old record by
+    /// writing them and comparing fingerprints.
+    private func redacted(_ value: SettingValue, inRecord sequence: Int64) -> SettingValue {
+        var bytes = withUnsafeBytes(of: sequence.littleEndian) { Array($0) }
+        bytes += value.encoded()
+        let text = String(fingerprintKey.hash(bytes), radix: 16)
         return .string("fingerprint:" + String(repeating: "0", count: 16 - text.count) + text)
     }
 
