@@ -16,6 +16,10 @@ public struct ServerConfiguration: Sendable {
     /// Seconds after which a client that holds no watch, is no replica and has nothing in flight
     /// is closed (with a `timeout` error frame); 0 keeps idle clients forever. Defaults to 300.
     public var idleTimeout: Double = 300
+    /// The most bytes of import parts the server stages for all connections together, and for
+    /// one import (as `ServerConnection.stagedCost` counts them: an entry's key and value and
+    /// what holding it costs). 256 MiB unless a test sets less.
+    package var stagedImportLimit = 256 << 20
 
     /// Creates a configuration; every limit has a sensible default.
     public init(

@@ -61,9 +61,27 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
     private static let partialFlushBytes = 8 << 10
     /// Values staged by `importPart` for this connection's next `import`.
     private var stagedImport: [String: SettingValue] = [:]
+    /// What `stagedImport` costs, about, counted in the daemon's budget too.
     private var stagedImportBytes = 0
-    /// The most stored bytes an import may stage across its parts (what `settingsd import` reads).
-    static let stagedImportLimit = 256 << 20
+    /// What a staged entry costs beyond its key and value: the dictionary slot, the key string
+    /// and the value's boxes (a small entry takes some 4.5 times its key and value).
+    static let stagedEntryOverhead = 160
+
+    /// What staging `values` costs, about, in bytes.
+    static func stagedCost(of values: [String: SettingValue]) -> Int {
+        values.reduce(0) { $0 + $1.key.utf8.count + $1.value.storageSize + stagedEntryOverhead }
+    }
+
+    /// Drops this connection's staged parts and returns their bytes to the daemon's budget.
+    private func dropStagedImport() {
+        guard stagedImportBytes > 0 || !stagedImport.isEmpty else { return }
+        context.stagedImportBytes.subtract(stagedImportBytes, ordering: .relaxed)
+        let large = stagedImportBytes >= 16 << 20
+        stagedImport = [:]
+        stagedImportBytes = 0
+        // Many small blocks were freed: give the pages back rather than keep the peak.
+        if large { HeapRelease.returnFreedMemory() }
+    }
 
     var onClose: (ServerConnection) -> Void = { _ in }
 
@@ -106,6 +124,7 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
         Glibc.close(fd)
         endSession()
         dropWatches()
+        dropStagedImport()
         outbound.discard()
         if let error {
             context.logger.log(.warning, "client \(id) (pid \(peer.pid)) closed: \(error.message)")
@@ -270,8 +289,7 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
                 request = .import(
                     document: ExportDocument(values: stagedImport), replace: replace, replacingUnder: prefixes
                 )
-                stagedImport = [:]
-                stagedImportBytes = 0
+                dropStagedImport()
             }
             switch request {
             case .watch, .unwatch:
@@ -294,15 +312,20 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
 
     /// Keeps an import's part for the `import` that completes it on this connection.
     private func stage(_ document: ExportDocument, id: Int64?) -> JSONValue {
-        stagedImportBytes += document.values.reduce(0) { $0 + $1.key.utf8.count + $1.value.storageSize }
-        guard stagedImportBytes <= Self.stagedImportLimit else {
-            stagedImport = [:]
-            stagedImportBytes = 0
+        let cost = Self.stagedCost(of: document.values)
+        let total = context.stagedImportBytes.add(cost, ordering: .relaxed).newValue
+        stagedImportBytes += cost
+        let limit = context.configuration.stagedImportLimit
+        guard stagedImportBytes <= limit, total <= limit else {
+            let isOwn = stagedImportBytes > limit
+            dropStagedImport()
             return WireMessage.failure(
                 id: id,
                 SettingsError(
                     .limitExceeded,
-                    "an import may stage at most \(Self.stagedImportLimit) bytes; the staged parts were dropped"
+                    isOwn
+                        ? "an import may stage at most \(limit) bytes; the staged parts were dropped"
+                        : "the daemon is staging \(limit) bytes of imports already; the staged parts were dropped, try again later"
                 ))
         }
         stagedImport.merge(document.values) { $1 }

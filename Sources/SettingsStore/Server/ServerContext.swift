@@ -9,6 +9,8 @@ final class ServerContext: Sendable {
     let startedAt = SettingsConfiguration.systemClock()
     let clients = Atomic<Int>(0)
     let watches = Atomic<Int>(0)
+    /// What every connection's staged import parts cost, about, in bytes (`ImportStaging`).
+    let stagedImportBytes = Atomic<Int>(0)
     /// The dconf bridge of the daemon, if it runs one, for `status`.
     let dconf: DconfBridge?
 

@@ -77,6 +77,43 @@ extension Reliability {
             try other.request(.watch(filter: .all))
         }
 
+        @Test("import parts staged by many connections share one budget, which a closed connection returns")
+        func stagingBudgetIsShared() async throws {
+            let settings = Settings(inMemoryWith: SettingsConfiguration())
+            let socket = "/tmp/sdt-\(UUID().uuidString.prefix(12)).sock"
+            var configuration = ServerConfiguration(socketPath: socket)
+            configuration.stagedImportLimit = 2 << 20
+            let server = try SettingsServer(settings: settings, configuration: configuration)
+            try server.start()
+            defer { server.stop() }
+            // About 0.5 MiB as counted: small entries cost far more than their bytes.
+            func part(_ prefix: String) -> ExportDocument {
+                ExportDocument(
+                    values: Dictionary(
+                        uniqueKeysWithValues: (0..<3_000).map { ("\(prefix).\($0)", .integer(Int64($0))) }))
+            }
+            var first: BlockingClient? = try BlockingClient(socketPath: socket, timeout: 10)
+            for index in 0..<3 { try first?.request(.importPart(document: part("a\(index)"))) }
+            let second = try BlockingClient(socketPath: socket, timeout: 10)
+            let refused = #expect(throws: SettingsError.self) {
+                try second.request(.importPart(document: part("b")))
+            }
+            #expect(refused?.code == .limitExceeded)
+            #expect(refused?.message.contains("the daemon is staging") == true, "\(refused?.message ?? "")")
+            first = nil
+            try await waitUntil(timeout: 10) {
+                do {
+                    try second.request(.importPart(document: part("c")))
+                    return true
+                } catch {
+                    return false
+                }
+            }
+            let imported = try second.request(
+                .import(document: part("d"), replace: false, replacingUnder: []))
+            #expect(imported["imported"] == .integer(6_000))
+        }
+
         @Test("default paths: SETTINGSD_*, then XDG folders, then home and /tmp; empty means unset")
         func defaultPaths() {
             let database = { (environment: [String: String]) in
