@@ -25,6 +25,8 @@ package struct GSettingsSchemas: Sendable {
     package private(set) var rules: [SchemaRule] = []
     /// What was not kept, key by key.
     package private(set) var notes: [Note] = []
+    /// Schemas placed at a path so far (`placementBudget`).
+    private var placements = 0
     /// Files that could not be read at all (skipped, the others still load).
     package private(set) var failedFiles: [Note] = []
 
@@ -83,7 +85,7 @@ package struct GSettingsSchemas: Sendable {
         for id in schemas.keys.sorted() {
             guard let schema = schemas[id] else { continue }
             if let path = schema.path {
-                place(schema, at: path, depth: 0)
+                place(schema, at: path, depth: 0, within: [])
             } else {
                 placeRelocatable(schema)
             }
@@ -111,8 +113,29 @@ package struct GSettingsSchemas: Sendable {
         }
     }
 
-    private mutating func place(_ schema: GSchemaFile.Schema, at path: String, depth: Int) {
+    /// The most schemas placed at a path, all files together: GLib lets a relocatable schema
+    /// hold itself as a child (so paths go on for ever), and children that each hold their
+    /// parent multiply with every level.
+    static let placementBudget = 20_000
+
+    /// Places `schema`'s keys at `path`, then its relocatable children under it. A child that is
+    /// already among its ancestors (`within`) is a cycle: noted and not followed.
+    private mutating func place(
+        _ schema: GSchemaFile.Schema, at path: String, depth: Int, within ancestors: Set<String>
+    ) {
         let file = files[schema.id] ?? ""
+        placements += 1
+        guard placements <= Self.placementBudget else {
+            if placements == Self.placementBudget + 1 {
+                notes.append(
+                    Note(
+                        file: file, key: nil,
+                        message:
+                            "more than \(Self.placementBudget) schema placements: the rest of schema \(schema.id)'s children are not typed"
+                    ))
+            }
+            return
+        }
         let prefix: String
         do throws(SettingsError) {
             prefix = try DconfPath.keyPrefix(forDir: path)
@@ -133,7 +156,17 @@ package struct GSettingsSchemas: Sendable {
                 continue
             }
             // A child with a path of its own is placed there; a relocatable one lives under its parent.
-            if child.path == nil { place(child, at: path + name + "/", depth: depth + 1) }
+            guard child.path == nil else { continue }
+            guard !ancestors.contains(childID), childID != schema.id else {
+                notes.append(
+                    Note(
+                        file: file, key: nil,
+                        message:
+                            "schema \(schema.id): child \(name) is schema \(childID) again, at \(path + name)/: a cycle, not followed (its keys there are not typed)"
+                    ))
+                continue
+            }
+            place(child, at: path + name + "/", depth: depth + 1, within: ancestors.union([schema.id]))
         }
     }
 

@@ -78,6 +78,31 @@ struct GSettingsSchemaTests {
 
 @Suite("GSettings through the CLI: schema check, describe, set, import-dconf-db")
 struct GSettingsCommandTests {
+    @Test(
+        "a relocatable schema that holds itself (valid for GLib) is placed once, its cycle noted, and checked at once"
+    )
+    func recursiveSchema() throws {
+        let folder = TemporaryDirectory()
+        let children = (1...4).map { "<child name='n\($0)' schema='org.example.node'/>" }.joined()
+        try """
+        <schemalist>
+          <schema id='org.example.root' path='/org/example/'><child name='tree' schema='org.example.node'/></schema>
+          <schema id='org.example.node'><key name='k' type='i'><default>0</default></key>\(children)</schema>
+        </schemalist>
+        """.write(toFile: folder.file("org.example.gschema.xml"), atomically: true, encoding: .utf8)
+        let started = Date()
+        let schemas = GSettingsSchemas(directories: [folder.path])
+        #expect(Date().timeIntervalSince(started) < 2)
+        #expect(schemas.rules.contains { $0.key == "org.example.tree.k" })
+        #expect(schemas.notes.contains { $0.message.contains("a cycle") }, "\(schemas.notes)")
+        let checked = DaemonProcess.run(["schema", "check", folder.path])
+        #expect(Date().timeIntervalSince(started) < 10)
+        #expect(checked.error.contains("a cycle"), "\(checked.error)")
+        let directory = TemporaryDirectory()
+        let daemon = try DaemonProcess(directory, arguments: ["--schemas", folder.path])
+        #expect(daemon.cli("set", "org.example.tree.k", "3").status == 0)
+    }
+
     @Test("schema check reports a folder's and a file's coverage, and describe shows the GVariant type")
     func checkAndDescribe() throws {
         try #require(GSettingsSchemaTests.hasInstalledSchemas, "gsettings-desktop-schemas is not installed")
