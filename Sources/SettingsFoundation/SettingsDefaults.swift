@@ -4,8 +4,9 @@ public import SettingsStore
 /// `UserDefaults` backed by a settingsd store: code written for Apple platforms keeps calling
 /// `UserDefaults` methods, and gets durable writes, other processes, replicas and administrators.
 ///
-/// A suite is the key prefix `suite.<name>.` of one store; the standard defaults are the prefix
-/// `app.<process name>.`. `SettingsDefaults.standard` and `SettingsDefaults(suiteName:)` use the
+/// A suite is the key prefix `suite.<name>/` of one store; the standard defaults are the prefix
+/// `app.<process name>/` (a `/` or `%` in the name written `%2F`, `%25`), so no suite's keys
+/// lie inside another's: `group.com.example` and `group.com.example.shared` are apart. `SettingsDefaults.standard` and `SettingsDefaults(suiteName:)` use the
 /// process's shared store (`SharedStores`): a file of the app's own, synced with the daemon when
 /// one runs, so the CLI and other apps see the writes and this app is told of theirs.
 ///
@@ -23,15 +24,22 @@ public import SettingsStore
 open class SettingsDefaults: UserDefaults {
     /// The store that holds the values.
     public let settings: Settings
-    /// The key prefix of this suite in the store (`suite.name.`, or `app.name.` for the standard one).
+    /// The key prefix of this suite in the store (`suite.name/`, or `app.name/` for the standard one).
     public let prefix: String
     private let lock = NSLock()
     private var registered: [String: Any] = [:]
     private var observation: SubscriptionToken?
 
-    /// The prefix of a suite's keys: `suite.<name>.`, or `app.<process name>.` for nil.
+    /// The prefix of a suite's keys: `suite.<name>/`, or `app.<process name>/` for nil. The name
+    /// ends at the `/`, which it cannot hold itself, so one suite's prefix is never a prefix of
+    /// another's.
     public static func prefix(forSuite name: String?) -> String {
-        name.map { "suite.\($0)." } ?? "app.\(ProcessInfo.processInfo.processName)."
+        name.map { "suite.\(escaped($0))/" } ?? "app.\(escaped(ProcessInfo.processInfo.processName))/"
+    }
+
+    /// `name` with `%` and `/` written `%25` and `%2F`.
+    private static func escaped(_ name: String) -> String {
+        name.replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: "/", with: "%2F")
     }
 
     /// The standard defaults of the process, in its shared store.

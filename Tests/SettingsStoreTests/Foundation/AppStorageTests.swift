@@ -43,7 +43,7 @@ struct AppStorageTests {
         #expect(changes.value == 1)
         model.launchCount += 1
         #expect(defaults.integer(forKey: "launchCount") == 1)
-        #expect(store.value(forKey: "suite.account.launchCount") == 1)
+        #expect(store.value(forKey: "suite.account/launchCount") == 1)
         #expect(model.$username.wrappedValue == "ada")
     }
 

@@ -44,19 +44,19 @@ struct SettingsDefaultsTests {
         let notes = Self.recorder(defaults)
         // Connected first: a key written before the link met the daemon arrives as `initialSync`.
         try await waitUntil { link.isConnected }
-        #expect(daemon.cli("set", "suite.demo.greeting", "hello").status == 0)
+        #expect(daemon.cli("set", "suite.demo/greeting", "hello").status == 0)
         try await waitUntil { defaults.string(forKey: "greeting") == "hello" }
         try await waitUntil { notes.all.contains { $0.keys == ["greeting"] && $0.reason == "replica" } }
         defaults.set(7, forKey: "count")
-        try await waitUntil { daemon.cli("get", "suite.demo.count").output == "7\n" }
+        try await waitUntil { daemon.cli("get", "suite.demo/count").output == "7\n" }
         #expect(notes.all.contains { $0.keys == ["count"] && $0.reason == "local" })
         // Another suite's key posts nothing for this suite: the next note is the marker's after it.
         let posted = notes.all.count
-        #expect(daemon.cli("set", "suite.other.greeting", "no").status == 0)
-        #expect(daemon.cli("set", "suite.demo.marker", "1").status == 0)
+        #expect(daemon.cli("set", "suite.other/greeting", "no").status == 0)
+        #expect(daemon.cli("set", "suite.demo/marker", "1").status == 0)
         try await waitUntil { notes.all.contains { $0.keys == ["marker"] } }
         #expect(notes.all.dropFirst(posted).map(\.keys) == [["marker"]])
-        #expect(store.value(forKey: "suite.other.greeting") == .string("no"))
+        #expect(store.value(forKey: "suite.other/greeting") == .string("no"))
         #expect(defaults.string(forKey: "greeting") == "hello")
     }
 
@@ -94,8 +94,8 @@ struct SettingsDefaultsTests {
         #expect(a.string(forKey: "shared") == "in a")
         b.set("in b", forKey: "shared")
         #expect(a.string(forKey: "shared") == "in a")
-        #expect(store.value(forKey: "suite.a.shared") == "in a")
-        #expect(store.value(forKey: "suite.b.shared") == "in b")
+        #expect(store.value(forKey: "suite.a/shared") == "in a")
+        #expect(store.value(forKey: "suite.b/shared") == "in b")
         let representation = b.dictionaryRepresentation()
         #expect(representation["shared"] as? String == "in b")
         #expect(representation["only"] as? Int == 1)
@@ -104,12 +104,55 @@ struct SettingsDefaultsTests {
         #expect(a.persistentDomain(forName: "b")?["only"] == nil, "registered defaults are not persistent")
     }
 
+    @Test("suites whose names extend one another (and processes a and a.b) keep apart, removal included")
+    func nestedSuiteNamesAreApart() throws {
+        let store = Settings(inMemoryWith: .init())
+        let outer = try #require(SettingsDefaults(settings: store, suiteName: "group.com.example"))
+        let inner = try #require(SettingsDefaults(settings: store, suiteName: "group.com.example.shared"))
+        outer.set("outer", forKey: "k")
+        inner.set("inner", forKey: "k")
+        #expect(outer.dictionaryRepresentation().count == 1)
+        #expect(outer.persistentDomain(forName: "group.com.example")?.keys.sorted() == ["k"])
+        outer.removeObject(forKey: "shared.k")
+        outer.removePersistentDomain(forName: "group.com.example")
+        #expect(inner.string(forKey: "k") == "inner")
+        #expect(outer.string(forKey: "k") == nil)
+        #expect(SettingsDefaults.prefix(forSuite: "a/b%c") == "suite.a%2Fb%25c/")
+    }
+
+    @Test("a cyclic or 200,000-deep property list is refused with a reason, and the process lives")
+    func hostileValuesAreRefused() throws {
+        let store = Settings(inMemoryWith: .init())
+        let defaults = try #require(SettingsDefaults(settings: store, suiteName: "hostile"))
+        let cycle = NSMutableArray()
+        cycle.add(cycle)
+        defaults.set(cycle, forKey: "cycle")
+        // Built and freed on a thread with a large stack: releasing 200,000 nested arrays recurses
+        // in the Swift runtime itself, whatever settingsd does with them.
+        let done = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            var deep: Any = 1
+            for _ in 0..<200_000 { deep = [deep] }
+            SettingsDefaults(settings: store, suiteName: "hostile")?.set(deep, forKey: "deep")
+            done.signal()
+        }
+        thread.stackSize = 1 << 30
+        thread.start()
+        done.wait()
+        var fits: Any = 1
+        for _ in 0..<SettingValue.maximumNestingDepth { fits = [fits] }
+        defaults.set(fits, forKey: "fits")
+        #expect(defaults.object(forKey: "cycle") == nil)
+        #expect(defaults.object(forKey: "deep") == nil)
+        #expect(defaults.object(forKey: "fits") != nil)
+    }
+
     @Test("a key an administrator locked is forced: it reads the locked value and refuses writes")
     func lockedKeysAreForced() throws {
         let directory = TemporaryDirectory()
         let system = try SystemFolder(
-            directory, defaults: ["managed.json": #"{"suite.managed.homepage": "https://intranet"}"#],
-            locks: ["managed": "suite.managed.homepage\n"])
+            directory, defaults: ["managed.json": #"{"suite.managed/homepage": "https://intranet"}"#],
+            locks: ["managed": "suite.managed/homepage\n"])
         var configuration = SettingsConfiguration()
         configuration.policy = try system.policy()
         let store = Settings(inMemoryWith: configuration)
