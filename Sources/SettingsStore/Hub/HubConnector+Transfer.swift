@@ -159,7 +159,9 @@ extension HubConnector {
             try hub.notifyListeners()
         } catch  where error.code != .connectionLost {
             logger?.log(
-                .info, "could not notify the listeners of namespace \(hub.name) (they find the change later): \(error.message)")
+                .info,
+                "could not notify the listeners of namespace \(hub.name) (they find the change later): \(error.message)"
+            )
         } catch {
             // The next statement on the connection meets the same failure and reconnects.
         }

@@ -144,55 +144,55 @@ extension HubSchema {
             ? "pull_batch.after_seq + pull_batch.span >= last AND pg_catalog.pg_try_advisory_xact_lock(pg_catalog.hashtextextended(ns || ':' || pull_batch.after_seq::text, 0))"
             : "pull_batch.after_seq + pull_batch.span >= last"
         return """
-        CREATE \(replacing ? "OR REPLACE " : "")FUNCTION settingsd.pull_batch(ns name, after_seq bigint, most bigint,
-                key_cap bigint, value_cap bigint, budget bigint, span bigint)
-            RETURNS TABLE (counter bigint, candidate_count bigint, part bytea)
-            LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
-            AS $$ DECLARE
-                last bigint;
-                found_rows bigint;
-                rows_packed bytea;
-                parts integer;
-            BEGIN
-                \(enterBody(refusing: "use", unless: isMember("session_user", of: "ns")))
-                RETURN QUERY
-                    SELECT b.last_seq, b.candidates, b.payload
-                    FROM settingsd.batches AS b JOIN settingsd.namespaces AS n
-                        ON n.namespace = b.namespace AND n.last_seq = b.last_seq
-                    WHERE b.namespace = ns AND b.after_seq = pull_batch.after_seq AND b.most = pull_batch.most
-                        AND b.key_cap = pull_batch.key_cap AND b.value_cap = pull_batch.value_cap
-                        AND b.budget = pull_batch.budget AND b.span = pull_batch.span
-                    ORDER BY b.part;
-                IF FOUND THEN
-                    PERFORM pg_catalog.set_config('settingsd.writing', '', true);
-                    RETURN;
-                END IF;
-                SELECT p.counter, p.candidate_count, p.packed INTO last, found_rows, rows_packed
-                    FROM settingsd.pack_batch(ns, pull_batch.after_seq, pull_batch.most, pull_batch.key_cap,
-                        pull_batch.value_cap, pull_batch.budget, pull_batch.span) AS p;
-                IF last IS NULL THEN
-                    PERFORM pg_catalog.set_config('settingsd.writing', '', true);
-                    RETURN;
-                END IF;
-                parts := greatest(1, (octet_length(rows_packed) + \(partBytes - 1)) / \(partBytes));
-                IF \(mayKeep) THEN
-                    -- Batches packed at an older counter can never be served again.
-                    \(skippingLocked ? cleanupSkippingLocked : cleanupWaiting)
-                    IF (SELECT count(*) FROM settingsd.batches AS b WHERE b.namespace = ns) + parts <= \(keptParts) THEN
-                        INSERT INTO settingsd.batches AS b (namespace, after_seq, last_seq, most, key_cap,
-                                value_cap, budget, span, candidates, part, payload)
-                            SELECT ns, pull_batch.after_seq, last, pull_batch.most, pull_batch.key_cap,
-                                pull_batch.value_cap, pull_batch.budget, pull_batch.span, found_rows, i,
-                                substr(rows_packed, i * \(partBytes) + 1, \(partBytes))
-                            FROM generate_series(0, parts - 1) AS i
-                            ON CONFLICT DO NOTHING;
+            CREATE \(replacing ? "OR REPLACE " : "")FUNCTION settingsd.pull_batch(ns name, after_seq bigint, most bigint,
+                    key_cap bigint, value_cap bigint, budget bigint, span bigint)
+                RETURNS TABLE (counter bigint, candidate_count bigint, part bytea)
+                LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+                AS $$ DECLARE
+                    last bigint;
+                    found_rows bigint;
+                    rows_packed bytea;
+                    parts integer;
+                BEGIN
+                    \(enterBody(refusing: "use", unless: isMember("session_user", of: "ns")))
+                    RETURN QUERY
+                        SELECT b.last_seq, b.candidates, b.payload
+                        FROM settingsd.batches AS b JOIN settingsd.namespaces AS n
+                            ON n.namespace = b.namespace AND n.last_seq = b.last_seq
+                        WHERE b.namespace = ns AND b.after_seq = pull_batch.after_seq AND b.most = pull_batch.most
+                            AND b.key_cap = pull_batch.key_cap AND b.value_cap = pull_batch.value_cap
+                            AND b.budget = pull_batch.budget AND b.span = pull_batch.span
+                        ORDER BY b.part;
+                    IF FOUND THEN
+                        PERFORM pg_catalog.set_config('settingsd.writing', '', true);
+                        RETURN;
                     END IF;
-                END IF;
-                PERFORM pg_catalog.set_config('settingsd.writing', '', true);
-                RETURN QUERY SELECT last, found_rows, substr(rows_packed, i * \(partBytes) + 1, \(partBytes))
-                    FROM generate_series(0, parts - 1) AS i ORDER BY i;
-            END $$;
-        """
+                    SELECT p.counter, p.candidate_count, p.packed INTO last, found_rows, rows_packed
+                        FROM settingsd.pack_batch(ns, pull_batch.after_seq, pull_batch.most, pull_batch.key_cap,
+                            pull_batch.value_cap, pull_batch.budget, pull_batch.span) AS p;
+                    IF last IS NULL THEN
+                        PERFORM pg_catalog.set_config('settingsd.writing', '', true);
+                        RETURN;
+                    END IF;
+                    parts := greatest(1, (octet_length(rows_packed) + \(partBytes - 1)) / \(partBytes));
+                    IF \(mayKeep) THEN
+                        -- Batches packed at an older counter can never be served again.
+                        \(skippingLocked ? cleanupSkippingLocked : cleanupWaiting)
+                        IF (SELECT count(*) FROM settingsd.batches AS b WHERE b.namespace = ns) + parts <= \(keptParts) THEN
+                            INSERT INTO settingsd.batches AS b (namespace, after_seq, last_seq, most, key_cap,
+                                    value_cap, budget, span, candidates, part, payload)
+                                SELECT ns, pull_batch.after_seq, last, pull_batch.most, pull_batch.key_cap,
+                                    pull_batch.value_cap, pull_batch.budget, pull_batch.span, found_rows, i,
+                                    substr(rows_packed, i * \(partBytes) + 1, \(partBytes))
+                                FROM generate_series(0, parts - 1) AS i
+                                ON CONFLICT DO NOTHING;
+                        END IF;
+                    END IF;
+                    PERFORM pg_catalog.set_config('settingsd.writing', '', true);
+                    RETURN QUERY SELECT last, found_rows, substr(rows_packed, i * \(partBytes) + 1, \(partBytes))
+                        FROM generate_series(0, parts - 1) AS i ORDER BY i;
+                END $$;
+            """
     }
 
     /// Schema 11's cleanup: deletes every batch packed at an older counter, waiting for rows

@@ -33,7 +33,8 @@ extension HubReliability {
             readerLink.stop()
 
             // While the reader is away, a write moves the counter past the reader's cursor.
-            let direct = try PostgresConnection(conninfo: cluster.conninfo(user: role.name, password: role.password))
+            let direct = try PostgresConnection(
+                conninfo: cluster.conninfo(user: role.name, password: role.password))
             let hub = try HubNamespace(connection: direct, namespace: nil, listens: false)
             let cursor = try hub.lastSequence()
             try writer.set(2, forKey: "second")
