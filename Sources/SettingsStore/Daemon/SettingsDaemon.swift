@@ -91,6 +91,7 @@ public final class SettingsDaemon: Sendable {
                 "\(squatted.path) belongs to uid \(squatted.owner) (or others may write it): someone may be posing as settingsd there; listening on \(configuration.server.socketPath) instead, where clients look next; remove that folder"
             )
         }
+        warnIfBridgingSharedNamespace()
         let policy = PolicyWatcher(
             schemaDirectories: configuration.schemaDirectories,
             systemDirectory: configuration.systemDirectory, isStrict: configuration.isStrict,
@@ -113,6 +114,20 @@ public final class SettingsDaemon: Sendable {
                 housekeeping: Housekeeping(settings: settings, logger: configuration.logger),
                 policy: policy)
         }
+    }
+
+    /// Warns when the dconf bridge mirrors into a hub namespace other than the login role's own:
+    /// other roles may write there, and what they write reaches this desktop (commands stay
+    /// local by the built-in list, docs/SCHEMA.md).
+    private func warnIfBridgingSharedNamespace() {
+        guard !configuration.dconfDirs.isEmpty, let hub = configuration.hub, let namespace = hub.namespace,
+            let conninfo = try? HubURL(hub.url).checkedConninfo(),
+            PostgresConnectionString.loginRole(conninfo) != namespace
+        else { return }
+        configuration.logger.log(
+            .warning,
+            "the dconf bridge mirrors \(configuration.dconfDirs.joined(separator: ", ")) through hub namespace \(namespace), which other roles may write: their GNOME settings reach this desktop (keys that hold commands stay local; see docs/SCHEMA.md)"
+        )
     }
 
     /// Reads the schema and system folders again and applies them (what SIGHUP does); a broken

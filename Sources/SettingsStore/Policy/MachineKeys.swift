@@ -1,6 +1,7 @@
-/// The GNOME keys that describe one machine rather than its user, shipped as a schema file read
-/// before every other: they are kept `local` (never synced), so a window's size, a monitor's
-/// scale or a proxy stays on the machine it was set on. Any schema file can say otherwise,
+/// The GNOME keys that describe one machine rather than its user, and those that hold commands
+/// a desktop runs, shipped as a schema file read before every other: they are kept `local`
+/// (never synced), so a window's size, a monitor's scale or a proxy stays on the machine it was
+/// set on, and no member of a shared namespace can bind a key to a command on everyone's desktop. Any schema file can say otherwise,
 /// pattern by pattern or key by key (`"org.gnome.*.window-size": {"scope": "synced"}`); the
 /// list and the reasons are in docs/SCHEMA.md ("Keys that stay on one machine").
 enum MachineKeys {
@@ -51,7 +52,13 @@ enum MachineKeys {
           "org.gnome.shell.extensions.gsconnect.certificate-pem": {"scope": "local"},
           "org.gnome.shell.extensions.gsconnect.private-key-pem": {"scope": "local"},
           "org.gnome.shell.extensions.gsconnect.devices": {"scope": "local"},
-          "org.gnome.shell.extensions.gsconnect.device.*": {"scope": "local"}
+          "org.gnome.shell.extensions.gsconnect.device.*": {"scope": "local"},
+          "org.gnome.settings-daemon.plugins.media-keys.custom-keybindings": {"scope": "local", "summary": "commands bound to keys: run by whichever desktop receives them"},
+          "org.gnome.settings-daemon.plugins.media-keys.custom-keybindings.*": {"scope": "local"},
+          "org.gnome.desktop.applications.*": {"scope": "local", "summary": "commands run as default applications"},
+          "org.gnome.desktop.screensaver.logout-command": {"scope": "local", "summary": "a command the screen shield runs"},
+          "org.gnome.desktop.screensaver.embedded-keyboard-command": {"scope": "local"},
+          "org.gnome.desktop.media-handling.autorun-x-content-start-app": {"scope": "local", "summary": "applications started when media is inserted"}
         }}
         """
 }

@@ -255,4 +255,33 @@ struct DconfHubTests {
         #expect(a.get("org.gnome.desktop.interface.gtk-theme") == "b-later")
         #expect(b.get("org.gnome.desktop.interface.cursor-theme") == "a-offline")
     }
+
+    @Test(
+        "a custom keybinding's command written on one machine never reaches another's dconf through a shared hub"
+    )
+    func commandsStayOnTheirMachine() async throws {
+        let hub = try Self.namespace()
+        let a = try await DconfMachine("a", hub: hub)
+        let b = try await DconfMachine("b", hub: hub)
+        let binding = "/org/gnome/settings-daemon/plugins/media-keys/custom-keybindings/custom0/"
+        #expect(a.session.dconf("write", binding + "command", "'touch /tmp/owned'").status == 0)
+        #expect(a.session.dconf("write", binding + "binding", "'<Super>x'").status == 0)
+        #expect(
+            a.session.dconf(
+                "write", "/org/gnome/settings-daemon/plugins/media-keys/custom-keybindings", "['\(binding)']"
+            ).status == 0)
+        #expect(
+            a.session.dconf("write", "/org/gnome/desktop/interface/gtk-theme", "'after-the-binding'").status
+                == 0)
+        try await waitUntil {
+            b.session.dconf("read", "/org/gnome/desktop/interface/gtk-theme").output
+                == "'after-the-binding'\n"
+        }
+        #expect(a.cli("sync", "--wait", "--timeout", "20").status == 0)
+        #expect(b.cli("sync", "--wait", "--timeout", "20").status == 0)
+        #expect(b.session.dconf("read", binding + "command").output.isEmpty)
+        #expect(b.session.dconf("dump", "/org/gnome/settings-daemon/").output.isEmpty)
+        #expect(
+            a.get("org.gnome.settings-daemon.plugins.media-keys.custom-keybindings.custom0.command") != nil)
+    }
 }

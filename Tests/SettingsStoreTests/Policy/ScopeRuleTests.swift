@@ -24,6 +24,26 @@ struct ScopeRuleTests {
         #expect(MachineKeys.rules.allSatisfy { $0.file == MachineKeys.fileName })
     }
 
+    @Test("keys that hold commands a desktop runs stay local by default, with the GSettings schemas loaded")
+    func commandKeysStayLocal() throws {
+        let directories =
+            FileManager.default.fileExists(atPath: "/usr/share/glib-2.0/schemas")
+            ? ["/usr/share/glib-2.0/schemas"] : []
+        let policy = try SettingsPolicy.load(schemaDirectories: directories, systemDirectory: nil)
+        for key in [
+            "org.gnome.settings-daemon.plugins.media-keys.custom-keybindings",
+            "org.gnome.settings-daemon.plugins.media-keys.custom-keybindings.custom0.command",
+            "org.gnome.settings-daemon.plugins.media-keys.custom-keybindings.custom0.binding",
+            "org.gnome.desktop.applications.terminal.exec",
+            "org.gnome.desktop.applications.office.calendar.exec",
+            "org.gnome.desktop.screensaver.logout-command",
+            "org.gnome.desktop.media-handling.autorun-x-content-start-app",
+        ] {
+            #expect(policy.isLocal(key), "\(key) would sync")
+        }
+        #expect(!policy.isLocal("org.gnome.settings-daemon.plugins.media-keys.volume-up"))
+    }
+
     @Test("a scope-only rule sets the scope over the rule that types the key; the most specific one wins")
     func scopeOverTypedRule() throws {
         var schema = try SettingsSchema(rules: [
