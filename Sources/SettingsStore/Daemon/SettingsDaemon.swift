@@ -44,6 +44,8 @@ public final class SettingsDaemon: Sendable {
     ///   checked before the database is opened, so a daemon that cannot start creates no file.
     public init(configuration: DaemonConfiguration) throws(SettingsError) {
         try SettingsServer.checkAvailable(socketPath: configuration.server.socketPath)
+        // A hub URL that cannot be used stops the daemon before it creates the database.
+        try configuration.hub?.validate()
         var store = configuration.store
         store.policy = try SettingsPolicy.load(
             schemaDirectories: configuration.schemaDirectories,

@@ -37,7 +37,20 @@ extension HubSchema {
         REVOKE ALL ON FUNCTION settingsd.notify(name) FROM PUBLIC;
         GRANT EXECUTE ON FUNCTION settingsd.notify(name) TO settingsd_user;
         \(pullWithoutWaiting)
+        -- settingsd's own roles (settingsd_user, which every hub user is a member of) are no
+        -- namespace: one every user could read and write would be a channel between tenants.
+        CREATE OR REPLACE FUNCTION settingsd.member(ns name) RETURNS boolean
+            LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp
+            AS $$ SELECT \(isMember("session_user", of: "ns")) AND \(notReserved("ns")) $$;
+        CREATE OR REPLACE FUNCTION settingsd.visible(namespace name) RETURNS boolean
+            LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp
+            AS $$ SELECT \(isMember("current_user", of: "namespace")) AND \(notReserved("namespace")) $$;
         """
+
+    /// SQL that holds when the namespace `name` is not one of settingsd's own roles.
+    static func notReserved(_ name: String) -> String {
+        "NOT starts_with(\(name)::text, 'settingsd_')"
+    }
 
     /// The SQLSTATE of a push whose expected position is not the hub's: another copy of the
     /// replica pushed meanwhile, or the hub lost or restored its record.

@@ -44,6 +44,16 @@ public struct HubConfiguration: Sendable, Equatable {
         self.init(url: url, namespace: namespace, stallTimeout: stallTimeout, pooling: .auto)
     }
 
+    /// Throws what the link would throw on starting for a URL or option it cannot use, checking
+    /// nothing else (no connection is made): a daemon asks before it creates any file.
+    package func validate() throws(SettingsError) {
+        let url = HubURL(self.url)
+        _ = try url.checkedConninfo()
+        _ = try url.pooling(default: pooling)
+        _ = try url.pollInterval(default: pollInterval)
+        _ = try url.pollBudget(default: pollBudget)
+    }
+
     /// Creates a configuration that also says how to reach the hub and how often to poll it.
     package init(
         url: String, namespace: String? = nil, stallTimeout: Double = 30, pooling: HubPooling = .auto,

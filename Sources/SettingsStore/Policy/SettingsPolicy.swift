@@ -40,7 +40,7 @@ public struct SettingsPolicy: Sendable, Equatable {
     /// Notes that the folder entries `files` were not read.
     mutating func skip(_ files: [String]) {
         warnings += files.map {
-            "skipped '\($0)': not a regular file (a FIFO or a device would block reading)"
+            "skipped '\($0)': not a regular file outside /proc, /sys and /dev (a FIFO or a device would block reading, a kernel file is no policy)"
         }
     }
 

@@ -74,13 +74,23 @@ package enum FileSystem {
         var skipped: [String] = []
         for name in try files(in: path, endingWith: suffix) {
             var info = stat()
-            if stat("\(path)/\(name)", &info) == 0, info.st_mode & S_IFMT == S_IFREG {
+            let file = "\(path)/\(name)"
+            if stat(file, &info) == 0, info.st_mode & S_IFMT == S_IFREG, !isKernelFile(file) {
                 names.append(name)
             } else {
-                skipped.append("\(path)/\(name)")
+                skipped.append(file)
             }
         }
         return (names, skipped)
+    }
+
+    /// Whether `path` resolves into `/proc`, `/sys` or `/dev`, whose "regular files" are the
+    /// kernel's (a link in `locks.d` to `/proc/self/environ` would read the daemon's environment).
+    static func isKernelFile(_ path: String) -> Bool {
+        guard let resolved = realpath(path, nil) else { return true }
+        defer { free(resolved) }
+        let real = String(cString: resolved)
+        return ["/proc", "/sys", "/dev"].contains { real == $0 || real.hasPrefix($0 + "/") }
     }
 
     /// The folder part of `path` (`.` when there is none).

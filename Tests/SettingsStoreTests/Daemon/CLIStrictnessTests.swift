@@ -25,6 +25,20 @@ extension Reliability {
             }
         }
 
+        @Test("run with a hub URL that does not parse fails before it creates the database")
+        func unusableHubURLCreatesNothing() {
+            let database = directory.file("never.sqlite")
+            let socket = "/tmp/sdt-hub-\(UUID().uuidString.prefix(8)).sock"
+            let result = DaemonProcess.run([
+                "run", "--db", database, "--socket", socket, "--hub",
+                "postgresql://alice@db.example.org/settings?sslmode=%zz",
+                "--schemas", directory.file("none"), "--system-dir", directory.file("none"),
+            ])
+            #expect(result.status != 0)
+            #expect(!FileManager.default.fileExists(atPath: database), "\(result.error)")
+            #expect(!result.error.isEmpty)
+        }
+
         @Test("a key typed 'any' by its schema takes a plain string from set, as an undeclared key does")
         func anyTypedKeyTakesStrings() throws {
             let daemon = try DaemonProcess(directory, arguments: ["--schemas", exampleSchemaDirectory])

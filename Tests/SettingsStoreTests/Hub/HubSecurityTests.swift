@@ -55,6 +55,23 @@ extension HubReliability {
             try await waitUntil { bobFleet.value(forKey: "fleet.key") == "shared" }
         }
 
+        @Test("settingsd's own role is no namespace: every hub user is a member, so none may use it")
+        func reservedNamespace() throws {
+            let cluster = try HubSyncTests.hub()
+            let role = try cluster.makeRole("reserved")
+            let connection = try PostgresConnection(
+                conninfo: cluster.conninfo(user: role.name, password: role.password))
+            let refusal = #expect(throws: SettingsError.self) {
+                try HubNamespace(connection: connection, namespace: "settingsd_user", listens: false)
+            }
+            #expect(refusal?.code == .accessDenied)
+            #expect(throws: SettingsError.self) {
+                try connection.execute(
+                    "SELECT settingsd.push('settingsd_user', '\\x00'::bytea, 1, ARRAY['k'], ARRAY['\\x00'::bytea], ARRAY[1::bigint], ARRAY['\\x00'::bytea], NULL, NULL, NULL)"
+                )
+            }
+        }
+
         @Test("a wrong password, a missing schema and a newer schema each give one clear line")
         func clearErrors() async throws {
             let cluster = try HubSyncTests.hub()

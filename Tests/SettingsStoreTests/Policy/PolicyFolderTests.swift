@@ -26,5 +26,19 @@ extension Reliability {
             try await waitUntil(timeout: 60) { daemon.cli("set", "ui.theme", "dark").status == 1 }
             #expect(daemon.cli("set", "free.key", "1").status == 0)
         }
+
+        @Test(
+            "a link in locks.d or defaults.d to a kernel file (/proc/self/environ) is skipped with a warning")
+        func kernelFilesAreSkipped() throws {
+            let system = try SystemFolder(directory, locks: ["a": "audio.muted\n"])
+            #expect(symlink("/proc/self/environ", "\(system.path)/locks.d/environ") == 0)
+            try FileManager.default.createDirectory(
+                atPath: "\(system.path)/defaults.d", withIntermediateDirectories: true)
+            #expect(symlink("/proc/self/status", "\(system.path)/defaults.d/status.json") == 0)
+            let policy = try SettingsPolicy.load(schemaDirectories: [], systemDirectory: system.path)
+            #expect(policy.locks.map(\.key) == ["audio.muted"])
+            #expect(policy.warnings.contains { $0.contains("locks.d/environ") }, "\(policy.warnings)")
+            #expect(policy.warnings.contains { $0.contains("defaults.d/status.json") }, "\(policy.warnings)")
+        }
     }
 }
