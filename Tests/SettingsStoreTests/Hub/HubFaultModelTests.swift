@@ -271,6 +271,10 @@ extension HubReliability {
                     #expect(wrong.isEmpty, "seed \(seed): the other namespace differs on \(wrong.sorted())")
                     #expect(moved.terminate() == 0)
                     try home.start()
+                    // Back on its own namespace the store holds nothing synced until it has pulled
+                    // it again: a delete before then would delete nothing (a user deletes what
+                    // the daemon shows).
+                    #expect(home.cli("sync", "--wait", "--timeout", "30").status == 0, "seed \(seed)")
                     write(names[index], on: home, model: &model, using: &generator)
                     step += " of \(names[index])"
                 case "full disk":
