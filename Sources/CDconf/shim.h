@@ -60,6 +60,7 @@ typedef struct {
     void (*_Nonnull changeset_unref)(DConfChangeset *_Nonnull changeset);
     GMainContext *_Nonnull (*_Nonnull main_context_new)(void);
     void (*_Nonnull main_context_unref)(GMainContext *_Nonnull context);
+    GMainContext *_Nonnull (*_Nonnull main_context_ref)(GMainContext *_Nonnull context);
     void (*_Nonnull main_context_push_thread_default)(GMainContext *_Nullable context);
     void (*_Nonnull main_context_pop_thread_default)(GMainContext *_Nullable context);
     void (*_Nonnull main_context_invoke_full)(
@@ -123,6 +124,7 @@ static inline const char *_Nullable csettings_dconf_load(CSettingsDconf *_Nonnul
     CSETTINGS_LOAD(library, changeset_unref, dconf_changeset_unref)
     CSETTINGS_LOAD(glib, main_context_new, g_main_context_new)
     CSETTINGS_LOAD(glib, main_context_unref, g_main_context_unref)
+    CSETTINGS_LOAD(glib, main_context_ref, g_main_context_ref)
     CSETTINGS_LOAD(glib, main_context_push_thread_default, g_main_context_push_thread_default)
     CSETTINGS_LOAD(glib, main_context_pop_thread_default, g_main_context_pop_thread_default)
     CSETTINGS_LOAD(glib, main_context_invoke_full, g_main_context_invoke_full)

@@ -159,16 +159,16 @@ enum SchemaCommands {
     }
 
     private static func swiftType(_ type: SchemaRule.ValueType) -> String {
-        switch type {
+        switch type.kind {
         case .bool: "Bool"
-        case .int: "Int"
+        case .integer: "Int"
         case .double: "Double"
         case .string: "String"
         case .data: "Data"
         case .date: "Date"
         case .array: "[SettingValue]"
         case .dictionary: "[String: SettingValue]"
-        case .any: "SettingValue"
+        case nil: "SettingValue"
         }
     }
 

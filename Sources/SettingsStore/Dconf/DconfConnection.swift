@@ -72,7 +72,16 @@ package final class DconfConnection: Sendable {
     /// Runs `body` on the connection's thread with its client, after what was handed to it
     /// before; does nothing once stopped.
     package func perform(_ body: @escaping @Sendable (DconfClient) -> Void) {
-        guard let handle = loop.withLock({ $0 }) else { return }
+        // The context is referenced under the lock: `stop()` may end the loop meanwhile, and its
+        // thread then drops its own reference, which must not be the last while this hands work.
+        let api = api
+        let referenced = loop.withLock { handle -> LoopHandle? in
+            guard let handle else { return nil }
+            _ = api.main_context_ref(handle.context)
+            return handle
+        }
+        guard let handle = referenced else { return }
+        defer { api.main_context_unref(handle.context) }
         invoke(on: handle) { body(handle.client) }
     }
 

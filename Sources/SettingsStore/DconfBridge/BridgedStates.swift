@@ -20,17 +20,40 @@ final class BridgedStates {
             return
         }
         let connection = try SQLiteConnection(path: path)
-        try connection.execute(
-            """
-            PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;
-            CREATE TABLE IF NOT EXISTS bridged (path TEXT PRIMARY KEY NOT NULL, value TEXT) WITHOUT ROWID;
-            """)
+        try connection.execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL")
+        try Self.adoptUnversioned(connection)
+        try Self.migrator.check(connection)
+        try Self.migrator.migrate(connection)
         let select = try connection.prepare("SELECT path, value FROM bridged")
         while try select.step() {
             states[select.string(at: 0)] = select.isNull(at: 1) ? String?.none : select.string(at: 1)
         }
         self.connection = connection
         upsert = try connection.prepare("INSERT OR REPLACE INTO bridged (path, value) VALUES (?1, ?2)")
+    }
+
+    /// The file's schema, as ordered migrations (`PRAGMA user_version`, and an application id
+    /// of its own: "sdbr").
+    static let migrator = SQLiteMigrator(
+        applicationID: 0x7364_6272,
+        migrations: [
+            .init(
+                version: 1,
+                sql: "CREATE TABLE bridged (path TEXT PRIMARY KEY NOT NULL, value TEXT) WITHOUT ROWID")
+        ])
+
+    /// Stamps a file made before the states had migrations (one `bridged` table, no version) as
+    /// version 1, so the migrator takes it for what it is.
+    private static func adoptUnversioned(_ connection: SQLiteConnection) throws(SettingsError) {
+        let version = try connection.scalar("PRAGMA user_version") ?? 0
+        let application = try connection.scalar("PRAGMA application_id") ?? 0
+        let tables = try connection.scalar("SELECT count(*) FROM sqlite_schema WHERE type = 'table'") ?? 0
+        let bridged =
+            try connection.scalar(
+                "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'bridged'")
+            ?? 0
+        guard version == 0, application == 0, tables == 1, bridged == 1 else { return }
+        try connection.execute("PRAGMA application_id = \(migrator.applicationID); PRAGMA user_version = 1")
     }
 
     /// Whether `path` has a recorded state, and which.

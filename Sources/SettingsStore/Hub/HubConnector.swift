@@ -92,6 +92,15 @@ final class HubConnector: Sendable {
     /// Stops syncing and closes the connection (waiting up to five seconds for a statement in
     /// flight).
     func stop() {
+        guard signalStop() else { return }
+        _ = finished.wait(timeout: .now() + 5)
+    }
+
+    /// Asks the link's thread to end, and returns at once: what a released link does, since the
+    /// thread that releases it may be one that must not wait (an event loop, a main actor).
+    /// Returns whether the link was running.
+    @discardableResult
+    func signalStop() -> Bool {
         let (wasRunning, entered) = state.withLock { state -> (Bool, String?) in
             defer {
                 state.isStopped = true
@@ -99,10 +108,10 @@ final class HubConnector: Sendable {
             }
             return (!state.isStopped, state.isStopped ? nil : state.enteredNamespace)
         }
-        guard wasRunning else { return }
+        guard wasRunning else { return false }
         if entered != nil { settings.releaseAccount() }
         wake.signal()
-        _ = finished.wait(timeout: .now() + 5)
+        return true
     }
 
     /// Whether `stop()` was called.

@@ -24,8 +24,9 @@ public final class HubLink: Sendable {
         self.owner = owner
     }
 
+    /// Asks the link to stop and returns at once: releasing a link never blocks.
     deinit {
-        connector.stop()
+        connector.signalStop()
     }
 
     /// Where the link syncs.

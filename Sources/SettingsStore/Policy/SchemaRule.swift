@@ -1,26 +1,45 @@
 /// What a schema declares about one key, or about every key under a pattern (`window.*`): its
 /// type, default, bounds, description and sync scope (see `docs/SCHEMA.md`).
 package struct SchemaRule: Sendable, Equatable {
-    /// The type a value must have.
-    package enum ValueType: String, Sendable, CaseIterable {
-        /// `true` or `false`.
-        case bool
-        /// A 64-bit integer.
-        case int
-        /// A double (integers are accepted too).
-        case double
-        /// A string.
-        case string
-        /// Bytes.
-        case data
-        /// A date.
-        case date
-        /// An array.
-        case array
-        /// A dictionary of string keys.
-        case dictionary
-        /// Any value.
-        case any
+    /// The type a value must have: a `SettingValue.Kind`, or any.
+    package struct ValueType: Hashable, Sendable {
+        /// The kind values must have; nil: any.
+        package let kind: SettingValue.Kind?
+
+        package init(kind: SettingValue.Kind?) {
+            self.kind = kind
+        }
+
+        package static let any = ValueType(kind: nil)
+        package static let bool = ValueType(kind: .bool)
+        package static let int = ValueType(kind: .integer)
+        package static let double = ValueType(kind: .double)
+        package static let string = ValueType(kind: .string)
+        package static let data = ValueType(kind: .data)
+        package static let date = ValueType(kind: .date)
+        package static let array = ValueType(kind: .array)
+        package static let dictionary = ValueType(kind: .dictionary)
+
+        /// Every type, `any` first.
+        package static let allCases = [any] + SettingValue.Kind.allCases.map { ValueType(kind: $0) }
+
+        /// The name schema files, the command line and messages use: the kind's name, but `int`
+        /// for integers (as schema files have always said), and `any`.
+        package var rawValue: String {
+            guard let kind else { return "any" }
+            return kind == .integer ? "int" : kind.rawValue
+        }
+
+        /// The type named `rawValue`, as `rawValue` names them.
+        package init?(rawValue: String) {
+            guard let type = Self.allCases.first(where: { $0.rawValue == rawValue }) else { return nil }
+            self = type
+        }
+
+        /// Whether a value of `kind` has this type (an integer is a double too).
+        package func admits(_ kind: SettingValue.Kind) -> Bool {
+            self.kind == nil || self.kind == kind || (self.kind == .double && kind == .integer)
+        }
     }
 
     /// Whether a key travels to peers and the hub.
@@ -190,14 +209,7 @@ package struct SchemaRule: Sendable, Equatable {
                 return "must be a GVariant '\(gvariantType)'" + (isSecret ? "" : ": \(error.message)")
             }
         }
-        switch (type, value) {
-        case (.any, _), (.bool, .bool), (.int, .integer), (.double, .double), (.double, .integer),
-            (.string, .string),
-            (.data, .data), (.date, .date), (.array, .array), (.dictionary, .dictionary):
-            break
-        default:
-            return "must be \(type.rawValue), not \(value.kind)"
-        }
+        guard type.admits(value.kind) else { return "must be \(type.rawValue), not \(value.kind)" }
         let number: Double? =
             switch value {
             case .integer(let integer): Double(integer)

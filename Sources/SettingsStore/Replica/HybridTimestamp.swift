@@ -6,9 +6,6 @@ public struct HybridTimestamp: Hashable, Comparable, Sendable, CustomStringConve
     /// The packed form, as stored and sent.
     package let rawValue: UInt64
 
-    /// The largest counter value; past it the clock moves to the next millisecond.
-    static let counterMask: UInt64 = 0xFFFF
-
     /// Wraps a packed value.
     package init(rawValue: UInt64) {
         self.rawValue = rawValue

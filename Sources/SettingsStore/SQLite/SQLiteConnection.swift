@@ -134,13 +134,6 @@ final class SQLiteConnection {
         return statement.isNull(at: 0) ? nil : statement.int64(at: 0)
     }
 
-    /// Runs `sql` and returns the first column of its first row as text, or nil without rows.
-    func text(_ sql: String) throws(SettingsError) -> String? {
-        let statement = try prepare(sql)
-        guard try statement.step() else { return nil }
-        return statement.isNull(at: 0) ? nil : statement.string(at: 0)
-    }
-
     /// Runs `body` inside `BEGIN IMMEDIATE … COMMIT`, rolling back if it throws.
     func transaction<R>(_ body: () throws(SettingsError) -> R) throws(SettingsError) -> R {
         try execute("BEGIN IMMEDIATE")

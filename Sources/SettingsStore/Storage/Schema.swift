@@ -90,6 +90,11 @@ enum Schema {
                         VALUES ('folded_seq', (SELECT coalesce(max(seq), 0) FROM history));
                     """
             ),
+            .init(
+                // A peer's acknowledgements were never stored: what it has is learnt from it.
+                version: 6,
+                sql: "ALTER TABLE peers DROP COLUMN acknowledged_seq"
+            ),
         ]
     )
 }

@@ -37,7 +37,7 @@ struct DconfShimTests {
             else { return nil }
             return (String(field), String(symbol))
         }
-        #expect(pairs.count == 30)
+        #expect(pairs.count == 31)
         let directory = TemporaryDirectory()
         func compiles(_ assertions: [String]) throws -> CLIResult {
             let file = directory.file("check-\(assertions.count).c")

@@ -94,6 +94,7 @@ struct HistoryChainTests {
             INSERT INTO history SELECT * FROM old;
             DROP TABLE old;
             CREATE INDEX history_by_key ON history (key, seq);
+            ALTER TABLE peers ADD COLUMN acknowledged_seq INTEGER NOT NULL DEFAULT 0;
             PRAGMA user_version = 3;
             """)
         let reopened = try Settings(path: directory.database)
