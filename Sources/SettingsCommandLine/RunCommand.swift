@@ -18,7 +18,9 @@ struct RunCommand {
             socketPath: socket, maximumFrameBytes: try arguments.value(RunOptions.maxFrame) ?? 8 << 20,
             allowedUIDs: Set(try arguments.values(RunOptions.allowUID)),
             logger: SettingsLogger(minimumLevel: try arguments.value(RunOptions.logLevel) ?? .info))
-        configuration.server.idleTimeout = try arguments.value(RunOptions.idleTimeout) ?? 300
+        let idle = try arguments.value(RunOptions.idleTimeout) ?? 300
+        configuration.server.idleTimeout =
+            idle > 0 ? .milliseconds(Int64(clamping: UInt64(idle * 1000))) : nil
         let schemaDirectories = arguments.values(RunOptions.schemas)
         if !schemaDirectories.isEmpty { configuration.schemaDirectories = schemaDirectories }
         if let systemDirectory = arguments.value(RunOptions.systemDirectory) {
@@ -27,10 +29,10 @@ struct RunCommand {
         configuration.isStrict = arguments.isSet(RunOptions.strictSchemas)
         configuration.store.durability = try arguments.value(RunOptions.durability) ?? .normal
         if let days = try arguments.value(RunOptions.tombstoneDays) {
-            configuration.store.tombstoneLifetime = UInt64(days * 86_400_000)
+            configuration.store.tombstoneLifetime = .seconds(days * 86_400)
         }
         if let keep = try arguments.value(RunOptions.historyKeep) {
-            configuration.store.history.keepMilliseconds = keep
+            configuration.store.history.keep = .milliseconds(Int64(clamping: keep))
         }
         if let count = try arguments.value(RunOptions.historyMax) {
             configuration.store.history.maximumRecords = count
@@ -47,7 +49,8 @@ struct RunCommand {
             throw UsageError("--hub-stall-timeout needs --hub (or $SETTINGSD_HUB)", command: "run")
         }
         configuration.hub = hubURL.map {
-            HubConfiguration(url: $0, namespace: namespace, stallTimeout: stall ?? 30)
+            HubConfiguration(
+                url: $0, namespace: namespace, stallTimeout: .milliseconds(Int64((stall ?? 30) * 1000)))
         }
         let daemon = try SettingsDaemon(configuration: configuration)
         try daemon.run {

@@ -112,7 +112,7 @@ enum StatusCommands {
         }
         let timeout = try arguments.value(Options.timeout) ?? 60
         let client = try arguments.daemon()
-        let deadline = SettingsConfiguration.systemClock() + UInt64(timeout * 1000)
+        let deadline = Deadline.after(.milliseconds(Int64(timeout * 1000)))
         let terminal = isatty(STDERR_FILENO) != 0
         // The first look makes every hub compare digests again: rows edited by hand change no
         // counter, and an agreement found before them proves nothing now.
@@ -135,7 +135,7 @@ enum StatusCommands {
                 return 0
             }
             if terminal { Output.standardError("\r\u{1B}[Kwaiting: \(waiting)") }
-            guard SettingsConfiguration.systemClock() < deadline else {
+            guard !deadline.hasPassed else {
                 if terminal { Output.standardError("\n") }
                 throw SettingsError(.timeout, "not in sync after \(Output.number(timeout)) s: \(waiting)")
             }

@@ -195,8 +195,8 @@ public final class SettingsDaemon: Sendable {
     /// before the dconf bridge compares, so its own dconf values do not pass for newer ones.
     private func waitForFirstSync(timeout: Double) {
         guard configuration.hub != nil || !configuration.peers.isEmpty else { return }
-        let deadline = SettingsConfiguration.systemClock() + UInt64(timeout * 1000)
-        while SettingsConfiguration.systemClock() < deadline {
+        let deadline = Deadline.after(.milliseconds(Int64(timeout * 1000)))
+        while !deadline.hasPassed {
             let hubs = replicator.hubs.allSatisfy(\.isConnected)
             let links = replicator.links.allSatisfy { $0.state == .syncing }
             let peers = replicator.peers.allSatisfy { $0.pendingIncoming == 0 }

@@ -79,6 +79,14 @@ extension Duration {
         return overflowed ? (whole < 0 ? .min : .max) : sum
     }
 
+    /// The duration in whole milliseconds, within `range` (a negative duration is its lower
+    /// bound): how a configuration takes a duration from a caller, by a rule it documents.
+    package func milliseconds(clampedTo range: ClosedRange<UInt64>) -> UInt64 {
+        let nanoseconds = saturatingNanoseconds
+        let milliseconds = nanoseconds <= 0 ? 0 : UInt64(nanoseconds / 1_000_000)
+        return min(max(milliseconds, range.lowerBound), range.upperBound)
+    }
+
     /// The duration in seconds, as a `Double`.
     package var seconds: Double {
         let (seconds, attoseconds) = components

@@ -14,7 +14,7 @@ extension HubConnector {
         let (offset, overflow) = rows.int64(0, 0).subtractingReportingOverflow(middle)
         guard !overflow else { return }
         update { $0.clockOffsetMilliseconds = offset }
-        let bound = settings.configuration.maximumClockSkew
+        let bound = settings.configuration.maximumClockSkewMilliseconds
         guard offset.magnitude > bound else { return }
         logger?.log(
             .warning,

@@ -260,13 +260,14 @@ final class HubConnector: Sendable {
         let initialTarget = cursor == nil ? try hub.lastSequence() : nil
         var isFirstRound = true
         var checks = CheckSchedule(
-            safetyNet: polls ? configuration.comparisonInterval : Self.safetyNetInterval,
+            safetyNet: .milliseconds(
+                Int64((polls ? configuration.comparisonInterval : Self.safetyNetInterval) * 1000)),
             comparesAfterChanges: !polls)
         var retriedBehind = false
         // Per connection: a snapshot says nothing of another server a reconnect may reach.
         var quiet = HubQuietCheck()
         while !isStopped {
-            let roundStarted = SettingsConfiguration.systemClock()
+            let roundStarted = Deadline.now
             guard settings.replicaID == localID else {
                 throw SettingsError(.connectionLost, "this replica took a new id; reconnecting")
             }
@@ -357,7 +358,7 @@ final class HubConnector: Sendable {
             }
             // Notifications that arrived during the statements above wait in libpq, not on the
             // socket: look there first, or the next change would wait for the safety net.
-            let checkIn = checks.secondsUntilDue(sequence: settings.sequence, counter: counter)
+            let checkIn = checks.timeUntilDue(sequence: settings.sequence, counter: counter)?.seconds
             if try !connection.notifications().isEmpty
                 || wake.wait(
                     for: connection.socket, seconds: min(Self.safetyNetInterval, checkIn ?? .infinity))
@@ -381,7 +382,8 @@ final class HubConnector: Sendable {
         quiet: inout HubQuietCheck
     ) throws(SettingsError) {
         while !isStopped {
-            let checkIn = checks.secondsUntilDue(sequence: settings.sequence, counter: counter) ?? .infinity
+            let checkIn =
+                checks.timeUntilDue(sequence: settings.sequence, counter: counter)?.seconds ?? .infinity
             if checkIn == 0 {
                 guard quiet.vouchesForAgreement, checks.renewWithoutComparing(sequence: settings.sequence)
                 else { return }
@@ -453,10 +455,10 @@ final class HubConnector: Sendable {
     /// After a notification: waits until `notificationInterval` has passed since the round began
     /// (a local change still wakes it at once), then takes every notification waiting, so a burst
     /// of them, or a flood, costs one round.
-    private func coalesceNotifications(on connection: PostgresConnection, roundStarted: UInt64)
+    private func coalesceNotifications(on connection: PostgresConnection, roundStarted: Deadline)
         throws(SettingsError)
     {
-        let elapsed = Double(SettingsConfiguration.systemClock() &- roundStarted) / 1000
+        let elapsed = (Deadline.now - roundStarted).seconds
         if elapsed < Self.notificationInterval { wake.wait(seconds: Self.notificationInterval - elapsed) }
         _ = try connection.notifications()
     }
@@ -474,7 +476,7 @@ final class HubConnector: Sendable {
         _ hub: HubNamespace, schedule: inout CheckSchedule, quiet: inout HubQuietCheck, as replica: ReplicaID,
         incarnation: UUID, pushed: Int64, counter: Int64, cursor: Int64
     ) throws(SettingsError) {
-        let started = SettingsConfiguration.systemClock()
+        let started = Deadline.now
         let sequence = settings.sequence
         let serving = schedule.verifyRequestsSeen
         let outcome = try compare(
@@ -482,7 +484,7 @@ final class HubConnector: Sendable {
             cursor: cursor)
         let agreed = { if case .agreed = outcome { true } else { false } }()
         schedule.checked(
-            sequence: sequence, counter: counter, took: SettingsConfiguration.systemClock() - started,
+            sequence: sequence, counter: counter, took: Deadline.now - started,
             agreed: agreed)
         quiet.compared(agreed: agreed)
         state.withLock { state in
@@ -524,7 +526,7 @@ final class HubConnector: Sendable {
         guard let address = firstFrom else { return }
         logger?.log(
             .warning,
-            "the hub \(address) holds entries stamped more than \(settings.configuration.maximumClockSkew / 1000) s ahead of this clock (a machine whose clock is ahead, or forged rows); they are applied but do not move it, and later writes here still win"
+            "the hub \(address) holds entries stamped more than \(settings.configuration.maximumClockSkewMilliseconds / 1000) s ahead of this clock (a machine whose clock is ahead, or forged rows); they are applied but do not move it, and later writes here still win"
         )
     }
 

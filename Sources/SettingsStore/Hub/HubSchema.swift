@@ -348,12 +348,12 @@ enum HubSchema {
     private static func lockForMigration(_ connection: PostgresConnection, seconds: Double = 5)
         throws(SettingsError)
     {
-        let deadline = SettingsConfiguration.systemClock() + UInt64(seconds * 1000)
+        let deadline = Deadline.after(.milliseconds(Int64(seconds * 1000)))
         while true {
             let taken = try connection.execute(
                 "SELECT pg_catalog.pg_try_advisory_xact_lock(\(migrationLock))::int::bigint")
             if taken.count == 1, taken.int64(0, 0) == 1 { return }
-            guard SettingsConfiguration.systemClock() < deadline else {
+            guard !deadline.hasPassed else {
                 throw SettingsError(
                     .timeout,
                     "another session holds the hub's migration lock (advisory lock \(migrationLock)) on \(connection.displayName): another 'hub init' is running, or a role is holding it; try again, or end that session"

@@ -8,8 +8,14 @@ public struct HubConfiguration: Sendable, Equatable {
     public var namespace: String?
 
     /// The longest a hub statement may go unanswered before the link calls the hub stalled and
-    /// reconnects, in seconds (a frozen server process, a network gone silent).
-    public var stallTimeout: Double
+    /// reconnects (a frozen server process, a network gone silent): 30 seconds by default,
+    /// clamped to 100 milliseconds … 1 day.
+    public var stallTimeout: Duration {
+        get { .milliseconds(stallTimeoutMilliseconds) }
+        set { stallTimeoutMilliseconds = newValue.milliseconds(clampedTo: 100...86_400_000) }
+    }
+    /// `stallTimeout` in milliseconds.
+    package private(set) var stallTimeoutMilliseconds: UInt64 = 30_000
 
     /// Whether the link listens or polls (`?settingsd_pool=` in `url` says it too, and wins).
     package var pooling: HubPooling
@@ -40,7 +46,7 @@ public struct HubConfiguration: Sendable, Equatable {
 
     /// Creates a configuration; `url` may carry settingsd's own options (`settingsd_pool`,
     /// `settingsd_poll_min`, `settingsd_poll_max`, `settingsd_poll_budget`, see the README).
-    public init(url: String, namespace: String? = nil, stallTimeout: Double = 30) {
+    public init(url: String, namespace: String? = nil, stallTimeout: Duration = .seconds(30)) {
         self.init(url: url, namespace: namespace, stallTimeout: stallTimeout, pooling: .auto)
     }
 
@@ -56,15 +62,16 @@ public struct HubConfiguration: Sendable, Equatable {
 
     /// Creates a configuration that also says how to reach the hub and how often to poll it.
     package init(
-        url: String, namespace: String? = nil, stallTimeout: Double = 30, pooling: HubPooling = .auto,
+        url: String, namespace: String? = nil, stallTimeout: Duration = .seconds(30),
+        pooling: HubPooling = .auto,
         pollInterval: ClosedRange<Double> = defaultPollInterval, pollBudget: Double = defaultPollBudget
     ) {
         self.url = url
         self.namespace = namespace
-        self.stallTimeout = stallTimeout
         self.pooling = pooling
         self.pollInterval = pollInterval
         self.pollBudget = pollBudget
+        self.stallTimeout = stallTimeout
     }
 }
 

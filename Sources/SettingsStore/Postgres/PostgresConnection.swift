@@ -17,7 +17,7 @@ package final class PostgresConnection {
     /// The longest a statement may go unanswered before the connection is called stalled
     /// (nil: wait as long as it takes). PostgreSQL's own `statement_timeout` cannot help when
     /// its backend is frozen or the network is gone silently; this is the client's bound.
-    var stallTimeout: Double? {
+    var stallTimeout: Duration? {
         didSet { _ = pq.setnonblocking(connection, stallTimeout == nil ? 0 : 1) }
     }
     /// The statements sent on this connection so far (scripts count one each).
@@ -89,7 +89,7 @@ package final class PostgresConnection {
                 }
             }
             guard sent == 1 else { throw failure(sql: sql, result: nil) }
-            result = try awaitResult(sql: sql, deadline: deadline(after: stallTimeout))
+            result = try awaitResult(sql: sql, deadline: .after(stallTimeout))
         } else {
             result = encoded.withParameterPointers { values, lengths, formats in
                 if let name {
@@ -118,7 +118,7 @@ package final class PostgresConnection {
         let result: OpaquePointer?
         if let stallTimeout {
             guard pq.sendQuery(connection, sql) == 1 else { throw failure(sql: sql, result: nil) }
-            result = try awaitResult(sql: sql, deadline: deadline(after: stallTimeout))
+            result = try awaitResult(sql: sql, deadline: .after(stallTimeout))
         } else {
             result = pq.exec(connection, sql)
         }
@@ -141,7 +141,7 @@ package final class PostgresConnection {
     {
         statementCount += 1
         let description = "fast-path call of \(what)"
-        let alarm = stallTimeout.map { StallAlarm(socket: socket, seconds: $0) }
+        let alarm = stallTimeout.map { StallAlarm(socket: socket, after: $0) }
         var value: Int32 = 0
         var length: Int32 = -1
         let result = argument.withCString { bytes in
@@ -178,7 +178,7 @@ package final class PostgresConnection {
             guard pq.sendPrepare(connection, name, sql, Int32(parameters), nil) == 1 else {
                 throw failure(sql: sql, result: nil)
             }
-            result = try awaitResult(sql: sql, deadline: deadline(after: stallTimeout))
+            result = try awaitResult(sql: sql, deadline: .after(stallTimeout))
         } else {
             result = pq.prepare(connection, name, sql, Int32(parameters), nil)
         }
@@ -189,14 +189,9 @@ package final class PostgresConnection {
         return name
     }
 
-    /// `seconds` from now, in milliseconds since 1970.
-    private func deadline(after seconds: Double) -> UInt64 {
-        SettingsConfiguration.systemClock() + UInt64(seconds * 1000)
-    }
-
     /// Sends what libpq still holds of a statement and reads its result, waiting on the socket
-    /// no later than `deadline` (milliseconds since 1970); the last result of the statement.
-    private func awaitResult(sql: String, deadline: UInt64) throws(SettingsError) -> OpaquePointer? {
+    /// no later than `deadline`; the last result of the statement.
+    private func awaitResult(sql: String, deadline: Deadline) throws(SettingsError) -> OpaquePointer? {
         while true {
             let flushed = pq.flush(connection)
             if flushed == 0 { break }
@@ -220,12 +215,11 @@ package final class PostgresConnection {
     }
 
     /// Waits until the socket is ready for `events`, or throws `timeout` at `deadline`.
-    private func wait(for events: Int16, until deadline: UInt64, sql: String) throws(SettingsError) {
+    private func wait(for events: Int16, until deadline: Deadline, sql: String) throws(SettingsError) {
         while true {
-            let now = SettingsConfiguration.systemClock()
-            guard now < deadline else { throw stalled(sql: sql) }
+            guard !deadline.hasPassed else { throw stalled(sql: sql) }
             var descriptor = pollfd(fd: socket, events: events, revents: 0)
-            let ready = poll(&descriptor, 1, Int32(min(deadline - now, 1_000)))
+            let ready = poll(&descriptor, 1, min(deadline.pollTimeout, 1_000))
             if ready > 0 || (ready < 0 && errno != EINTR) { return }
         }
     }
@@ -234,7 +228,7 @@ package final class PostgresConnection {
     private func stalled(sql: String) -> SettingsError {
         SettingsError(
             .timeout,
-            "hub \(displayName): no answer in \(Int(stallTimeout ?? 0)) s: the hub or its server process is stalled; reconnecting",
+            "hub \(displayName): no answer in \((stallTimeout ?? .zero).seconds) s: the hub or its server process is stalled; reconnecting",
             sql: sql)
     }
 

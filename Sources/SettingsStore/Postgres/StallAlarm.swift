@@ -14,10 +14,12 @@ import Synchronization
 final class StallAlarm: Sendable {
     private let state = Mutex<(armed: Bool, rang: Bool)>((true, false))
 
-    /// Arms the alarm for `socket`, to ring in `seconds`.
-    init(socket: Int32, seconds: Double) {
+    /// Arms the alarm for `socket`, to ring after `delay` (Dispatch's deadlines are monotonic).
+    init(socket: Int32, after delay: Duration) {
         // Weakly: a call that returned releases its alarm at once, not when the time runs out.
-        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + seconds) { [weak self] in
+        let nanoseconds = Int(clamping: delay.saturatingNanoseconds)
+        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) {
+            [weak self] in
             self?.state.withLock { state in
                 guard state.armed else { return }
                 state.rang = true

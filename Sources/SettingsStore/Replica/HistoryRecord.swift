@@ -45,22 +45,29 @@ public struct HistoryRecord: Sendable, Equatable {
 
 /// What the history keeps, and for how long.
 public struct HistoryRetention: Sendable, Equatable {
-    /// How long records are kept, in milliseconds; 0 keeps no history at all.
-    public var keepMilliseconds: UInt64
-    /// The most records kept.
-    public var maximumRecords: Int
+    /// How long records are kept (zero keeps no history at all; at most 100 years).
+    public var keep: Duration {
+        get { .milliseconds(keepMilliseconds) }
+        set { keepMilliseconds = newValue.milliseconds(clampedTo: 0...3_153_600_000_000) }
+    }
+    /// `keep` in milliseconds.
+    package private(set) var keepMilliseconds: UInt64 = 90 * 24 * 3_600_000
+    /// The most records kept (a negative number keeps none).
+    public var maximumRecords: Int {
+        didSet { maximumRecords = max(0, maximumRecords) }
+    }
 
     /// Creates a retention.
-    public init(keepMilliseconds: UInt64 = 90 * 24 * 3_600_000, maximumRecords: Int = 1_000_000) {
-        self.keepMilliseconds = keepMilliseconds
-        self.maximumRecords = maximumRecords
+    public init(keep: Duration = .seconds(90 * 24 * 3_600), maximumRecords: Int = 1_000_000) {
+        self.maximumRecords = max(0, maximumRecords)
+        self.keep = keep
     }
 
     /// Whether history is kept.
     package var isEnabled: Bool { keepMilliseconds > 0 && maximumRecords > 0 }
 
     /// No history.
-    public static let off = HistoryRetention(keepMilliseconds: 0, maximumRecords: 0)
+    public static let off = HistoryRetention(keep: .zero, maximumRecords: 0)
 }
 
 /// Which records a history query returns.

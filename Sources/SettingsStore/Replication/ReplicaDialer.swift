@@ -18,7 +18,7 @@ final class ReplicaDialer: Sendable {
     }
 
     /// How long the peer has to answer the hello.
-    let handshakeTimeout: Double
+    let handshakeTimeout: Duration
     /// The socket this link dials.
     let socketPath: String
     private let settings: Settings
@@ -29,13 +29,13 @@ final class ReplicaDialer: Sendable {
 
     init(
         settings: Settings, registry: PeerRegistry, socketPath: String, logger: SettingsLogger?,
-        handshakeTimeout: Double
+        handshakeTimeout: Duration
     ) {
         self.settings = settings
         self.registry = registry
         self.socketPath = socketPath
         self.logger = logger
-        self.handshakeTimeout = handshakeTimeout
+        self.handshakeTimeout = .milliseconds(handshakeTimeout.milliseconds(clampedTo: 10...3_600_000))
     }
 
     /// Whether a sync session is up now.
@@ -145,8 +145,12 @@ final class ReplicaDialer: Sendable {
         }
         // A peer that accepts and never answers (a wedged process, not a settingsd) fails the attempt.
         let timeout = SettingsError(
-            .timeout, "the replica at '\(socketPath)' did not answer the hello in \(handshakeTimeout) s")
-        queues.session.asyncAfter(deadline: .now() + handshakeTimeout) { [weak session] in
+            .timeout,
+            "the replica at '\(socketPath)' did not answer the hello in \(handshakeTimeout.seconds) s")
+        queues.session.asyncAfter(
+            deadline: .now() + .nanoseconds(Int(handshakeTimeout.saturatingNanoseconds))
+        ) {
+            [weak session] in
             // Still no peer: the answer never came (the session belongs to this queue). Held
             // weakly: a link released meanwhile must not keep its store alive until then.
             guard let session, session.peer == nil else { return }

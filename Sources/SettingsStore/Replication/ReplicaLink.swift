@@ -13,7 +13,7 @@
 /// retry.
 public final class ReplicaLink: Sendable {
     /// How long the peer has to answer the hello by default before the attempt counts as failed.
-    public static let defaultHandshakeTimeout = 10.0
+    public static let defaultHandshakeTimeout = Duration.seconds(10)
 
     let dialer: ReplicaDialer
     /// The replicator that relays the store's commits to this link: kept alive as long as the link.
@@ -32,7 +32,7 @@ public final class ReplicaLink: Sendable {
     public var socketPath: String { dialer.socketPath }
 
     /// How long the peer has to answer the hello.
-    public var handshakeTimeout: Double { dialer.handshakeTimeout }
+    public var handshakeTimeout: Duration { dialer.handshakeTimeout }
 
     /// Whether a sync session is up now.
     public var isConnected: Bool { dialer.isConnected }

@@ -142,10 +142,10 @@ extension SyncSession {
         phase = .met(isSender: attachment == .sender)
         if settings.receivedSequence(from: peer) == nil, sequence > 0 { initialSyncTarget = sequence }
         let offset = clock.map { Int64(clamping: $0) - Int64(clamping: settings.configuration.clock()) } ?? 0
-        if offset.magnitude > settings.configuration.maximumClockSkew {
+        if offset.magnitude > settings.configuration.maximumClockSkewMilliseconds {
             logger?.log(
                 .warning,
-                "replica \(peer) at \(address): its clock is \(offset / 1000) s \(offset > 0 ? "ahead of" : "behind") this one, beyond the \(settings.configuration.maximumClockSkew / 1000) s bound; writes still order correctly, but check both clocks"
+                "replica \(peer) at \(address): its clock is \(offset / 1000) s \(offset > 0 ? "ahead of" : "behind") this one, beyond the \(settings.configuration.maximumClockSkewMilliseconds / 1000) s bound; writes still order correctly, but check both clocks"
             )
         }
         note(peer) {

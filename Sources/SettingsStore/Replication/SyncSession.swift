@@ -213,7 +213,7 @@ final class SyncSession: @unchecked Sendable {  // state on its executor only
             warnedAhead = true
             logger?.log(
                 .warning,
-                "replica \(peer) at \(address) sent entries stamped more than \(settings.configuration.maximumClockSkew / 1000) s ahead of this clock; they are applied but do not move it, and later writes here still win"
+                "replica \(peer) at \(address) sent entries stamped more than \(settings.configuration.maximumClockSkewMilliseconds / 1000) s ahead of this clock; they are applied but do not move it, and later writes here still win"
             )
         }
         if let target = initialSyncTarget, through >= target { initialSyncTarget = nil }

@@ -59,9 +59,12 @@ public final class Replicator: Sendable {
     /// - Parameters:
     ///   - socketPath: The replica's socket.
     ///   - handshakeTimeout: How long the peer has to answer the hello before the attempt fails
+    ///     (clamped to 10 milliseconds … 1 hour)
     ///     and is retried with backoff.
     /// - Returns: The link; it runs until `stop()` or until it is released.
-    public func sync(with socketPath: String, handshakeTimeout: Double = ReplicaLink.defaultHandshakeTimeout)
+    public func sync(
+        with socketPath: String, handshakeTimeout: Duration = ReplicaLink.defaultHandshakeTimeout
+    )
         -> ReplicaLink
     {
         let dialer = ReplicaDialer(

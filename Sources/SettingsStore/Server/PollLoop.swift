@@ -145,11 +145,13 @@ final class PollLoop: @unchecked Sendable {  // table: loop thread only; `execut
     func run() {
         loopThread.withLock { $0 = pthread_self() }
         var events = [epoll_event](repeating: epoll_event(), count: Self.eventsPerRound)
-        var nextTick = SettingsConfiguration.systemClock() + UInt64(tickMilliseconds)
+        let tick = Duration.milliseconds(Int64(tickMilliseconds))
+        var nextTick = Deadline.after(tick)
         while !isStopping {
             let hasTasks = tasks.withLock { !$0.isEmpty }
-            let ready = epoll_wait(
-                epoll, &events, Int32(events.count), refused.isEmpty && !hasTasks ? tickMilliseconds : 0)
+            // Until the next tick, on the monotonic clock: a wall clock stepped back cannot stop it.
+            let wait = refused.isEmpty && !hasTasks ? min(nextTick.pollTimeout, tickMilliseconds) : 0
+            let ready = epoll_wait(epoll, &events, Int32(events.count), wait)
             let toldNow = refused
             refused = []  // a handler may be refused again, for the round after
             for fd in toldNow { handlers[fd]?(Int16(POLLNVAL)) }
@@ -169,9 +171,9 @@ final class PollLoop: @unchecked Sendable {  // table: loop thread only; `execut
             }
             runTasks()
             afterRound()
-            let now = SettingsConfiguration.systemClock()
+            let now = Deadline.now
             if now >= nextTick {
-                nextTick = now + UInt64(tickMilliseconds)
+                nextTick = now + tick
                 onTick()
             }
         }

@@ -29,7 +29,7 @@ final class ServerAcceptor: @unchecked Sendable {  // loop thread only
     var budget = DescriptorBudget()
     /// Refused peers still owed their explanation, closed at the tick after `closeAt`: a few at
     /// a time, so a flood of refused connections holds no more descriptors than this.
-    var refusedPeers: [(fd: Int32, closeAt: UInt64)] = []
+    var refusedPeers: [(fd: Int32, closeAt: Deadline)] = []
     /// Refused peers that may wait for their explanation to be read, at most.
     static let lingeringRefusals = 16
     var refusals = RefusalLog()
@@ -178,7 +178,7 @@ final class ServerAcceptor: @unchecked Sendable {  // loop thread only
     /// refused peers whose explanation had its moment; logs what refusals were counted; and
     /// listens again if accepting was paused at the open-file limit.
     func tick() {
-        let now = SettingsConfiguration.systemClock()
+        let now = Deadline.now
         for connection in Array(connections.values) { connection.tick(now: now) }
         refusedPeers.removeAll { peer in
             guard now >= peer.closeAt else { return false }
@@ -199,7 +199,7 @@ final class ServerAcceptor: @unchecked Sendable {  // loop thread only
     /// request the peer sends meanwhile is read and dropped first. Beyond a few refused peers
     /// waiting, a refused peer is closed at once (a flood gets no explanation, and holds nothing).
     private func refuse(_ fd: Int32, peer: PeerCredentials, _ error: SettingsError, reason: String) {
-        let now = SettingsConfiguration.systemClock()
+        let now = Deadline.now
         if let line = refusals.refused(uid: peer.uid, pid: peer.pid, now: now, reason: reason) {
             context.logger.log(.warning, line)
         }
@@ -209,7 +209,7 @@ final class ServerAcceptor: @unchecked Sendable {  // loop thread only
             close(fd)
             return
         }
-        refusedPeers.append((fd, now + 200))
+        refusedPeers.append((fd, now + .milliseconds(200)))
     }
 
     /// Drops what a refused peer sent, so that closing it does not reset the explanation away.

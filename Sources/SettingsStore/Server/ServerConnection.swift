@@ -40,11 +40,11 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
     private var isShuttingDown = false
     private(set) var isClosed = false
     /// When the client last sent a frame or got an answer, for the idle time-out.
-    private var lastActivity = SettingsConfiguration.systemClock()
+    private var lastActivity = Deadline.now
     /// Set when the connection failed: its error frame is queued after the last whole frame,
     /// input is read and dropped (closing with unread input would reset the peer before it reads
     /// the explanation), and it closes once the frame is out or this time has passed.
-    private var failure: (error: SettingsError, deadline: UInt64)?
+    private var failure: (error: SettingsError, deadline: Deadline)?
     /// Whether `fail(_:)` ended the connection (tested without copying the error out).
     private var hasFailed: Bool {
         if case .some = failure { true } else { false }
@@ -142,7 +142,7 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
 
     private func readAvailable() {
         if hasFailed { return discardInput() }
-        lastActivity = SettingsConfiguration.systemClock()
+        lastActivity = .now
         // A few chunks per round at most, so one busy client cannot starve the others.
         for _ in 0..<4 where isReading && !isSessionBehind && !isClosed {
             switch readBuffer.read(from: fd, into: &framer, flags: Int32(MSG_DONTWAIT)) {
@@ -334,7 +334,7 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
 
     private func writeFinished(id: Int64?, _ result: Result<[String: JSONValue], SettingsError>) {
         writesInFlight -= 1
-        lastActivity = SettingsConfiguration.systemClock()
+        lastActivity = .now
         switch result {
         case .success(let fields): enqueueSuccess(id: id, fields)
         case .failure(let error): enqueue(WireMessage.failure(id: id, error))
@@ -439,7 +439,7 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
     /// out, then an error frame saying why, then the connection closes (see `failure`).
     private func fail(_ error: SettingsError) {
         guard !isClosed, !hasFailed else { return }
-        failure = (error, SettingsConfiguration.systemClock() + 5_000)
+        failure = (error, .after(.seconds(5)))
         inbox.removeAll()
         inboxStart = 0
         endSession()
@@ -477,17 +477,19 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
 
     /// Time-outs, called by the server a few times a second: a failed connection whose last
     /// word did not get out in time, and an idle client.
-    func tick(now: UInt64) {
+    func tick(now: Deadline) {
         guard !isClosed else { return }
         if let failure {
             if now >= failure.deadline { close(failure.error) }
             return
         }
-        let limit = context.configuration.idleTimeout
+        guard let limit = context.configuration.idleTimeoutMilliseconds else { return }
         let isIdle =
-            limit > 0 && watches.isEmpty && syncSession == nil && writesInFlight == 0
-            && inboxStart == inbox.count && outbound.isEmpty
-        guard isIdle, now >= lastActivity + UInt64(limit * 1000) else { return }
-        fail(SettingsError(.timeout, "idle for \(limit) s: closed (reconnect to go on)"))
+            watches.isEmpty && syncSession == nil && writesInFlight == 0 && inboxStart == inbox.count
+            && outbound.isEmpty
+        guard isIdle, now >= lastActivity + .milliseconds(Int64(clamping: limit)) else { return }
+        fail(
+            SettingsError(
+                .timeout, "idle for \(Double(limit) / 1000) s: closed (reconnect to go on)"))
     }
 }

@@ -6,7 +6,8 @@ final class ServerContext: Sendable {
     let settings: Settings
     let replicator: Replicator
     let configuration: ServerConfiguration
-    let startedAt = SettingsConfiguration.systemClock()
+    /// When the server was made, on the monotonic clock (`status`'s uptime).
+    let startedAt = Deadline.now
     let clients = Atomic<Int>(0)
     let watches = Atomic<Int>(0)
     /// What every connection's staged import parts cost, about, in bytes (`ImportStaging`).

@@ -28,7 +28,7 @@ enum StatusReport {
         status.socket = server.configuration.socketPath
         status.pid = getpid()
         status.dconf = server.dconf?.status
-        status.uptimeSeconds = Double(SettingsConfiguration.systemClock() - server.startedAt) / 1000
+        status.uptimeSeconds = (Deadline.now - server.startedAt).seconds
         return status
     }
 

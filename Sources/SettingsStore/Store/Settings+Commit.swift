@@ -151,7 +151,8 @@ extension Settings {
                         sequence: 0))
             }
             let now = configuration.clock()
-            let ceiling = HybridTimestamp(milliseconds: now + configuration.maximumClockSkew, counter: 0)
+            let ceiling = HybridTimestamp(
+                milliseconds: now + configuration.maximumClockSkewMilliseconds, counter: 0)
             var ahead = 0
             for entry in accepted {
                 // A stamp beyond the bound moves nothing: the write it came with is kept, and the

@@ -10,7 +10,7 @@ extension Settings {
     /// - Returns: How many tombstones were collected.
     @discardableResult
     package func collectTombstones() throws(SettingsError) -> Int {
-        let lifetime = configuration.tombstoneLifetime
+        let lifetime = configuration.tombstoneLifetimeMilliseconds
         let now = configuration.clock()
         guard lifetime > 0, now > lifetime else { return 0 }
         let cutoff = HybridTimestamp(milliseconds: now - lifetime, counter: 0)

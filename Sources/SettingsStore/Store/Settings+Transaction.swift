@@ -22,7 +22,7 @@ extension Settings {
     func transaction<Result>(
         reason: ChangeReason, madeBy: HybridTimestamp? = nil, _ body: (SettingsTransaction) throws -> Result
     ) throws -> Result {
-        lastLocalWriteRequest.store(configuration.clock(), ordering: .relaxed)
+        lastLocalWriteRequest.store(Deadline.now.uptimeNanoseconds, ordering: .relaxed)
         let result = try writer.withLock { writer throws -> Result in
             let transaction = SettingsTransaction(settings: self)
             let result = try body(transaction)
@@ -42,11 +42,12 @@ extension Settings {
         return result
     }
 
-    /// Whether a local transaction asked for the writer less than `milliseconds` ago, by this
-    /// store's clock (a clock that went back counts as recent).
+    /// Whether a local transaction asked for the writer less than `milliseconds` ago, on the
+    /// monotonic clock.
     func hasLocalWrites(withinMilliseconds milliseconds: UInt64) -> Bool {
         let last = lastLocalWriteRequest.load(ordering: .relaxed)
-        return last > 0 && configuration.clock() < last &+ milliseconds
+        return last > 0
+            && Deadline.now < Deadline(uptimeNanoseconds: last) + .milliseconds(Int64(clamping: milliseconds))
     }
 
     /// Runs a store operation whose only possible failure is a `SettingsError`, keeping that type.

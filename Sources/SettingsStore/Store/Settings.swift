@@ -34,7 +34,7 @@ public final class Settings: Sendable {
     let identity: Mutex<ReplicaID>
     let cache: Mutex<ReplicaCache>
     let observers = ObserverRegistry()
-    /// When a local transaction last asked for the writer (`configuration.clock()`, 0 never):
+    /// When a local transaction last asked for the writer, in monotonic nanoseconds (0: never):
     /// while that is recent, a replica session commits a large batch in parts.
     let lastLocalWriteRequest = Atomic<UInt64>(0)
     /// The key of the history's fingerprints of `secret` values (`FingerprintKey`).
@@ -114,7 +114,7 @@ public final class Settings: Sendable {
         // restart: the clock resumes from the highest stamp within the bound, and writes to the
         // wild stamp's key still beat it (`SettingsWriter.stamp`).
         let bound = HybridTimestamp(
-            milliseconds: configuration.clock() + configuration.maximumClockSkew, counter: 0)
+            milliseconds: configuration.clock() + configuration.maximumClockSkewMilliseconds, counter: 0)
         let highWater = cache.highWater(ceiling: bound)
         self.identity = Mutex(loaded.replicaID)
         self.fingerprintKey = loaded.fingerprintKey

@@ -10,14 +10,27 @@ public struct SettingsConfiguration: Sendable {
     /// another type (and returned the default), or an `@Setting` property set that the store
     /// refused. Defaults to nothing; hosts route it to their log.
     public var onError: (@Sendable (SettingsError) -> Void)?
-    /// How far ahead of the wall clock (milliseconds) a stamp received from a replica may move this
-    /// replica's clock; stamps further ahead are still applied unchanged (see `docs/SYNC.md`).
-    public var maximumClockSkew: UInt64 = 3_600_000
-    /// How long a deleted key's tombstone is kept, in milliseconds (90 days by default): long
-    /// enough for every replica to have heard of the delete. Older tombstones are collected when
-    /// the store opens and by `collectTombstones()`; a replica offline for longer gets the state
-    /// as it is, without the keys deleted meanwhile (see `docs/SYNC.md`).
-    public var tombstoneLifetime: UInt64 = 90 * 24 * 3_600_000
+    /// How far ahead of the wall clock a stamp received from a replica may move this replica's
+    /// clock (one hour by default); stamps further ahead are still applied unchanged (see
+    /// `docs/SYNC.md`). Clamped to 1 second … 10 years.
+    public var maximumClockSkew: Duration {
+        get { .milliseconds(maximumClockSkewMilliseconds) }
+        set { maximumClockSkewMilliseconds = newValue.milliseconds(clampedTo: 1_000...Self.tenYears) }
+    }
+    /// `maximumClockSkew` in milliseconds, for the arithmetic on stamps.
+    package private(set) var maximumClockSkewMilliseconds: UInt64 = 3_600_000
+    /// How long a deleted key's tombstone is kept (90 days by default): long enough for every
+    /// replica to have heard of the delete. Older tombstones are collected when the store opens
+    /// and by `collectTombstones()`; a replica offline for longer gets the state as it is, without
+    /// the keys deleted meanwhile (see `docs/SYNC.md`). Clamped to 1 hour … 10 years.
+    public var tombstoneLifetime: Duration {
+        get { .milliseconds(tombstoneLifetimeMilliseconds) }
+        set { tombstoneLifetimeMilliseconds = newValue.milliseconds(clampedTo: 3_600_000...Self.tenYears) }
+    }
+    /// `tombstoneLifetime` in milliseconds.
+    package private(set) var tombstoneLifetimeMilliseconds: UInt64 = 90 * 24 * 3_600_000
+    /// Ten years in milliseconds: the longest any duration of the configuration may be.
+    static let tenYears: UInt64 = 10 * 366 * 24 * 3_600_000
     /// What the history keeps (90 days and 1,000,000 records by default; `.off` keeps none).
     public var history = HistoryRetention()
     /// Schemas, system defaults and locks (see `SettingsPolicy`); none by default. Replace them

@@ -54,7 +54,7 @@ struct HistoryLimitsTests {
     @Test("a time older than the history keeps is refused")
     func olderThanKept() throws {
         let settings = try store(
-            history: HistoryRetention(keepMilliseconds: 3_600_000, maximumRecords: 1_000))
+            history: HistoryRetention(keep: .milliseconds(3_600_000), maximumRecords: 1_000))
         try settings.set("now", forKey: "k")
         let twoHoursAgo = SettingsConfiguration.systemClock() - 7_200_000
         do {

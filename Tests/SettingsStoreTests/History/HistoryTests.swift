@@ -81,7 +81,7 @@ struct HistoryTests {
     func retention() async throws {
         let clock = SkewedClock()
         var configuration = SettingsConfiguration(clock: clock.read)
-        configuration.history = HistoryRetention(keepMilliseconds: 60_000, maximumRecords: 300)
+        configuration.history = HistoryRetention(keep: .milliseconds(60_000), maximumRecords: 300)
         let settings = try Settings(path: directory.database, configuration: configuration)
         for index in 0..<200 { try settings.set(index, forKey: "old.\(index % 20)") }
         clock.jump(by: 120_000)

@@ -81,22 +81,22 @@ struct HubPollingTests {
 
     @Test("a polling link compares on its safety net and when forced, not after every change")
     func pollingComparisons() {
-        var polling = CheckSchedule(safetyNet: 300, comparesAfterChanges: false)
-        var listening = CheckSchedule(safetyNet: 30, comparesAfterChanges: true)
-        let first = polling.isDue(sequence: 1, counter: 1, now: 1_000)
+        var polling = CheckSchedule(safetyNet: .seconds(300), comparesAfterChanges: false)
+        var listening = CheckSchedule(safetyNet: .seconds(30), comparesAfterChanges: true)
+        let first = polling.isDue(sequence: 1, counter: 1, now: .at(1_000))
         #expect(first, "forced at first")
-        polling.checked(sequence: 1, counter: 1, took: 1, agreed: true, now: 1_000)
-        listening.checked(sequence: 1, counter: 1, took: 1, agreed: true, now: 1_000)
-        let afterChange = polling.isDue(sequence: 5, counter: 9, now: 2_000)
-        let quietLater = polling.isDue(sequence: 5, counter: 9, now: 100_000)
-        let onSafetyNet = polling.isDue(sequence: 5, counter: 9, now: 302_000)
+        polling.checked(sequence: 1, counter: 1, took: .milliseconds(1), agreed: true, now: .at(1_000))
+        listening.checked(sequence: 1, counter: 1, took: .milliseconds(1), agreed: true, now: .at(1_000))
+        let afterChange = polling.isDue(sequence: 5, counter: 9, now: .at(2_000))
+        let quietLater = polling.isDue(sequence: 5, counter: 9, now: .at(100_000))
+        let onSafetyNet = polling.isDue(sequence: 5, counter: 9, now: .at(302_000))
         #expect(!afterChange && !quietLater && onSafetyNet)
-        _ = listening.isDue(sequence: 5, counter: 9, now: 2_000)
-        let listeningAfterQuiet = listening.isDue(sequence: 5, counter: 9, now: 2_400)
+        _ = listening.isDue(sequence: 5, counter: 9, now: .at(2_000))
+        let listeningAfterQuiet = listening.isDue(sequence: 5, counter: 9, now: .at(2_400))
         #expect(listeningAfterQuiet)
-        polling.checked(sequence: 5, counter: 9, took: 1, agreed: true, now: 302_000)
+        polling.checked(sequence: 5, counter: 9, took: .milliseconds(1), agreed: true, now: .at(302_000))
         polling.isForced = true
-        let forced = polling.isDue(sequence: 5, counter: 9, now: 302_100)
+        let forced = polling.isDue(sequence: 5, counter: 9, now: .at(302_100))
         #expect(forced)
     }
 
@@ -104,23 +104,23 @@ struct HubPollingTests {
         "a routine comparison is spared only when none was asked for, none diverged, and the replica is where it compared"
     )
     func sparedComparisons() {
-        var checks = CheckSchedule(safetyNet: 300, comparesAfterChanges: false)
-        let first = checks.renewWithoutComparing(sequence: 1, now: 1_000)
+        var checks = CheckSchedule(safetyNet: .seconds(300), comparesAfterChanges: false)
+        let first = checks.renewWithoutComparing(sequence: 1, now: .at(1_000))
         #expect(!first, "the first comparison of a connection always runs")
-        checks.checked(sequence: 1, counter: 1, took: 1, agreed: true, now: 1_000)
-        _ = checks.isDue(sequence: 1, counter: 1, now: 2_000)
-        let due = checks.isDue(sequence: 1, counter: 1, now: 301_000)
-        let spared = checks.renewWithoutComparing(sequence: 1, now: 301_000)
-        let dueAgain = checks.isDue(sequence: 1, counter: 1, now: 302_000)
+        checks.checked(sequence: 1, counter: 1, took: .milliseconds(1), agreed: true, now: .at(1_000))
+        _ = checks.isDue(sequence: 1, counter: 1, now: .at(2_000))
+        let due = checks.isDue(sequence: 1, counter: 1, now: .at(301_000))
+        let spared = checks.renewWithoutComparing(sequence: 1, now: .at(301_000))
+        let dueAgain = checks.isDue(sequence: 1, counter: 1, now: .at(302_000))
         #expect(due && spared && !dueAgain, "the safety net starts again from the spared one")
-        let movedOn = checks.renewWithoutComparing(sequence: 2, now: 601_000)
+        let movedOn = checks.renewWithoutComparing(sequence: 2, now: .at(601_000))
         #expect(!movedOn, "the replica changed since it compared")
-        checks.checked(sequence: 2, counter: 1, took: 1, agreed: false, now: 601_000)
-        let diverged = checks.renewWithoutComparing(sequence: 2, now: 700_000)
+        checks.checked(sequence: 2, counter: 1, took: .milliseconds(1), agreed: false, now: .at(601_000))
+        let diverged = checks.renewWithoutComparing(sequence: 2, now: .at(700_000))
         #expect(!diverged, "a divergence is confirmed by comparing")
-        checks.checked(sequence: 2, counter: 1, took: 1, agreed: true, now: 700_000)
+        checks.checked(sequence: 2, counter: 1, took: .milliseconds(1), agreed: true, now: .at(700_000))
         checks.isForced = true
-        let asked = checks.renewWithoutComparing(sequence: 2, now: 1_000_000)
+        let asked = checks.renewWithoutComparing(sequence: 2, now: .at(1_000_000))
         #expect(!asked, "one asked for (sync --wait, a rewind) always runs")
     }
 }
@@ -464,5 +464,12 @@ struct QuietCheckTests {
         quiet.record(look("1:1:"), counter: 1)
         quiet.record(look("1:1:"), counter: 1)
         #expect(!quiet.isAvailable && quiet.baseline == nil)
+    }
+}
+
+extension Deadline {
+    /// `milliseconds` after the clock's start, for schedules driven by hand.
+    fileprivate static func at(_ milliseconds: UInt64) -> Deadline {
+        Deadline(uptimeNanoseconds: milliseconds * 1_000_000)
     }
 }

@@ -127,7 +127,7 @@ extension HubReliability.HubQuietCheckTests {
     @Test("a fast-path call to a frozen server process gives up at the stall time-out, as a statement does")
     func frozenCallTimesOut() throws {
         let (_, hub, _) = try namespace("frozen")
-        hub.connection.stallTimeout = 1
+        hub.connection.stallTimeout = .seconds(1)
         var quiet = HubQuietCheck()
         #expect(try pollUntilQuiet(hub, &quiet, counter: hub.lastSequence()))
         let backend = try hub.connection.query("SELECT pg_catalog.pg_backend_pid()")

@@ -360,7 +360,7 @@ struct LinkHandshakeTests {
     func silentPeer() async throws {
         let listener = try SilentListener(path: "/tmp/sdt-silent-\(UUID().uuidString.prefix(8)).sock")
         let settings = Settings(inMemoryWith: .init())
-        let link = settings.sync(with: listener.path, handshakeTimeout: 0.2)
+        let link = settings.sync(with: listener.path, handshakeTimeout: .milliseconds(200))
         defer { link.stop() }
         try await waitUntil { settings.links.first?.lastError?.contains("did not answer") == true }
         let status = try #require(settings.links.first)

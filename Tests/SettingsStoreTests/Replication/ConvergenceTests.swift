@@ -188,7 +188,7 @@ struct ConvergenceTests {
         #expect(normal.value(forKey: "k") == "ahead")
         try normal.set(1, forKey: "after")
         let stamp = try #require(normal.entry(forKey: "after")).version.timestamp
-        #expect(stamp.milliseconds <= now + normal.configuration.maximumClockSkew)
+        #expect(stamp.milliseconds <= now + normal.configuration.maximumClockSkewMilliseconds)
         link.disconnect()
     }
 

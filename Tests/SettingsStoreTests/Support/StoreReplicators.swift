@@ -35,7 +35,7 @@ extension Settings {
     var hubs: [HubStatus] { replicator.hubs }
 
     /// Syncs with the replica at `socketPath` through this store's replicator.
-    func sync(with socketPath: String, handshakeTimeout: Double = ReplicaLink.defaultHandshakeTimeout)
+    func sync(with socketPath: String, handshakeTimeout: Duration = ReplicaLink.defaultHandshakeTimeout)
         -> ReplicaLink
     {
         replicator.sync(with: socketPath, handshakeTimeout: handshakeTimeout)
