@@ -45,13 +45,23 @@ struct BatchPartsTests {
         return sizes
     }
 
-    @Test("a local write moments before: every commit holds at most one part; all keys and the cursor arrive")
+    @Test(
+        "local writes while the sync runs: every commit holds at most one part; all keys and the cursor arrive"
+    )
     func localWritesSplitBatches() async throws {
         let a = try source(3 * SyncSession.batchEntries)
-        // A clock that stands still keeps the local write below recent for the whole sync.
-        let now = SettingsConfiguration.systemClock()
-        let b = Settings(inMemoryWith: .init(clock: { now }))
+        let b = Settings(inMemoryWith: .init())
         try b.set("here", forKey: "local.note")
+        // Local writes keep coming while the sync runs, as an app's would.
+        let writing = Task.detached {
+            var count = 0
+            while !Task.isCancelled {
+                try? b.set(count, forKey: "local.counter")
+                count += 1
+                try? await Task.sleep(for: .milliseconds(20))
+            }
+        }
+        defer { writing.cancel() }
         let sizes = try await initialSyncSizes(from: a, to: b)
         #expect(sizes.reduce(0, +) == 3 * SyncSession.batchEntries)
         #expect(sizes.allSatisfy { $0 <= SyncSession.partEntries }, "\(sizes)")
@@ -69,14 +79,23 @@ struct BatchPartsTests {
         #expect(sizes.contains { $0 > SyncSession.partEntries }, "\(sizes)")
     }
 
-    @Test("a write long ago, by the store's clock, splits nothing")
-    func oldLocalWriteSplitsNothing() throws {
+    @Test(
+        "a write older than the window, on the monotonic clock, splits nothing; the wall clock does not count"
+    )
+    func oldLocalWriteSplitsNothing() async throws {
         let clock = SkewedClock()
         let store = Settings(inMemoryWith: .init(clock: clock.read))
         #expect(!store.hasLocalWrites(withinMilliseconds: SyncSession.localWriteWindow))
         try store.set(1, forKey: "local.x")
+        let written = Date()
+        // A wall clock that jumps makes a write neither older nor newer.
+        clock.jump(by: -3_600_000)
         #expect(store.hasLocalWrites(withinMilliseconds: SyncSession.localWriteWindow))
-        clock.jump(by: Int64(SyncSession.localWriteWindow) + 1)
-        #expect(!store.hasLocalWrites(withinMilliseconds: SyncSession.localWriteWindow))
+        clock.jump(by: 7_200_000)
+        #expect(store.hasLocalWrites(withinMilliseconds: SyncSession.localWriteWindow))
+        try await waitUntil(timeout: 5) {
+            !store.hasLocalWrites(withinMilliseconds: SyncSession.localWriteWindow)
+        }
+        #expect(Date().timeIntervalSince(written) >= Double(SyncSession.localWriteWindow) / 1000 - 0.01)
     }
 }
