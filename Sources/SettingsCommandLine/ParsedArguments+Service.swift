@@ -49,7 +49,7 @@ extension ParsedArguments {
         // The same schemas, system defaults and locks as a daemon started without options.
         configuration.policy = try SettingsPolicy.load(
             schemaDirectories: SettingsPolicy.defaultSchemaDirectories,
-            systemDirectory: SettingsPolicy.defaultSystemDirectory)
+            systemDirectory: SettingsPolicy.defaultSystemDirectory, extensions: .gnome)
         do throws(SettingsError) {
             return DirectClient(settings: try Settings(path: database, configuration: configuration))
         } catch  where error.code == .databaseInUse {

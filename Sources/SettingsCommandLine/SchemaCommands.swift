@@ -23,7 +23,7 @@ enum SchemaCommands {
             throw UsageError("schema \(positionals[0]) takes one FILE", command: "schema")
         }
         if isGSettings(file) { return try checkGSettings(file, action: positionals[0]) }
-        let rules = try SettingsSchema(rules: SettingsSchema.rules(inFile: file)).rules
+        let rules = try SettingsSchema(rules: SettingsSchema.rules(inFile: file, extensions: .gnome)).rules
         switch positionals[0] {
         case "swift":
             Output.line(swiftSource(for: rules, file: file))
@@ -91,7 +91,8 @@ enum SchemaCommands {
     /// `defaults.d` and `locks.d` files, typed by the installed schemas.
     private static func importDconfDatabase(_ directory: String, into system: String) throws -> Int32 {
         let policy = try SettingsPolicy.load(
-            schemaDirectories: SettingsPolicy.defaultSchemaDirectories, systemDirectory: nil)
+            schemaDirectories: SettingsPolicy.defaultSchemaDirectories, systemDirectory: nil,
+            extensions: .gnome)
         let database = try DconfSystemDatabase(directory: directory, schema: policy.schema)
         let trimmed = directory.hasSuffix("/") ? String(directory.dropLast()) : directory
         var name = String(trimmed.split(separator: "/").last ?? "db")

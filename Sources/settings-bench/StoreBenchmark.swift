@@ -115,7 +115,8 @@ struct StoreBenchmark {
             toFile: system + "/locks.d/bulk", atomically: true, encoding: .utf8)
         var policy = SettingsPolicy()
         let load = try measureSeconds {
-            policy = try SettingsPolicy.load(schemaDirectories: [schemas], systemDirectory: system)
+            policy = try SettingsPolicy.load(
+                schemaDirectories: [schemas], systemDirectory: system, extensions: .gnome)
         }
         report.seconds(
             "load \(policy.schema.rules.count) schema rules and \(policy.locks.count) locks", load,

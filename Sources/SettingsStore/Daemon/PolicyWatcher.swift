@@ -51,8 +51,8 @@ final class PolicyWatcher: @unchecked Sendable {  // immutable; the source lives
         queue.async { [self] in
             do throws(SettingsError) {
                 let policy = try SettingsPolicy.load(
-                    schemaDirectories: schemaDirectories, systemDirectory: systemDirectory, isStrict: isStrict
-                )
+                    schemaDirectories: schemaDirectories, systemDirectory: systemDirectory,
+                    isStrict: isStrict, extensions: .gnome)
                 watchFolders()  // folders created since are watched from now on
                 for warning in policy.warnings { logger.log(.warning, warning) }
                 settings.apply(policy)

@@ -49,7 +49,8 @@ public final class SettingsDaemon: Sendable {
         var store = configuration.store
         store.policy = try SettingsPolicy.load(
             schemaDirectories: configuration.schemaDirectories,
-            systemDirectory: configuration.systemDirectory, isStrict: configuration.isStrict)
+            systemDirectory: configuration.systemDirectory, isStrict: configuration.isStrict,
+            extensions: .gnome)
         for warning in store.policy.warnings { configuration.logger.log(.warning, warning) }
         let settings = try Self.open(configuration.databasePath, configuration: store)
         self.configuration = configuration

@@ -217,7 +217,7 @@ package struct GSettingsSchemas: Sendable {
             return note("type '\(key.type ?? "")' is not a GVariant type settingsd reads; key skipped")
         }
         var rule = SchemaRule(
-            key: name, type: SchemaRule.valueType(for: type), choices: choices, summary: key.summary,
+            key: name, type: type.valueType, choices: choices, summary: key.summary,
             description: key.description, file: file)
         rule.gvariantType = type
         if let range = key.range {

@@ -2,11 +2,12 @@
 /// left to fail (or pass) silently on every write.
 extension SchemaRule {
     /// The fields a JSON rule may have.
-    static let fieldNames: Set<String> = [
-        "type", "gvariant", "default", "min", "max", "choices", "maxLength", "summary", "description",
-        "scope",
-        "secret",
-    ]
+    static let fieldNames = Set(
+        [
+            "type", "default", "min", "max", "choices", "maxLength", "summary", "description", "scope",
+            "secret",
+        ]
+            + nativeTypeFields.keys)
 
     /// Why the rule cannot be declared as it is, or nil.
     var declarationProblem: String? {

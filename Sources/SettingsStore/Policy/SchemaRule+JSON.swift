@@ -14,7 +14,7 @@ extension SchemaRule {
             return .object(members)
         }
         members["type"] = .string(type.rawValue)
-        if let gvariantType { members["gvariant"] = .string(gvariantType.description) }
+        if let native = nativeType?.base { members[native.field] = .string(native.text) }
         if isSecret { members["secret"] = .bool(true) }
         if let defaultValue { members["default"] = defaultValue.json }
         if let minimum { members["min"] = .double(minimum) }

@@ -73,10 +73,10 @@ package struct SchemaRule: Sendable, Equatable {
     package var scope: Scope
     /// Whether the history records the key's values only as fingerprints.
     package var isSecret = false
-    /// The exact GVariant type, from a GSettings schema or a JSON rule's `gvariant`: values
-    /// must have that form (an `i` is a 32-bit integer, an `as` an array of strings), and go
-    /// out to dconf in it.
-    package var gvariantType: GVariantType?
+    /// The exact type in another type language, from a GSettings schema or a JSON rule's
+    /// `gvariant` (`NativeValueType`): values must have that form (a GVariant `i` is a 32-bit
+    /// integer, an `as` an array of strings), and go out to that system in it.
+    package var nativeType: NativeType?
     /// Whether the rule only sets the scope of the keys it covers (it declares no type): the
     /// most specific scope-only rule decides a key's scope over the rule that types it.
     package var isScopeOnly = false
@@ -103,20 +103,8 @@ package struct SchemaRule: Sendable, Equatable {
     }
 
     /// The type as messages name it: `int`, or `int (GVariant 'u')`.
-    var typeName: String { type.rawValue + (gvariantType.map { " (GVariant '\($0)')" } ?? "") }
-
-    /// The value type that holds values of a GVariant type.
-    package static func valueType(for type: GVariantType) -> ValueType {
-        switch type {
-        case .boolean: .bool
-        case .byte, .int16, .uint16, .int32, .uint32, .int64, .uint64, .handle: .int
-        case .double: .double
-        case .string, .objectPath, .signature: .string
-        case .variant: .any
-        case .array(.byte): .data
-        case .array(.dictEntry(let key, _)) where key.isStringType: .dictionary
-        case .maybe, .array, .tuple, .dictEntry: .array
-        }
+    var typeName: String {
+        type.rawValue + (nativeType.map { " (\($0.base.language) '\($0.base.text)')" } ?? "")
     }
 
     /// Whether the rule names a pattern rather than one key: a `*` between dots or at the end
@@ -201,12 +189,13 @@ package struct SchemaRule: Sendable, Equatable {
     }
 
     private func violation(of value: SettingValue) -> String? {
-        if let gvariantType {
+        if let native = nativeType?.base {
             do throws(SettingsError) {
-                _ = try GVariant(value, type: gvariantType)
+                try native.check(value)
             } catch {
                 // A secret's message never holds the value it refuses.
-                return "must be a GVariant '\(gvariantType)'" + (isSecret ? "" : ": \(error.message)")
+                return "must be a \(native.language) '\(native.text)'"
+                    + (isSecret ? "" : ": \(error.message)")
             }
         }
         guard type.admits(value.kind) else { return "must be \(type.rawValue), not \(value.kind)" }

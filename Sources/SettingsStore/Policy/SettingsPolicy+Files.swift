@@ -33,29 +33,34 @@ extension SettingsPolicy {
     /// - Throws: `schemaViolation` naming the file for a malformed schema, a key declared with two
     ///   types, or a system default that breaks its schema; `invalidValue` for a malformed
     ///   defaults file; `io` for a file that cannot be read.
-    public static func load(schemaDirectories: [String], systemDirectory: String?, isStrict: Bool = false)
-        throws(SettingsError) -> SettingsPolicy
-    {
+    public static func load(
+        schemaDirectories: [String], systemDirectory: String?, isStrict: Bool = false,
+        extensions: SchemaExtensions = .none
+    ) throws(SettingsError) -> SettingsPolicy {
         var policy = SettingsPolicy()
         policy.isStrict = isStrict
         // First, so that every schema file may say otherwise.
-        for rule in MachineKeys.rules { try policy.schema.add(rule) }
+        for rule in extensions.builtInRules { try policy.schema.add(rule) }
         for directory in schemaDirectories {
             let listing = try FileSystem.regularFiles(in: directory, endingWith: ".json")
             policy.skip(listing.skipped)
             for name in listing.names {
-                for rule in try readSchema(at: "\(directory)/\(name)") { try policy.schema.add(rule) }
+                for rule in try SettingsSchema.rules(inFile: "\(directory)/\(name)", extensions: extensions) {
+                    try policy.schema.add(rule)
+                }
             }
         }
-        // GSettings' files are not settingsd's: one that cannot be read, or a key a settingsd
+        // Other formats' files are not settingsd's: one that cannot be read, or a key a settingsd
         // schema already types otherwise, is skipped with a warning instead of stopping the daemon.
-        let gsettings = GSettingsSchemas(directories: schemaDirectories)
-        policy.warnings += gsettings.failedFiles.map { "skipped GSettings schema \($0)" }
-        for rule in gsettings.rules {
-            do throws(SettingsError) {
-                try policy.schema.add(rule)
-            } catch {
-                policy.warnings.append("skipped GSettings key: \(error.message)")
+        for source in extensions.sources {
+            let (rules, warnings) = source.rules(in: schemaDirectories)
+            policy.warnings += warnings
+            for rule in rules {
+                do throws(SettingsError) {
+                    try policy.schema.add(rule)
+                } catch {
+                    policy.warnings.append("skipped \(rule.file) key: \(error.message)")
+                }
             }
         }
         guard let systemDirectory else { return policy }
@@ -97,8 +102,10 @@ extension SettingsPolicy {
     }
 
     /// The rules of one schema file: `{"format": "settingsd-schema", "version": 1, "keys": {...}}`.
-    static func readSchema(at file: String) throws(SettingsError) -> [SchemaRule] {
-        try SettingsSchema.rules(inFile: file)
+    static func readSchema(at file: String, extensions: SchemaExtensions = .none) throws(SettingsError)
+        -> [SchemaRule]
+    {
+        try SettingsSchema.rules(inFile: file, extensions: extensions)
     }
 }
 
@@ -107,14 +114,18 @@ extension SettingsSchema {
     ///
     /// - Throws: `schemaViolation` naming the file and what is wrong with it; `io` when it
     ///   cannot be read.
-    package static func rules(inFile file: String) throws(SettingsError) -> [SchemaRule] {
-        try rules(in: { () throws(SettingsError) in try FileSystem.read(file, limit: 16 << 20) }, file: file)
+    package static func rules(inFile file: String, extensions: SchemaExtensions = .none) throws(SettingsError)
+        -> [SchemaRule]
+    {
+        try rules(
+            in: { () throws(SettingsError) in try FileSystem.read(file, limit: 16 << 20) }, file: file,
+            extensions: extensions)
     }
 
     /// The rules of a schema file's `bytes`, named `file` in errors and rules.
-    static func rules(in bytes: () throws(SettingsError) -> [UInt8], file: String) throws(SettingsError)
-        -> [SchemaRule]
-    {
+    package static func rules(
+        in bytes: () throws(SettingsError) -> [UInt8], file: String, extensions: SchemaExtensions = .none
+    ) throws(SettingsError) -> [SchemaRule] {
         do throws(SettingsError) {
             let fields = try JSONFields(try JSONValue.parse(try bytes()), what: "a schema file")
             guard try fields.string("format") == "settingsd-schema" else {
@@ -134,7 +145,7 @@ extension SettingsSchema {
                 throw SettingsError(.schemaViolation, "field 'keys' must be an object of key → rule")
             }
             return try keys.sorted { $0.key < $1.key }.map { (key, json) throws(SettingsError) in
-                try SettingsPolicy.rule(key: key, json: json, file: file)
+                try SettingsPolicy.rule(key: key, json: json, file: file, extensions: extensions)
             }
         } catch {
             guard error.path == nil else { throw error }
@@ -174,9 +185,10 @@ extension SettingsPolicy {
     /// The rule for `key` in a schema file's form. A rule a daemon already holds (`trusted`, read
     /// back from the wire) is taken as it is; one read from a file is refused when it is impossible
     /// or its default breaks it.
-    static func rule(key: String, json: JSONValue, file: String, trusted: Bool = false) throws(SettingsError)
-        -> SchemaRule
-    {
+    static func rule(
+        key: String, json: JSONValue, file: String, trusted: Bool = false,
+        extensions: SchemaExtensions = .none
+    ) throws(SettingsError) -> SchemaRule {
         let fields = try JSONFields(json, what: "the rule for '\(key)'")
         if let unknown = fields.members.dictionary.keys.sorted().first(where: {
             !SchemaRule.fieldNames.contains($0)
@@ -186,17 +198,16 @@ extension SettingsPolicy {
                 "'\(key)': unknown field '\(unknown)' (a rule has \(SchemaRule.fieldNames.sorted().joined(separator: ", ")))",
                 key: key)
         }
-        let gvariantType = try fields.optionalString("gvariant").map { text throws(SettingsError) in
-            try GVariantType(text)
-        }
-        let typeName =
-            try fields.optionalString("type") ?? gvariantType.map { SchemaRule.valueType(for: $0).rawValue }
+        let native = try nativeType(of: key, in: fields, trusted: trusted, extensions: extensions)
+        let typeName = try fields.optionalString("type") ?? native?.valueType.rawValue
         if typeName == nil, fields.members["scope"] != nil {
             return try scopeRule(key: key, fields: fields, file: file)
         }
         guard let typeName else {
             throw SettingsError(
-                .schemaViolation, "'\(key)': field 'type' or 'gvariant' is required", key: key)
+                .schemaViolation,
+                "'\(key)': field 'type' or \(SchemaRule.nativeTypeFields.keys.sorted().map { "'\($0)'" }.joined(separator: " or ")) is required",
+                key: key)
         }
         guard let type = SchemaRule.ValueType(rawValue: typeName) else {
             throw SettingsError(
@@ -204,10 +215,10 @@ extension SettingsPolicy {
                 "'\(key)': unknown type '\(typeName)' (one of \(SchemaRule.ValueType.allCases.map(\.rawValue).joined(separator: ", ")))",
                 key: key)
         }
-        if let gvariantType, SchemaRule.valueType(for: gvariantType) != type {
+        if let native, native.valueType != type {
             throw SettingsError(
                 .schemaViolation,
-                "'\(key)': GVariant '\(gvariantType)' is held as \(SchemaRule.valueType(for: gvariantType).rawValue), not \(type.rawValue)",
+                "'\(key)': \(native.language) '\(native.text)' is held as \(native.valueType.rawValue), not \(type.rawValue)",
                 key: key)
         }
         let scopeName = try fields.optionalString("scope") ?? "synced"
@@ -226,7 +237,7 @@ extension SettingsPolicy {
             description: try fields.optionalString("description"),
             scope: scope, file: file)
         rule.isSecret = try fields.bool("secret", default: false)
-        rule.gvariantType = gvariantType
+        rule.nativeType = native.map(SchemaRule.NativeType.init)
         if !trusted, let problem = rule.declarationProblem {
             throw SettingsError(.schemaViolation, "'\(key)': \(problem)", key: key)
         }
@@ -253,5 +264,26 @@ extension SettingsPolicy {
             throw SettingsError(
                 .invalidValue, "defaults \(file): \(error.message)", key: error.key, path: file)
         }
+    }
+
+    /// The native type a rule's fields declare (`gvariant`), read by the extension that speaks
+    /// its language; one read back from a daemon (`trusted`) is kept as declared when none does.
+    private static func nativeType(
+        of key: String, in fields: JSONFields, trusted: Bool, extensions: SchemaExtensions
+    ) throws(SettingsError) -> (any NativeValueType)? {
+        for (field, language) in SchemaRule.nativeTypeFields.sorted(by: { $0.key < $1.key }) {
+            guard let text = try fields.optionalString(field) else { continue }
+            if let read = extensions.nativeTypes[field] { return try read(text) }
+            guard trusted, let typeName = try fields.optionalString("type"),
+                let type = SchemaRule.ValueType(rawValue: typeName)
+            else {
+                throw SettingsError(
+                    .schemaViolation,
+                    "'\(key)': \(language) types ('\(field)') are read with the GNOME support: load the policy with SchemaExtensions.gnome (SettingsGNOME)",
+                    key: key)
+            }
+            return DeclaredNativeType(field: field, language: language, text: text, valueType: type)
+        }
+        return nil
     }
 }

@@ -111,7 +111,7 @@ private struct RuleIndex: Sendable, Equatable {
         if rule.isSecret { hasSecretRules = true }
         if let position = positions[key] {
             let existing = rules[position]
-            guard existing.type == rule.type, existing.gvariantType == rule.gvariantType else {
+            guard existing.type == rule.type, existing.nativeType == rule.nativeType else {
                 throw SettingsError(
                     .schemaViolation,
                     "'\(rule.key)' is declared as \(existing.typeName) in \(existing.file) and as \(rule.typeName) in \(rule.file)",

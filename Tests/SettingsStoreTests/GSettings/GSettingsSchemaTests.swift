@@ -170,7 +170,7 @@ struct GVariantRuleTests {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         try #"{"format": "settingsd-schema", "version": 1, "keys": {\#(rules)}}"#
             .write(toFile: folder + "/rules.json", atomically: true, encoding: .utf8)
-        return try SettingsPolicy.load(schemaDirectories: [folder], systemDirectory: nil)
+        return try SettingsPolicy.load(schemaDirectories: [folder], systemDirectory: nil, extensions: .gnome)
     }
 
     @Test(

@@ -47,7 +47,8 @@ extension HubReliability {
         func namespaceSwitch() async throws {
             let cluster = try HubSyncTests.hub()
             let (url, fleets) = try person(cluster)
-            let policy = try SettingsPolicy.load(schemaDirectories: [], systemDirectory: nil)
+            let policy = try SettingsPolicy.load(
+                schemaDirectories: [], systemDirectory: nil, extensions: .gnome)
             let local = "system.proxy.http.host"
             #expect(policy.isLocal(local))
 

@@ -180,7 +180,7 @@ extension HubReliability {
             let url = cluster.conninfo(user: role.name, password: role.password)
             var configuration = SettingsConfiguration()
             configuration.policy = try SettingsPolicy.load(
-                schemaDirectories: [exampleSchemaDirectory], systemDirectory: nil)
+                schemaDirectories: [exampleSchemaDirectory], systemDirectory: nil, extensions: .gnome)
             let governed = Settings(inMemoryWith: configuration)
             let free = Settings(inMemoryWith: .init())
             let violations = Mutex<[String]>([])

@@ -35,7 +35,8 @@ extension Reliability {
             try FileManager.default.createDirectory(
                 atPath: "\(system.path)/defaults.d", withIntermediateDirectories: true)
             #expect(symlink("/proc/self/status", "\(system.path)/defaults.d/status.json") == 0)
-            let policy = try SettingsPolicy.load(schemaDirectories: [], systemDirectory: system.path)
+            let policy = try SettingsPolicy.load(
+                schemaDirectories: [], systemDirectory: system.path, extensions: .gnome)
             #expect(policy.locks.map(\.key) == ["audio.muted"])
             #expect(policy.warnings.contains { $0.contains("locks.d/environ") }, "\(policy.warnings)")
             #expect(policy.warnings.contains { $0.contains("defaults.d/status.json") }, "\(policy.warnings)")

@@ -35,7 +35,8 @@ struct SystemFolder {
 
     func policy(strict: Bool = false) throws -> SettingsPolicy {
         try SettingsPolicy.load(
-            schemaDirectories: [exampleSchemaDirectory], systemDirectory: path, isStrict: strict)
+            schemaDirectories: [exampleSchemaDirectory], systemDirectory: path, isStrict: strict,
+            extensions: .gnome)
     }
 }
 
@@ -98,7 +99,7 @@ struct PolicyTests {
             .write(
                 toFile: "\(folder)/b.json", atomically: true, encoding: .utf8)
         let conflict = #expect(throws: SettingsError.self) {
-            try SettingsPolicy.load(schemaDirectories: [folder], systemDirectory: nil)
+            try SettingsPolicy.load(schemaDirectories: [folder], systemDirectory: nil, extensions: .gnome)
         }
         #expect(conflict?.message.contains("a.json") == true)
         #expect(conflict?.message.contains("b.json") == true)

@@ -29,7 +29,8 @@ struct ScopeRuleTests {
         let directories =
             FileManager.default.fileExists(atPath: "/usr/share/glib-2.0/schemas")
             ? ["/usr/share/glib-2.0/schemas"] : []
-        let policy = try SettingsPolicy.load(schemaDirectories: directories, systemDirectory: nil)
+        let policy = try SettingsPolicy.load(
+            schemaDirectories: directories, systemDirectory: nil, extensions: .gnome)
         for key in [
             "org.gnome.settings-daemon.plugins.media-keys.custom-keybindings",
             "org.gnome.settings-daemon.plugins.media-keys.custom-keybindings.custom0.command",
@@ -67,13 +68,14 @@ struct ScopeRuleTests {
 
     @Test("a user's schema file overrides a built-in machine key, and a policy without one keeps them local")
     func userOverridesBuiltIn() throws {
-        let none = try SettingsPolicy.load(schemaDirectories: [], systemDirectory: nil)
+        let none = try SettingsPolicy.load(schemaDirectories: [], systemDirectory: nil, extensions: .gnome)
         #expect(none.isLocal("org.gnome.nautilus.window-state.initial-size"))
         #expect(none.isLocal("system.proxy.http.host"))
         #expect(!none.isLocal("org.gnome.desktop.interface.gtk-theme"))
         let folder = try writeSchema(
             #""org.gnome.*.window-size": {"scope": "synced", "summary": "same screens"}"#)
-        let mine = try SettingsPolicy.load(schemaDirectories: [folder], systemDirectory: nil)
+        let mine = try SettingsPolicy.load(
+            schemaDirectories: [folder], systemDirectory: nil, extensions: .gnome)
         #expect(!mine.isLocal("org.gnome.app.window-size"))
         #expect(mine.isLocal("org.gnome.app.window-position"))
         #expect(
@@ -89,7 +91,7 @@ struct ScopeRuleTests {
         ] {
             let folder = try writeSchema(keys, name: "bad.json")
             #expect {
-                try SettingsPolicy.load(schemaDirectories: [folder], systemDirectory: nil)
+                try SettingsPolicy.load(schemaDirectories: [folder], systemDirectory: nil, extensions: .gnome)
             } throws: { error in
                 "\(error)".contains(message)
             }
@@ -99,7 +101,8 @@ struct ScopeRuleTests {
     @Test("a key a scope-only rule makes local is neither sent to nor taken from a peer")
     func scopeOnlyLocalKeysStay() async throws {
         var configuration = SettingsConfiguration()
-        configuration.policy = try SettingsPolicy.load(schemaDirectories: [], systemDirectory: nil)
+        configuration.policy = try SettingsPolicy.load(
+            schemaDirectories: [], systemDirectory: nil, extensions: .gnome)
         let (a, b) = (Settings(inMemoryWith: configuration), Settings(inMemoryWith: configuration))
         try a.set([1280, 720], forKey: "org.gnome.app.window-size")
         try b.set([800, 600], forKey: "org.gnome.app.window-size")

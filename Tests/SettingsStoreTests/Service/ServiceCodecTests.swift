@@ -31,7 +31,8 @@ func storeUnderEveryRule(_ directory: TemporaryDirectory) throws -> Settings {
         directory, defaults: ["10.json": #"{"ui.theme": "dark", "free.key": 3}"#], locks: ["ui": "ui.theme\n"]
     )
     var configuration = SettingsConfiguration()
-    configuration.policy = try SettingsPolicy.load(schemaDirectories: [schemas], systemDirectory: system.path)
+    configuration.policy = try SettingsPolicy.load(
+        schemaDirectories: [schemas], systemDirectory: system.path, extensions: .gnome)
     let settings = try Settings(path: directory.database, configuration: configuration)
     try settings.set(0.8, forKey: "audio.volume")
     try settings.set(SettingValue.array(["de", "fr"]), forKey: "ui.layouts")

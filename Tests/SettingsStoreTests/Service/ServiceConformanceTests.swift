@@ -43,7 +43,8 @@ extension Reliability {
 
             var configuration = SettingsConfiguration()
             configuration.policy = try SettingsPolicy.load(
-                schemaDirectories: [directory.file("schemas")], systemDirectory: directory.file("etc"))
+                schemaDirectories: [directory.file("schemas")], systemDirectory: directory.file("etc"),
+                extensions: .gnome)
             let direct = DirectClient(
                 settings: try Settings(path: directory.database, configuration: configuration))
             let inProcess = try Answers(direct)
