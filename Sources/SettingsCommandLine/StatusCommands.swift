@@ -76,7 +76,7 @@ enum StatusCommands {
         return line
     }
 
-    private static func line(of dconf: DconfBridgeStatus) -> String {
+    private static func line(of dconf: DaemonStatus.Dconf) -> String {
         var line =
             "dconf \(dconf.dirs.joined(separator: ", ")): \(dconf.isRunning ? "running" : "not running"), "
             + "\(dconf.keysFromDconf) key(s) taken, \(dconf.keysToDconf) written in \(dconf.changeSets) change set(s)"

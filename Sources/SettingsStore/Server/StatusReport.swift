@@ -27,7 +27,7 @@ enum StatusReport {
         status.watches = server.watches.load(ordering: .relaxed)
         status.socket = server.configuration.socketPath
         status.pid = getpid()
-        status.dconf = server.dconf?.status
+        status.dconf = server.dconf.map { dconf(of: $0.status) }
         status.uptimeSeconds = (Deadline.now - server.startedAt).seconds
         return status
     }
@@ -71,6 +71,17 @@ enum StatusReport {
         report.lastAccountChange = hub.lastAccountChange
         report.clockOffsetMilliseconds = hub.clockOffsetMilliseconds
         report.entriesAheadOfClock = hub.entriesAheadOfClock
+        return report
+    }
+
+    private static func dconf(of bridge: DconfBridgeStatus) -> DaemonStatus.Dconf {
+        var report = DaemonStatus.Dconf(dirs: bridge.dirs)
+        report.isRunning = bridge.isRunning
+        report.keysFromDconf = bridge.keysFromDconf
+        report.keysToDconf = bridge.keysToDconf
+        report.changeSets = bridge.changeSets
+        report.lockedPaths = bridge.lockedPaths
+        report.lastError = bridge.lastError
         return report
     }
 }

@@ -55,7 +55,7 @@ extension DaemonStatus {
         hubs = try (members.optionalArray("hubs") ?? []).map { json throws(SettingsError) in
             try Hub(json: json)
         }
-        dconf = try fields["dconf"].map { json throws(SettingsError) in try DconfBridgeStatus(json: json) }
+        dconf = try fields["dconf"].map { json throws(SettingsError) in try DaemonStatus.Dconf(json: json) }
         otherFields = fields.filter { !Self.knownFields.contains($0.key) }
     }
 }
@@ -156,7 +156,7 @@ extension DaemonStatus.Hub {
     }
 }
 
-extension DconfBridgeStatus {
+extension DaemonStatus.Dconf {
     fileprivate var json: JSONValue {
         var members: [String: JSONValue] = [
             "dirs": .array(dirs.map { .string($0) }), "running": .bool(isRunning),

@@ -59,6 +59,28 @@ package struct DaemonStatus: Sendable, Equatable {
         package var failures = 0
     }
 
+    /// A dconf bridge, as the daemon reports it.
+    package struct Dconf: Sendable, Equatable {
+        /// The dconf dirs it mirrors (`/org/gnome/`).
+        package var dirs: [String]
+        /// Whether it is connected to dconf and watching.
+        package var isRunning = false
+        /// Keys taken from dconf into the store since it started.
+        package var keysFromDconf = 0
+        /// Keys written to dconf since it started.
+        package var keysToDconf = 0
+        /// Change sets written to dconf since it started.
+        package var changeSets = 0
+        /// Keys the site's dconf profile locks: the bridge leaves them alone.
+        package var lockedPaths: [String] = []
+        /// The last thing that went wrong, if anything did.
+        package var lastError: String?
+
+        package init(dirs: [String]) {
+            self.dirs = dirs
+        }
+    }
+
     /// A hub link, as the replica reports it.
     package struct Hub: Sendable, Equatable {
         /// The connection string without its password.
@@ -131,7 +153,7 @@ package struct DaemonStatus: Sendable, Equatable {
     /// The hubs this replica syncs through.
     package var hubs: [Hub] = []
     /// The daemon's dconf bridge, when it runs one.
-    package var dconf: DconfBridgeStatus?
+    package var dconf: Dconf?
     /// Fields of a newer daemon that this build does not know, kept so they still show.
     package var otherFields: [String: JSONValue] = [:]
 

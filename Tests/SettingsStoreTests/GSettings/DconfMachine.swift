@@ -63,7 +63,7 @@ final class DconfMachine {
     }
 
     /// The bridge's status.
-    func bridge() throws -> DconfBridgeStatus {
+    func bridge() throws -> DaemonStatus.Dconf {
         guard let status = try daemon?.status().dconf else {
             throw SettingsError(.daemonNotRunning, "no dconf bridge in the daemon's status")
         }

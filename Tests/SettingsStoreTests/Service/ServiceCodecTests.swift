@@ -141,7 +141,7 @@ struct ServiceCodecTests {
         (hub.lastRewind, hub.lastAccountChange) = ("counter went back", "moved from a to b")
         (hub.clockOffsetMilliseconds, hub.entriesAheadOfClock) = (7200, 5)
         status.hubs = [hub]
-        var dconf = DconfBridgeStatus(dirs: ["/org/gnome/"])
+        var dconf = DaemonStatus.Dconf(dirs: ["/org/gnome/"])
         (dconf.isRunning, dconf.keysFromDconf, dconf.keysToDconf, dconf.changeSets) = (true, 1, 2, 3)
         (dconf.lockedPaths, dconf.lastError) = (["/org/gnome/a"], "none")
         status.dconf = dconf
