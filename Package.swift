@@ -10,7 +10,16 @@ let upcomingFeatures: [SwiftSetting] = [
 let package = Package(
     name: "settingsd",
     products: [
+        // A store of typed settings in an app's own file: values, keys, observation, schemas.
         .library(name: "SettingsStore", targets: ["SettingsStore"]),
+        // The daemon's clients: SettingsClient (async) and the typed service, over its socket.
+        .library(name: "SettingsDaemonClient", targets: ["SettingsDaemonClient"]),
+        // Syncing a store with other replicas: socket peers and the PostgreSQL hub.
+        .library(name: "SettingsSync", targets: ["SettingsSync"]),
+        // GSettings schemas, GVariant, dconf and the live dconf bridge.
+        .library(name: "SettingsGNOME", targets: ["SettingsGNOME"]),
+        // A whole daemon in a process of one's own: server, links, bridge, housekeeping.
+        .library(name: "SettingsDaemonKit", targets: ["SettingsDaemonKit"]),
         .library(name: "SettingsFoundation", targets: ["SettingsFoundation"]),
         .executable(name: "settingsd", targets: ["settingsd"]),
         .executable(name: "settingsd-daemon", targets: ["settingsd-daemon"]),
@@ -37,21 +46,59 @@ let package = Package(
             name: "CLinux"
         ),
         .target(
+            // The store: values, keys, JSON, versions, events, SQLite, storage, policy, the store
+            // itself and observation. Nothing of sync, the daemon or GNOME.
             name: "SettingsStore",
-            dependencies: ["CSQLite", "CLibPQ", "CDconf", "CLinux"],
+            dependencies: ["CSQLite", "CLinux"],
+            swiftSettings: upcomingFeatures
+        ),
+        .target(
+            // GVariant, GSettings' schemas, dconf (libdconf, opened on first use) and the bridge.
+            name: "SettingsGNOME",
+            dependencies: ["SettingsStore", "CDconf"],
+            swiftSettings: upcomingFeatures
+        ),
+        .target(
+            // The wire protocol (frames, requests, answers, hellos) and the transports it runs on.
+            name: "SettingsWire",
+            dependencies: ["SettingsStore"],
+            swiftSettings: upcomingFeatures
+        ),
+        .target(
+            // Replication: sessions between replicas, the links that carry them, the PostgreSQL hub.
+            name: "SettingsSync",
+            dependencies: ["SettingsStore", "SettingsWire", "CLibPQ"],
+            swiftSettings: upcomingFeatures
+        ),
+        .target(
+            // The daemon's typed service and its clients.
+            name: "SettingsDaemonClient",
+            dependencies: ["SettingsStore", "SettingsWire"],
+            swiftSettings: upcomingFeatures
+        ),
+        .target(
+            // The daemon: its server, request handling, policy watching, housekeeping, signals.
+            name: "SettingsDaemonKit",
+            dependencies: [
+                "SettingsStore", "SettingsWire", "SettingsSync", "SettingsDaemonClient", "SettingsGNOME",
+                "CLinux",
+            ],
             swiftSettings: upcomingFeatures
         ),
         .target(
             // UserDefaults, NSUbiquitousKeyValueStore and @AppStorage on settingsd, for code from
             // Apple platforms: the one library that needs all of Foundation.
             name: "SettingsFoundation",
-            dependencies: ["SettingsStore"],
+            dependencies: ["SettingsStore", "SettingsSync", "SettingsDaemonClient"],
             swiftSettings: upcomingFeatures
         ),
         .target(
             // The command line: parsing, every command, output. Both executables are this module.
             name: "SettingsCommandLine",
-            dependencies: ["SettingsStore"],
+            dependencies: [
+                "SettingsStore", "SettingsWire", "SettingsSync", "SettingsDaemonClient", "SettingsGNOME",
+                "SettingsDaemonKit",
+            ],
             swiftSettings: upcomingFeatures
         ),
         .executableTarget(
@@ -74,14 +121,17 @@ let package = Package(
         .target(
             name: "PostgresFixture",
             // A private PostgreSQL cluster for the hub tests and the hub benchmark.
-            dependencies: ["SettingsStore", "CLinux"],
+            dependencies: ["SettingsStore", "SettingsSync", "CLinux"],
             swiftSettings: upcomingFeatures
         ),
         .executableTarget(
             name: "settings-bench",
             // The bench measures the raw libsqlite3 and libpq floors, so it talks to the C APIs directly
             // (and tunes its own allocator for the fleet simulation: CLinux).
-            dependencies: ["SettingsStore", "CSQLite", "CLibPQ", "CLinux", "PostgresFixture"],
+            dependencies: [
+                "SettingsStore", "SettingsWire", "SettingsSync", "SettingsDaemonClient", "SettingsGNOME",
+                "SettingsDaemonKit", "CSQLite", "CLibPQ", "CLinux", "PostgresFixture",
+            ],
             swiftSettings: upcomingFeatures
         ),
         .executableTarget(
@@ -103,7 +153,10 @@ let package = Package(
             // The daemon tests start the settingsd and settingsd-daemon binaries, which `swift test`
             // builds with every other product. Listing settingsd here would link its static
             // executable flags into the test bundle.
-            dependencies: ["SettingsStore", "SettingsFoundation", "PostgresFixture"],
+            dependencies: [
+                "SettingsStore", "SettingsWire", "SettingsSync", "SettingsDaemonClient", "SettingsGNOME",
+                "SettingsDaemonKit", "SettingsFoundation", "PostgresFixture",
+            ],
             // Every help text, verbatim, as `settingsd help` must print it (read by CommandLineTests).
             // GLib's parser, printer and range check in Python: the GSettings tests' oracle.
             exclude: ["CommandLine/Help", "GSettings/Oracle", "Support/ClockShim"],

@@ -1,4 +1,5 @@
 import Foundation
+import SettingsSync
 import Synchronization
 
 /// What the fixtures' servers leave running when the process ends: each cluster and pooler

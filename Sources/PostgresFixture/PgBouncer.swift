@@ -1,5 +1,6 @@
 import Foundation
 import SettingsStore
+import SettingsSync
 
 /// A private PgBouncer in front of a `PostgresCluster`, in transaction pooling, for the pooled hub
 /// tests and `settings-bench fleet`: its own folder, a Unix socket only, started and stopped by

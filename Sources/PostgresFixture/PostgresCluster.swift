@@ -1,6 +1,7 @@
 import CLinux
 import Foundation
 import SettingsStore
+import SettingsSync
 import Synchronization
 
 /// A private PostgreSQL cluster for the hub tests and `settings-bench hub`: `initdb` into a temporary folder (as the

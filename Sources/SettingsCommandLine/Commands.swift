@@ -1,3 +1,9 @@
+import SettingsDaemonClient
+import SettingsDaemonKit
+import SettingsGNOME
+import SettingsSync
+import SettingsWire
+
 /// Every command of `settingsd`, each declared once: parsing, help, usage, completions and the
 /// man page are generated from these declarations.
 enum Commands {

@@ -1,4 +1,9 @@
+import SettingsDaemonClient
+import SettingsDaemonKit
+import SettingsGNOME
 import SettingsStore
+import SettingsSync
+import SettingsWire
 
 /// `import --format dconf` and `export --format dconf`: dconf dump's keyfiles, typed by the
 /// daemon's schemas (GSettings' among them).

@@ -1,4 +1,9 @@
+import SettingsDaemonClient
+import SettingsDaemonKit
+import SettingsGNOME
 import SettingsStore
+import SettingsSync
+import SettingsWire
 
 /// `settingsd describe KEY`: everything known about a key, for people or as JSON.
 enum DescribeCommand {

@@ -1,4 +1,9 @@
+import SettingsDaemonClient
+import SettingsDaemonKit
+import SettingsGNOME
 import SettingsStore
+import SettingsSync
+import SettingsWire
 
 #if canImport(Glibc)
     import Glibc

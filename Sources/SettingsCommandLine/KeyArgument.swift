@@ -1,4 +1,9 @@
+import SettingsDaemonClient
+import SettingsDaemonKit
+import SettingsGNOME
 import SettingsStore
+import SettingsSync
+import SettingsWire
 
 extension ParsedArguments {
     /// `text` as a key (or prefix) argument: refused as bad usage (exit 64) when it can name no

@@ -1,4 +1,9 @@
+import SettingsDaemonClient
+import SettingsDaemonKit
+import SettingsGNOME
 import SettingsStore
+import SettingsSync
+import SettingsWire
 
 /// `settingsd run`: reads its options into a `DaemonConfiguration` and runs a `SettingsDaemon`
 /// (which stops cleanly on SIGINT or SIGTERM and reloads its policy on SIGHUP).

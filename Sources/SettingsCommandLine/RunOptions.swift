@@ -1,4 +1,9 @@
+import SettingsDaemonClient
+import SettingsDaemonKit
+import SettingsGNOME
 import SettingsStore
+import SettingsSync
+import SettingsWire
 
 /// The options of `settingsd run`, each declared once with its type and the values it accepts.
 enum RunOptions {

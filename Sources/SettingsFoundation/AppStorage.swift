@@ -1,5 +1,7 @@
 import Foundation
+import SettingsDaemonClient
 public import SettingsStore
+import SettingsSync
 
 /// SwiftUI's `@AppStorage` for models on Linux: a `@Setting` on the key of a `UserDefaults`
 /// suite, so `@AppStorage("username") var username = "Anonymous"` in an `ObservableObject`-style

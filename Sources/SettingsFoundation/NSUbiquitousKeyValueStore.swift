@@ -1,5 +1,7 @@
 public import Foundation
+import SettingsDaemonClient
 public import SettingsStore
+import SettingsSync
 
 // swift-format-ignore: AlwaysUseLowerCamelCase
 /// The key in a `didChangeExternallyNotification`'s `userInfo` whose value (an `Int`) says why

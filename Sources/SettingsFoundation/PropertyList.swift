@@ -1,6 +1,8 @@
 import CoreFoundation
 import Foundation
+import SettingsDaemonClient
 import SettingsStore
+import SettingsSync
 
 /// Between Foundation's property-list values (what `UserDefaults` and
 /// `NSUbiquitousKeyValueStore` take and return) and setting values.

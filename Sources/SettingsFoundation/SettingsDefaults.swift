@@ -1,5 +1,7 @@
 public import Foundation
+import SettingsDaemonClient
 public import SettingsStore
+import SettingsSync
 
 /// `UserDefaults` backed by a settingsd store: code written for Apple platforms keeps calling
 /// `UserDefaults` methods, and gets durable writes, other processes, replicas and administrators.

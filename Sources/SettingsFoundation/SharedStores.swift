@@ -1,5 +1,7 @@
 import Foundation
+import SettingsDaemonClient
 import SettingsStore
+import SettingsSync
 import Synchronization
 
 /// The stores `SettingsDefaults.standard`, `SettingsDefaults(suiteName:)` and

@@ -1,5 +1,10 @@
 import Foundation
+import SettingsDaemonClient
+import SettingsDaemonKit
+import SettingsGNOME
 import SettingsStore
+import SettingsSync
+import SettingsWire
 import Synchronization
 
 /// `settings-bench daemon`: the CLI as a whole process beside the sqlite3 CLI (and dconf), round

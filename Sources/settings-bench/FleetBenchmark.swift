@@ -1,7 +1,12 @@
 import CLinux
 import Foundation
 import PostgresFixture
+import SettingsDaemonClient
+import SettingsDaemonKit
+import SettingsGNOME
 import SettingsStore
+import SettingsSync
+import SettingsWire
 
 /// `settings-bench fleet`: N machines on one namespace of one PostgreSQL, through PgBouncer in
 /// transaction pooling (the links poll), beside direct connections (the links listen) for the N

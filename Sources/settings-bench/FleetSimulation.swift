@@ -1,5 +1,10 @@
 import Foundation
+import SettingsDaemonClient
+import SettingsDaemonKit
+import SettingsGNOME
 import SettingsStore
+import SettingsSync
+import SettingsWire
 import Synchronization
 
 /// Many machines' hub links in one process, for `settings-bench fleet`: each machine is one

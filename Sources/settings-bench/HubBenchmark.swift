@@ -1,6 +1,11 @@
 import Foundation
 import PostgresFixture
+import SettingsDaemonClient
+import SettingsDaemonKit
+import SettingsGNOME
 import SettingsStore
+import SettingsSync
+import SettingsWire
 import Synchronization
 
 /// `settings-bench hub`: daemons syncing through a PostgreSQL hub (a private cluster this suite

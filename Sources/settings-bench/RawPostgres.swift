@@ -1,6 +1,11 @@
 import CLibPQ
 import Foundation
+import SettingsDaemonClient
+import SettingsDaemonKit
+import SettingsGNOME
 import SettingsStore
+import SettingsSync
+import SettingsWire
 
 /// The floor for hub pushes: batches of 1,000 parameterised `INSERT … ON CONFLICT DO UPDATE`
 /// rows on one libpq connection into a plain table (no counter, no row-level security).

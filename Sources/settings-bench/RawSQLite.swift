@@ -1,4 +1,9 @@
 import CSQLite
+import SettingsDaemonClient
+import SettingsDaemonKit
+import SettingsGNOME
+import SettingsSync
+import SettingsWire
 
 /// The floor: upserts written directly against libsqlite3, with the pragmas the store uses.
 final class RawSQLite {

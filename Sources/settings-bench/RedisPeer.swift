@@ -1,4 +1,9 @@
 import Foundation
+import SettingsDaemonClient
+import SettingsDaemonKit
+import SettingsGNOME
+import SettingsSync
+import SettingsWire
 
 #if canImport(Glibc)
     import Glibc

@@ -1,4 +1,9 @@
 import Foundation
+import SettingsDaemonClient
+import SettingsDaemonKit
+import SettingsGNOME
+import SettingsSync
+import SettingsWire
 
 /// `--json`: the tables as JSON lines on standard output, every other line on standard error.
 let printsJSON = CommandLine.arguments.contains("--json")

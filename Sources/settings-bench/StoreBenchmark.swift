@@ -1,5 +1,10 @@
 import Foundation
+import SettingsDaemonClient
+import SettingsDaemonKit
+import SettingsGNOME
 import SettingsStore
+import SettingsSync
+import SettingsWire
 
 extension SettingKeys {
     fileprivate static let benchVolume = SettingKey<Int>("bench.volume", default: 0)

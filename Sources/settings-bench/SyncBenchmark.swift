@@ -1,5 +1,10 @@
 import Foundation
+import SettingsDaemonClient
+import SettingsDaemonKit
+import SettingsGNOME
 import SettingsStore
+import SettingsSync
+import SettingsWire
 
 /// `settings-bench sync`: initial sync between two daemons, set-to-remote-watch latency, and
 /// catch-up after a reconnect on a large replica.

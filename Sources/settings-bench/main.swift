@@ -1,6 +1,11 @@
 // settings-bench: measures settingsd beside its peers and prints a table with ratios.
 import Foundation
 import PostgresFixture
+import SettingsDaemonClient
+import SettingsDaemonKit
+import SettingsGNOME
+import SettingsSync
+import SettingsWire
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 let usage = """

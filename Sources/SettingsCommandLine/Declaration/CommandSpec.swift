@@ -1,4 +1,9 @@
+import SettingsDaemonClient
+import SettingsDaemonKit
+import SettingsGNOME
 import SettingsStore
+import SettingsSync
+import SettingsWire
 
 /// A command, declared once: its overview, arguments and options drive parsing, and its usage
 /// line, help, shell completions and man page section are generated from them.

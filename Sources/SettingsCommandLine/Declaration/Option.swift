@@ -1,4 +1,9 @@
+import SettingsDaemonClient
+import SettingsDaemonKit
+import SettingsGNOME
 import SettingsStore
+import SettingsSync
+import SettingsWire
 
 /// An option that takes a value, declared once with the type it yields and the values it accepts:
 /// commands read `arguments.value(Options.maxFrame)`, so a misspelt option does not compile and

@@ -1,3 +1,9 @@
+import SettingsDaemonClient
+import SettingsDaemonKit
+import SettingsGNOME
+import SettingsSync
+import SettingsWire
+
 /// One option of a command, as every generated text sees it: parsing, usage, help, completions
 /// and the man page all read it. Commands read its value through a typed `Option` or `Flag`.
 struct OptionSpec: Sendable {

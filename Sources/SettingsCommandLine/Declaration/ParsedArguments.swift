@@ -1,3 +1,9 @@
+import SettingsDaemonClient
+import SettingsDaemonKit
+import SettingsGNOME
+import SettingsSync
+import SettingsWire
+
 /// Command-line arguments split into positionals, options with values and flags, checked
 /// against the command's declaration.
 ///

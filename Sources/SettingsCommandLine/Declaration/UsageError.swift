@@ -1,3 +1,9 @@
+import SettingsDaemonClient
+import SettingsDaemonKit
+import SettingsGNOME
+import SettingsSync
+import SettingsWire
+
 /// A mistake in how the command was called: printed with a hint, exit status 64.
 struct UsageError: Error {
     let message: String

@@ -1,4 +1,9 @@
+import SettingsDaemonClient
+import SettingsDaemonKit
+import SettingsGNOME
 import SettingsStore
+import SettingsSync
+import SettingsWire
 
 /// What to offer for the word being completed, from the command declarations alone (and the
 /// daemon's key names): the logic every shell's script shares through `settingsd __complete`.

@@ -1,4 +1,9 @@
+import SettingsDaemonClient
+import SettingsDaemonKit
+import SettingsGNOME
 import SettingsStore
+import SettingsSync
+import SettingsWire
 
 /// `settingsd completions bash|zsh|fish`: scripts that hand every completion to
 /// `settingsd __complete INDEX WORDS...`, which answers from the command declarations, so all

@@ -160,7 +160,7 @@ public struct SettingsError: Error, Sendable, Equatable, CustomStringConvertible
 }
 
 extension SettingsError {
-    static func invalidKey(_ key: String, _ reason: String) -> SettingsError {
+    package static func invalidKey(_ key: String, _ reason: String) -> SettingsError {
         SettingsError(.invalidKey, "invalid key '\(key.debugDescriptionTruncated)': \(reason)", key: key)
     }
 
@@ -169,7 +169,7 @@ extension SettingsError {
     }
 
     /// The same error, with the key filled in when it was not known where the error was made.
-    func with(key: String) -> SettingsError {
+    package func with(key: String) -> SettingsError {
         guard self.key == nil else { return self }
         let mismatch = "type mismatch"
         let message =
@@ -182,7 +182,7 @@ extension SettingsError {
 
 extension String {
     /// A quoted-safe rendering for messages: control characters escaped, at most 80 characters.
-    var debugDescriptionTruncated: String {
+    package var debugDescriptionTruncated: String {
         let escaped = unicodeScalars.map {
             $0.properties.generalCategory == .control ? $0.escaped(asASCII: true) : String($0)
         }.joined()

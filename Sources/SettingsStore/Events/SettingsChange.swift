@@ -26,7 +26,9 @@ public struct SettingsChange: Sendable, Equatable {
         }
 
         /// A refusal of `refused`, the key keeping `kept` (nil: it holds nothing here).
-        init(key: String, refused: SettingVersion, kept: (value: SettingValue?, version: SettingVersion)?) {
+        package init(
+            key: String, refused: SettingVersion, kept: (value: SettingValue?, version: SettingVersion)?
+        ) {
             self.key = key
             value = kept?.value
             version = kept?.version ?? refused
@@ -34,10 +36,10 @@ public struct SettingsChange: Sendable, Equatable {
         }
 
         /// Whether the key holds state of its own here (always, for a change that took effect).
-        var keepsState: Bool { refusedVersion == nil || version != refusedVersion }
+        package var keepsState: Bool { refusedVersion == nil || version != refusedVersion }
 
         /// The state of `entry`, without its local sequence number.
-        init(_ entry: SettingEntry) {
+        package init(_ entry: SettingEntry) {
             self.init(key: entry.key, value: entry.value, version: entry.version)
         }
     }

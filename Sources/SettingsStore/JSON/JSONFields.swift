@@ -1,8 +1,8 @@
 /// Typed access to the fields of a JSON object, with `protocolError`s that name the field.
-struct JSONFields {
-    let members: JSONMembers
+package struct JSONFields {
+    package let members: JSONMembers
 
-    init(_ json: JSONValue, what: String) throws(SettingsError) {
+    package init(_ json: JSONValue, what: String) throws(SettingsError) {
         guard case .object(let members) = json else {
             throw SettingsError(.protocolError, "\(what) must be a JSON object, not \(json.typeName)")
         }
@@ -10,24 +10,24 @@ struct JSONFields {
     }
 
     /// Typed access to members already read.
-    init(_ members: JSONMembers) {
+    package init(_ members: JSONMembers) {
         self.members = members
     }
 
     /// Parses a frame that must hold a JSON object (`what` names it in errors), keeping its
     /// members in a list rather than a dictionary.
-    init(parsing frame: ArraySlice<UInt8>, what: String) throws(SettingsError) {
+    package init(parsing frame: ArraySlice<UInt8>, what: String) throws(SettingsError) {
         var list = JSONMembers.List()
         try JSONParser.parseObject(frame, what: what, into: &list)
         members = JSONMembers(list)
     }
 
-    func string(_ name: String) throws(SettingsError) -> String {
+    package func string(_ name: String) throws(SettingsError) -> String {
         guard let value = try optionalString(name) else { throw missing(name, "a string") }
         return value
     }
 
-    func optionalString(_ name: String) throws(SettingsError) -> String? {
+    package func optionalString(_ name: String) throws(SettingsError) -> String? {
         switch members[name] {
         case nil, .null?: return nil
         case .string(let value)?: return value
@@ -35,17 +35,17 @@ struct JSONFields {
         }
     }
 
-    func integer(_ name: String) throws(SettingsError) -> Int64 {
+    package func integer(_ name: String) throws(SettingsError) -> Int64 {
         guard let value = try optionalInteger(name) else { throw missing(name, "an integer") }
         return value
     }
 
-    func optionalInteger(_ name: String) throws(SettingsError) -> Int64? {
+    package func optionalInteger(_ name: String) throws(SettingsError) -> Int64? {
         try Self.optionalInteger(members[name], name: name)
     }
 
     /// `value` as the optional integer field `name` (nil or null: none).
-    static func optionalInteger(_ value: JSONValue?, name: String) throws(SettingsError) -> Int64? {
+    package static func optionalInteger(_ value: JSONValue?, name: String) throws(SettingsError) -> Int64? {
         switch value {
         case nil, .null?: return nil
         case .integer(let value)?: return value
@@ -53,7 +53,7 @@ struct JSONFields {
         }
     }
 
-    func optionalNumber(_ name: String) throws(SettingsError) -> Double? {
+    package func optionalNumber(_ name: String) throws(SettingsError) -> Double? {
         switch members[name] {
         case nil, .null?: return nil
         case .integer(let value)?: return Double(value)
@@ -62,12 +62,13 @@ struct JSONFields {
         }
     }
 
-    func bool(_ name: String, default defaultValue: Bool) throws(SettingsError) -> Bool {
+    package func bool(_ name: String, default defaultValue: Bool) throws(SettingsError) -> Bool {
         try Self.bool(members[name], name: name, default: defaultValue)
     }
 
     /// `value` as the boolean field `name`, `defaultValue` when nil or null.
-    static func bool(_ value: JSONValue?, name: String, default defaultValue: Bool) throws(SettingsError)
+    package static func bool(_ value: JSONValue?, name: String, default defaultValue: Bool)
+        throws(SettingsError)
         -> Bool
     {
         switch value {
@@ -77,7 +78,7 @@ struct JSONFields {
         }
     }
 
-    func value(_ name: String) throws(SettingsError) -> SettingValue {
+    package func value(_ name: String) throws(SettingsError) -> SettingValue {
         guard let json = members[name], json != .null else { throw missing(name, "a value") }
         do throws(SettingsError) {
             return try SettingValue(json: json)
@@ -88,7 +89,7 @@ struct JSONFields {
         }
     }
 
-    func strings(_ name: String, limit: Int) throws(SettingsError) -> [String]? {
+    package func strings(_ name: String, limit: Int) throws(SettingsError) -> [String]? {
         switch members[name] {
         case nil, .null?: return nil
         case .array(let elements)?:
@@ -110,7 +111,7 @@ struct JSONFields {
         }
     }
 
-    func optionalArray(_ name: String) throws(SettingsError) -> [JSONValue]? {
+    package func optionalArray(_ name: String) throws(SettingsError) -> [JSONValue]? {
         switch members[name] {
         case nil, .null?: return nil
         case .array(let elements)?: return elements
@@ -118,7 +119,7 @@ struct JSONFields {
         }
     }
 
-    func array(_ name: String, limit: Int) throws(SettingsError) -> [JSONValue] {
+    package func array(_ name: String, limit: Int) throws(SettingsError) -> [JSONValue] {
         switch members[name] {
         case .array(let elements)?:
             guard elements.count <= limit else {

@@ -1,5 +1,5 @@
 /// Where `JSONCursor.object(depth:into:)` puts an object's members.
-protocol JSONMemberSink {
+package protocol JSONMemberSink {
     /// Adds a member; returns false, adding nothing, when `name` is already there.
     mutating func insert(_ value: JSONValue, forName name: String) -> Bool
 
@@ -11,13 +11,13 @@ protocol JSONMemberSink {
 }
 
 extension JSONMemberSink {
-    mutating func readMember(named name: String, from cursor: inout JSONCursor, depth: Int)
+    package mutating func readMember(named name: String, from cursor: inout JSONCursor, depth: Int)
         throws(SettingsError) -> Bool
     { false }
 }
 
 extension Dictionary: JSONMemberSink where Key == String, Value == JSONValue {
-    mutating func insert(_ value: JSONValue, forName name: String) -> Bool {
+    package mutating func insert(_ value: JSONValue, forName name: String) -> Bool {
         updateValue(value, forKey: name) == nil
     }
 }
@@ -25,11 +25,11 @@ extension Dictionary: JSONMemberSink where Key == String, Value == JSONValue {
 /// The members of a JSON object, looked up by name: the dictionary of a parsed `JSONValue.object`,
 /// or a `List` for an object read straight from a frame, which spares a request or an answer its
 /// hash table (either has a handful of members).
-struct JSONMembers: Sendable {
+package struct JSONMembers: Sendable {
     /// Members read from text, with the check for a repeated name a JSON object needs. `id`,
     /// `op` and `key`, which requests carry, have slots of their own, so reading a `get` or a
     /// `delete` allocates nothing for its members.
-    struct List: JSONMemberSink, Sendable {
+    package struct List: JSONMemberSink, Sendable {
         private var id: JSONValue?
         private var op: JSONValue?
         private var key: JSONValue?
@@ -40,9 +40,9 @@ struct JSONMembers: Sendable {
         /// Past this many other members, repeated names are found by hashing.
         private static let linearLimit = 16
 
-        init() {}
+        package init() {}
 
-        mutating func insert(_ value: JSONValue, forName name: String) -> Bool {
+        package mutating func insert(_ value: JSONValue, forName name: String) -> Bool {
             switch name {
             case "id": return Self.fill(&id, with: value)
             case "op": return Self.fill(&op, with: value)
@@ -97,17 +97,17 @@ struct JSONMembers: Sendable {
     private let storage: Storage
 
     /// The members of an object value.
-    init(_ dictionary: [String: JSONValue]) {
+    package init(_ dictionary: [String: JSONValue]) {
         storage = .dictionary(dictionary)
     }
 
     /// Members read from text.
-    init(_ list: List) {
+    package init(_ list: List) {
         storage = .list(list)
     }
 
     /// The member called `name`, or nil.
-    subscript(name: String) -> JSONValue? {
+    package subscript(name: String) -> JSONValue? {
         switch storage {
         case .dictionary(let members): members[name]
         case .list(let list): list[name]
@@ -115,7 +115,7 @@ struct JSONMembers: Sendable {
     }
 
     /// Every member, by name.
-    var dictionary: [String: JSONValue] {
+    package var dictionary: [String: JSONValue] {
         switch storage {
         case .dictionary(let members): members
         case .list(let list): list.dictionary

@@ -1,7 +1,7 @@
 /// A strict RFC 8259 JSON parser over UTF-8 bytes, bounded in nesting, with errors that say where.
-enum JSONParser {
+package enum JSONParser {
     /// The deepest nesting of arrays and objects accepted.
-    static let maximumDepth = 64
+    package static let maximumDepth = 64
 
     static func parse(_ bytes: UnsafeRawBufferPointer) throws(SettingsError) -> JSONValue {
         try validateUTF8(bytes)
@@ -34,7 +34,7 @@ enum JSONParser {
     }
 
     /// `parseObject(_:what:into:)` for a frame as a framer hands it out.
-    static func parseObject(
+    package static func parseObject(
         _ frame: ArraySlice<UInt8>, what: String, into members: inout some JSONMemberSink
     ) throws(SettingsError) {
         try frame.withUnsafeBytes { bytes in
@@ -74,22 +74,22 @@ extension JSONValue {
 }
 
 /// Reads JSON text byte by byte; objects go to a `JSONMemberSink` so a caller chooses their storage.
-struct JSONCursor {
+package struct JSONCursor {
     let bytes: UnsafeRawBufferPointer
-    var offset = 0
+    package var offset = 0
 
     var isAtEnd: Bool { offset >= bytes.count }
 
-    func failure(_ reason: String) -> SettingsError {
+    package func failure(_ reason: String) -> SettingsError {
         SettingsError(.protocolError, "malformed JSON: \(reason) at byte \(offset)")
     }
 
-    func peek() -> UInt8? {
+    package func peek() -> UInt8? {
         offset < bytes.count ? bytes[offset] : nil
     }
 
     @inline(__always)
-    mutating func skipWhitespace() {
+    package mutating func skipWhitespace() {
         // Compact JSON, the common case, has none: a byte above the space is not whitespace.
         guard offset < bytes.count, bytes[offset] <= 0x20 else { return }
         while let byte = peek(), byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 { offset += 1 }
@@ -134,7 +134,7 @@ struct JSONCursor {
     }
 
     /// Reads an object at the cursor (its `{`) into `members`, refusing a repeated name.
-    mutating func object(depth: Int, into members: inout some JSONMemberSink) throws(SettingsError) {
+    package mutating func object(depth: Int, into members: inout some JSONMemberSink) throws(SettingsError) {
         guard depth <= JSONParser.maximumDepth else {
             throw failure("nested deeper than \(JSONParser.maximumDepth)")
         }

@@ -25,7 +25,7 @@ package enum JSONValue: Sendable, Hashable {
     }
 
     /// The JSON type's name, for error messages.
-    var typeName: String {
+    package var typeName: String {
         switch self {
         case .null: "null"
         case .bool: "a boolean"

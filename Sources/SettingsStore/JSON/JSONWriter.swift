@@ -7,14 +7,14 @@ extension JSONValue {
     }
 
     /// The length of the compact JSON text, in bytes.
-    var serializedSize: Int {
+    package var serializedSize: Int {
         var bytes: [UInt8] = []
         write(to: &bytes)
         return bytes.count
     }
 
     /// Appends the compact JSON text to `bytes`.
-    func write(to bytes: inout [UInt8]) {
+    package func write(to bytes: inout [UInt8]) {
         write(to: &bytes, pretty: false, indent: 0)
     }
 
@@ -67,7 +67,7 @@ extension JSONValue {
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
     /// Decimal digits without the `String` that `String(value)` would allocate.
-    static func write(integer value: Int64, to bytes: inout [UInt8]) {
+    package static func write(integer value: Int64, to bytes: inout [UInt8]) {
         if value < 0 { bytes.append(UInt8(ascii: "-")) }
         var magnitude = value.magnitude
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
@@ -81,7 +81,7 @@ extension JSONValue {
         }
     }
 
-    static func write(string: String, to bytes: inout [UInt8]) {
+    package static func write(string: String, to bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "\""))
         var string = string
         let isPlain = string.withUTF8 { utf8 in

@@ -1,6 +1,6 @@
 extension UInt8 {
     /// The value of this byte as a hexadecimal digit (`0`–`9`, `a`–`f`, `A`–`F`), or nil.
-    var hexDigitValue: UInt8? {
+    package var hexDigitValue: UInt8? {
         switch self {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): self - UInt8(ascii: "0")
         case UInt8(ascii: "a")...UInt8(ascii: "f"): self - UInt8(ascii: "a") + 10

@@ -4,9 +4,9 @@
 /// strings as equal, but SQLite and the wire compare bytes; normalising every key where it enters
 /// the store makes the two agree: canonically equivalent keys (`"caf\u{E9}"` and `"cafe\u{301}"`)
 /// are one key, stored once, under the same bytes. Prefixes match by those bytes.
-enum KeyIdentity {
+package enum KeyIdentity {
     /// `key` in NFC; ASCII keys (nearly all of them) are returned as they are, without copying.
-    static func normalize(_ key: String) -> String {
+    package static func normalize(_ key: String) -> String {
         if isASCII(key) { return key }
         // The standard library's own NFC (what Foundation's precomposed mapping uses underneath).
         return String(decoding: key._nfcCodeUnits, as: UTF8.self)

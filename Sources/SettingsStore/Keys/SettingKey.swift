@@ -13,7 +13,7 @@ public class SettingKeys: @unchecked Sendable {  // immutable: one `let`
     /// The key's name, as stored and as used by the CLI.
     public let name: String
 
-    init(name: String) {
+    package init(name: String) {
         self.name = name
     }
 }

@@ -89,7 +89,7 @@ extension ObjectWillChangePublisher: AsyncSequence {
         private var base: AsyncStream<Void>.Iterator
         private let token: SubscriptionToken
 
-        init(publisher: ObjectWillChangePublisher) {
+        package init(publisher: ObjectWillChangePublisher) {
             let (stream, continuation) = AsyncStream.makeStream(
                 of: Void.self, bufferingPolicy: .bufferingNewest(1))
             token = publisher.sink { continuation.yield() }

@@ -24,7 +24,7 @@ final class SettingSlot: Sendable {
 
     /// Binds to `store`, else to the environment's store now (when the owner is made), else to the
     /// environment's store when the property is first used.
-    init(name: String, store: Settings?) {
+    package init(name: String, store: Settings?) {
         self.name = name
         self.boundSettings = store ?? SettingsEnvironment.resolved
     }
@@ -114,7 +114,7 @@ private final class ObservedProperty<Owner: Observable & AnyObject, Value>: Obse
     private let keyPath: KeyPath<Owner, Value>
     private let registrar = ObservationRegistrar()
 
-    init(owner: Owner, keyPath: KeyPath<Owner, Value>) {
+    package init(owner: Owner, keyPath: KeyPath<Owner, Value>) {
         self.owner = owner
         self.keyPath = keyPath
     }

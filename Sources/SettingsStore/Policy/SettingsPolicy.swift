@@ -11,6 +11,11 @@ public struct SettingsPolicy: Sendable, Equatable {
         package let value: SettingValue
         /// The `defaults.d` file.
         package let file: String
+
+        package init(value: SettingValue, file: String) {
+            self.value = value
+            self.file = file
+        }
     }
 
     /// A lock on a key, or on every key under a prefix ending in `.`.
@@ -94,7 +99,7 @@ struct LockIndex: Sendable, Equatable {
     private var exact: [String: Int] = [:]
     private var prefixes: [String: Int] = [:]
 
-    init(_ locks: [SettingsPolicy.Lock]) {
+    package init(_ locks: [SettingsPolicy.Lock]) {
         for (index, lock) in locks.enumerated() {
             if lock.key.hasSuffix(".") {
                 if prefixes[lock.key] == nil { prefixes[lock.key] = index }

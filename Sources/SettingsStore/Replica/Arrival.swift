@@ -4,19 +4,19 @@
 ///
 /// Every decoder of outside input calls it (`ReplicationMessage`, `HubNamespace`), and every
 /// entry passes it again where all sources meet (`ReplicaCache.merge`), so no path can skip it.
-enum Arrival {
+package enum Arrival {
     /// The largest position (sequence number, cursor, hub counter) accepted from outside: far
     /// beyond any real log, and small enough that no sum or difference of two can overflow.
     static let maximumPosition: Int64 = 1 << 62
 
     /// Whether `value` is a position this gate accepts.
-    static func isPosition(_ value: Int64) -> Bool {
+    package static func isPosition(_ value: Int64) -> Bool {
         value >= 0 && value <= maximumPosition
     }
 
     /// `value` as a position named `what`: refused unless `0 ... maximumPosition`.
     @discardableResult
-    static func position(_ value: Int64, _ what: String) throws(SettingsError) -> Int64 {
+    package static func position(_ value: Int64, _ what: String) throws(SettingsError) -> Int64 {
         guard isPosition(value) else {
             throw SettingsError(.protocolError, "\(what) \(value) is out of range (0 to 2^62)")
         }
@@ -35,7 +35,7 @@ enum Arrival {
     /// The longest key accepted from outside for a store whose limit is `maximumKeyBytes`: a key
     /// somewhat over the limit is a quota matter (refused by the limits and announced as
     /// `quotaViolation`); one far over it is hostile and never held in memory beyond this check.
-    static func keyCap(forLimit maximumKeyBytes: Int) -> Int {
+    package static func keyCap(forLimit maximumKeyBytes: Int) -> Int {
         max(1024, 4 * maximumKeyBytes)
     }
 

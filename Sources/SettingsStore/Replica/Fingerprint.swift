@@ -6,10 +6,13 @@
 
 /// A fast, process-independent 64-bit hash for replica digests (Swift's `Hasher` is seeded per
 /// process, so two replicas could never compare its results).
-struct Fingerprint {
-    private(set) var value: UInt64 = 0x9E37_79B9_7F4A_7C15
+package struct Fingerprint {
+    package private(set) var value: UInt64 = 0x9E37_79B9_7F4A_7C15
 
-    @inline(__always) mutating func mix(word: UInt64) {
+    /// A fingerprint of nothing yet.
+    package init() {}
+
+    @inline(__always) package mutating func mix(word: UInt64) {
         // splitmix64-style finalizer over a running state: cheap, and every bit of input matters.
         var z = (value ^ word) &+ 0x9E37_79B9_7F4A_7C15
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
@@ -29,7 +32,7 @@ struct Fingerprint {
         mix(word: tail)
     }
 
-    @inline(__always) mutating func mix(text: String) {
+    @inline(__always) package mutating func mix(text: String) {
         var text = text
         text.withUTF8 { mix(bytes: UnsafeRawBufferPointer($0)) }
     }
@@ -67,7 +70,7 @@ struct Fingerprint {
     }
 
     /// The fingerprint of one entry: key, version and value (or tombstone).
-    static func of(_ entry: SettingEntry) -> UInt64 {
+    package static func of(_ entry: SettingEntry) -> UInt64 {
         var fingerprint = Fingerprint()
         fingerprint.mix(text: entry.key)
         fingerprint.mix(word: entry.version.timestamp.rawValue)

@@ -4,7 +4,7 @@ struct HybridLogicalClock {
     private(set) var last: HybridTimestamp
     private let wallMilliseconds: @Sendable () -> UInt64
 
-    init(last: HybridTimestamp, wallMilliseconds: @escaping @Sendable () -> UInt64) {
+    package init(last: HybridTimestamp, wallMilliseconds: @escaping @Sendable () -> UInt64) {
         self.last = last
         self.wallMilliseconds = wallMilliseconds
     }

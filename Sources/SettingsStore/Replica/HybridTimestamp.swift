@@ -30,7 +30,7 @@ public struct HybridTimestamp: Hashable, Comparable, Sendable, CustomStringConve
     /// Stamps from outside (a peer, the hub) must have fewer milliseconds than this, 2^46 (the
     /// year 4199): the packed stamp then stays below 2^62, so it orders alike as a signed
     /// `bigint` in PostgreSQL and as a `UInt64` here, and every successor a write may need exists.
-    static let maximumMilliseconds: UInt64 = 1 << 46
+    package static let maximumMilliseconds: UInt64 = 1 << 46
 
     /// The zero timestamp, below every real one.
     package static let zero = HybridTimestamp(rawValue: 0)

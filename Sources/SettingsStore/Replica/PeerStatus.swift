@@ -74,7 +74,7 @@ public struct PeerStatus: Sendable, Equatable {
     /// The peer's changes (by sequence number) not applied here yet.
     public var pendingIncoming: Int64 { max(0, peerSequence - receivedThrough) }
 
-    init(replica: ReplicaID, address: String) {
+    package init(replica: ReplicaID, address: String) {
         self.replica = replica
         self.address = address
         connectionCount = 0

@@ -31,7 +31,7 @@ public struct ReplicaID: Hashable, Comparable, Sendable, CustomStringConvertible
     }
 
     /// Parses the canonical textual form from its UTF-8 bytes (see `init?(_:)`).
-    init?(utf8: UnsafeBufferPointer<UInt8>) {
+    package init?(utf8: UnsafeBufferPointer<UInt8>) {
         guard utf8.count == 36 else { return nil }
         var bytes = (0 as UInt64, 0 as UInt64)
         var digits = 0
@@ -59,7 +59,7 @@ public struct ReplicaID: Hashable, Comparable, Sendable, CustomStringConvertible
     private static let hexDigits = Array("0123456789ABCDEF".utf8)
 
     /// The 16 bytes of the UUID.
-    var bytes: [UInt8] {
+    package var bytes: [UInt8] {
         withUnsafeBytes(of: uuid.uuid) { Array($0) }
     }
 
@@ -75,7 +75,7 @@ public struct ReplicaID: Hashable, Comparable, Sendable, CustomStringConvertible
     }
 
     /// Rebuilds an identity from 16 stored bytes.
-    init?(bytes: some Collection<UInt8>) {
+    package init?(bytes: some Collection<UInt8>) {
         guard bytes.count == 16 else { return nil }
         var tuple: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         withUnsafeMutableBytes(of: &tuple) { $0.copyBytes(from: bytes) }

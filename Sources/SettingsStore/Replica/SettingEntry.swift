@@ -23,7 +23,7 @@ package struct SettingEntry: Sendable, Equatable {
     /// Whether this state replaces `other` on every replica: a higher version wins; equal
     /// versions with different contents (a damaged file, a copied replica) are settled by the
     /// contents' fingerprint, so replicas still agree.
-    func wins(over other: SettingEntry) -> Bool {
+    package func wins(over other: SettingEntry) -> Bool {
         if version != other.version { return version > other.version }
         return Fingerprint.of(self) > Fingerprint.of(other)
     }

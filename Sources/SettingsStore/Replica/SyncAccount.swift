@@ -5,12 +5,17 @@
 ///
 /// Socket peers carry their account in the hello, so a replica that syncs only through another
 /// follows that replica's account changes.
-struct SyncAccount: Equatable, Sendable {
+package struct SyncAccount: Equatable, Sendable {
     /// The namespace's name.
-    var namespace: String
+    package var namespace: String
     /// When the store moved to this namespace (zero: it joined it as its first). Synced entries
     /// stamped before it belong to the account it left.
-    var since: HybridTimestamp
+    package var since: HybridTimestamp
+
+    package init(namespace: String, since: HybridTimestamp) {
+        self.namespace = namespace
+        self.since = since
+    }
 
     /// Whether a replica on this account moves to `other` when the two meet: the later change
     /// wins (ties go by name, so both sides decide alike). Replicas on one namespace never move.
@@ -22,7 +27,7 @@ struct SyncAccount: Equatable, Sendable {
 }
 
 /// What a store did with the account a peer announced (`Settings.meet(account:)`).
-enum AccountMeeting: Equatable {
+package enum AccountMeeting: Equatable {
     /// Both are on one account, or the peer has none, or this store's account is the later one
     /// (the peer moves).
     case unchanged

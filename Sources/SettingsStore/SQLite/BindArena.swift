@@ -8,7 +8,7 @@ final class BindArena {
     private var used = 0
     private var retired: [UnsafeMutableRawBufferPointer] = []
 
-    init(capacity: Int = 16 * 1024) {
+    package init(capacity: Int = 16 * 1024) {
         chunk = .allocate(byteCount: capacity, alignment: 8)
     }
 

@@ -3,13 +3,13 @@ internal import CSQLite
 /// An open SQLite database connection that owns its `sqlite3` handle and closes it on deinit.
 ///
 /// Not thread-safe by itself: exactly one owner (a mutex-guarded writer) uses it at a time.
-final class SQLiteConnection {
+package final class SQLiteConnection {
     private let handle: OpaquePointer
     /// The file this connection opened, for error messages.
     let path: String
 
     /// How a connection opens its file.
-    enum Access {
+    package enum Access {
         /// Read and write, creating the file if needed.
         case readWrite
         /// Read only; WAL files may still be created beside it, where the folder allows.
@@ -20,7 +20,7 @@ final class SQLiteConnection {
     }
 
     /// Opens (creating if needed) the database at `path`, or an in-memory database for `":memory:"`.
-    init(path: String, access: Access = .readWrite, busyTimeoutMilliseconds: Int32 = 5_000)
+    package init(path: String, access: Access = .readWrite, busyTimeoutMilliseconds: Int32 = 5_000)
         throws(SettingsError)
     {
         var db: OpaquePointer?
@@ -84,7 +84,7 @@ final class SQLiteConnection {
     }
 
     /// Compiles `sql` once for repeated use.
-    func prepare(_ sql: String) throws(SettingsError) -> SQLiteStatement {
+    package func prepare(_ sql: String) throws(SettingsError) -> SQLiteStatement {
         try SQLiteStatement(db: handle, sql: sql, path: path)
     }
 
@@ -120,7 +120,7 @@ final class SQLiteConnection {
     }
 
     /// Runs one or more statements that return no rows.
-    func execute(_ sql: String) throws(SettingsError) {
+    package func execute(_ sql: String) throws(SettingsError) {
         var message: UnsafeMutablePointer<CChar>?
         let code = sqlite3_exec(handle, sql, nil, nil, &message)
         defer { sqlite3_free(message) }
@@ -128,14 +128,14 @@ final class SQLiteConnection {
     }
 
     /// Runs `sql` and returns the first column of its first row as an integer, or nil without rows.
-    func scalar(_ sql: String) throws(SettingsError) -> Int64? {
+    package func scalar(_ sql: String) throws(SettingsError) -> Int64? {
         let statement = try prepare(sql)
         guard try statement.step() else { return nil }
         return statement.isNull(at: 0) ? nil : statement.int64(at: 0)
     }
 
     /// Runs `body` inside `BEGIN IMMEDIATE … COMMIT`, rolling back if it throws.
-    func transaction<R>(_ body: () throws(SettingsError) -> R) throws(SettingsError) -> R {
+    package func transaction<R>(_ body: () throws(SettingsError) -> R) throws(SettingsError) -> R {
         try execute("BEGIN IMMEDIATE")
         do {
             let result = try body()

@@ -2,19 +2,29 @@
 ///
 /// A database stamped with a foreign `application_id`, or with a version newer than the last
 /// known migration, is refused before anything is written to it.
-struct SQLiteMigrator {
+package struct SQLiteMigrator {
     /// One schema step; `version` numbers start at 1 and increase by one.
-    struct Migration {
+    package struct Migration {
         let version: Int64
         let sql: String
+
+        package init(version: Int64, sql: String) {
+            self.version = version
+            self.sql = sql
+        }
     }
 
-    let applicationID: Int64
-    let migrations: [Migration]
+    package let applicationID: Int64
+    package let migrations: [Migration]
+
+    package init(applicationID: Int64, migrations: [Migration]) {
+        self.applicationID = applicationID
+        self.migrations = migrations
+    }
 
     /// Throws unless the database is ours (or blank) and not newer than the last migration; with
     /// `requireCurrent`, also unless it is fully migrated (a reader cannot migrate it).
-    func check(_ connection: SQLiteConnection, requireCurrent: Bool = false) throws(SettingsError) {
+    package func check(_ connection: SQLiteConnection, requireCurrent: Bool = false) throws(SettingsError) {
         let path = connection.path
         let current = try connection.scalar("PRAGMA user_version") ?? 0
         let application = try connection.scalar("PRAGMA application_id") ?? 0
@@ -41,7 +51,7 @@ struct SQLiteMigrator {
     }
 
     /// Applies the migrations the database lacks; call `check(_:)` first.
-    func migrate(_ connection: SQLiteConnection) throws(SettingsError) {
+    package func migrate(_ connection: SQLiteConnection) throws(SettingsError) {
         let current = try connection.scalar("PRAGMA user_version") ?? 0
         for migration in migrations where migration.version > current {
             try connection.transaction { () throws(SettingsError) in

@@ -10,14 +10,14 @@ internal import CSQLite
 ///
 /// Bind parameters are 1-based, columns 0-based, as in SQLite. Not thread-safe: it belongs to
 /// the connection that prepared it, which is guarded by its owner.
-final class SQLiteStatement {
+package final class SQLiteStatement {
     private let handle: OpaquePointer
     private let db: OpaquePointer
     let sql: String
     private let path: String
     private let arena = BindArena()
 
-    init(db: OpaquePointer, sql: String, path: String) throws(SettingsError) {
+    package init(db: OpaquePointer, sql: String, path: String) throws(SettingsError) {
         var statement: OpaquePointer?
         let code = sqlite3_prepare_v3(db, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
         try SQLiteResult.check(code, db, sql: sql, path: path)
@@ -39,7 +39,7 @@ final class SQLiteStatement {
     }
 
     /// Binds text; the bytes are kept in the statement's arena until `reset()`, not copied by SQLite.
-    func bind(_ value: String, at index: Int32) throws(SettingsError) {
+    package func bind(_ value: String, at index: Int32) throws(SettingsError) {
         let bytes = arena.copy(value.utf8)
         // An empty copy still points into the arena; text with a nil pointer would bind NULL.
         let base = bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)
@@ -56,12 +56,12 @@ final class SQLiteStatement {
         try check(sqlite3_bind_blob(handle, index, base, Int32(copy.count), nil))
     }
 
-    func bindNull(at index: Int32) throws(SettingsError) {
+    package func bindNull(at index: Int32) throws(SettingsError) {
         try check(sqlite3_bind_null(handle, index))
     }
 
     /// Advances to the next row; returns false when the statement is done.
-    func step() throws(SettingsError) -> Bool {
+    package func step() throws(SettingsError) -> Bool {
         let code = sqlite3_step(handle)
         switch code {
         case SQLITE_ROW: return true
@@ -73,7 +73,7 @@ final class SQLiteStatement {
     }
 
     /// Runs a statement that returns no rows, then makes it ready for reuse.
-    func run() throws(SettingsError) {
+    package func run() throws(SettingsError) {
         defer { reset() }
         while try step() {}
     }
@@ -97,7 +97,7 @@ final class SQLiteStatement {
         while try step() {}
     }
 
-    func isNull(at column: Int32) -> Bool {
+    package func isNull(at column: Int32) -> Bool {
         sqlite3_column_type(handle, column) == SQLITE_NULL
     }
 
@@ -105,7 +105,7 @@ final class SQLiteStatement {
         sqlite3_column_int64(handle, column)
     }
 
-    func string(at column: Int32) -> String {
+    package func string(at column: Int32) -> String {
         guard let text = sqlite3_column_text(handle, column) else { return "" }
         let count = Int(sqlite3_column_bytes(handle, column))
         return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)

@@ -27,7 +27,7 @@ final class WALCheckpointer: @unchecked Sendable {  // connection on `queue` onl
     private let isQueued = Atomic<Bool>(false)
 
     /// A checkpointer with a connection of its own to `path`, not yet attached.
-    init(path: String) throws(SettingsError) {
+    package init(path: String) throws(SettingsError) {
         let connection = try SQLiteConnection(path: path)
         // A connection learns the file is in WAL mode when it first reads it; until then a
         // checkpoint through it does nothing.

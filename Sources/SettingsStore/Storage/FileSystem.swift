@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-    import Glibc
+    package import Glibc
 #elseif canImport(Darwin)
     import Darwin
 #endif
@@ -7,7 +7,7 @@
 /// The few file-system operations the store needs, with errors that name the path.
 package enum FileSystem {
     /// Creates `path` and its missing parents with `mode` (existing folders are left as they are).
-    static func createDirectories(_ path: String, mode: mode_t = 0o700) throws(SettingsError) {
+    package static func createDirectories(_ path: String, mode: mode_t = 0o700) throws(SettingsError) {
         var prefix = path.hasPrefix("/") ? "" : "."
         for component in path.split(separator: "/") {
             prefix += "/" + component
@@ -94,13 +94,13 @@ package enum FileSystem {
     }
 
     /// The folder part of `path` (`.` when there is none).
-    static func parent(of path: String) -> String {
+    package static func parent(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
         return slash == path.startIndex ? "/" : String(path[..<slash])
     }
 
     /// A `SettingsError` for the current `errno`.
-    static func error(_ what: String, path: String) -> SettingsError {
+    package static func error(_ what: String, path: String) -> SettingsError {
         let code = errno
         let reason = String(cString: strerror(code))
         let kind: SettingsError.Code =

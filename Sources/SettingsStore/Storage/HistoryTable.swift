@@ -11,7 +11,7 @@ final class HistoryTable {
     private var lookup: SQLiteStatement?
     private var replicaBytes = ReplicaBytes()
 
-    init(connection: SQLiteConnection) throws(SettingsError) {
+    package init(connection: SQLiteConnection) throws(SettingsError) {
         self.connection = connection
         insert = try connection.prepare(
             Self.insertSQL(values: SQLiteConnection.valuesList(columns: 14, rows: 1)))
@@ -186,7 +186,7 @@ final class HistoryTable {
 
     /// The entries the records after `sequence` hold: each key's newest, unless that record is
     /// redacted (a `secret` key's row is written with its record); and the last record's number.
-    func entries(after sequence: Int64) throws(SettingsError) -> (
+    package func entries(after sequence: Int64) throws(SettingsError) -> (
         entries: [String: SettingEntry], last: Int64?
     ) {
         let select = try connection.prepare(

@@ -6,7 +6,7 @@ final class MemoryBackend: SettingsBackend {
     private var order: [Int64] = []
     private var records: [Int64: ChainedRecord] = [:]
 
-    init(replicaID: ReplicaID) {
+    package init(replicaID: ReplicaID) {
         self.replicaID = replicaID
     }
 

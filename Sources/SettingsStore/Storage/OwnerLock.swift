@@ -13,7 +13,7 @@ final class OwnerLock {
     private let fd: Int32
     let path: String
 
-    init(database: String) throws(SettingsError) {
+    package init(database: String) throws(SettingsError) {
         path = database + ".lock"
         fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw FileSystem.error("cannot create lock file '\(path)'", path: path) }

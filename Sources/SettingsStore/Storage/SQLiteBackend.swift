@@ -27,7 +27,7 @@ final class SQLiteBackend: SettingsBackend {
     private let identity: FileIdentity?
 
     /// The file has been checked (`DatabaseHeader`) before this opens it for writing.
-    convenience init(path: String, durability: Durability) throws(SettingsError) {
+    package convenience init(path: String, durability: Durability) throws(SettingsError) {
         let connection = try SQLiteConnection(path: path)
         // The first statement reads the header, so a damaged file fails right here, unchanged.
         try Schema.migrator.check(connection)
@@ -47,7 +47,7 @@ final class SQLiteBackend: SettingsBackend {
 
     /// Opens `path` for reading only; when the folder does not let this user create the WAL's
     /// shared-memory file, the file is read as immutable (a consistent image of its last commit).
-    convenience init(readingPath path: String) throws(SettingsError) {
+    package convenience init(readingPath path: String) throws(SettingsError) {
         var connection = try SQLiteConnection(path: path, access: .readOnly)
         do throws(SettingsError) {
             try Schema.migrator.check(connection, requireCurrent: true)

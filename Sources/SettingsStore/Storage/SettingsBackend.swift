@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-    import FoundationEssentials
+    package import FoundationEssentials
 #else
-    import Foundation
+    package import Foundation
 #endif
 
 /// Where a store keeps its entries durably. The store's cache is the source of reads; a backend
@@ -53,9 +53,9 @@ protocol SettingsBackend: AnyObject {
 
 /// What a replica remembers of a peer: the last of its sequence numbers applied here, and the
 /// peer's incarnation then (nil in records older than incarnations).
-struct PeerRecord: Equatable {
-    var receivedSequence: Int64
-    var incarnation: UUID?
+package struct PeerRecord: Equatable {
+    package var receivedSequence: Int64
+    package var incarnation: UUID?
 }
 
 /// How far this replica has applied a peer's changes: the last of the peer's sequence numbers.

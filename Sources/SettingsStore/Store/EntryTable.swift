@@ -59,7 +59,7 @@ struct EntryTable: Sequence {
     }
 
     /// The entries whose keys satisfy `isIncluded` (only those are built into entries).
-    func entries(whereKey isIncluded: (String) -> Bool) -> [SettingEntry] {
+    package func entries(whereKey isIncluded: (String) -> Bool) -> [SettingEntry] {
         index.rows.compactMap { row in
             let key = index.key(ofRow: row)
             return isIncluded(key) ? Self.entry(key, rows[Int(row)], replicas) : nil

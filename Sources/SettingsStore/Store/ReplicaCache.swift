@@ -1,6 +1,6 @@
 /// The in-memory image of a replica that every read is served from: all entries (tombstones
 /// included), the registered defaults, and running totals for the limits.
-struct ReplicaCache {
+package struct ReplicaCache {
     private(set) var entries = EntryTable()
     var defaults: [String: SettingValue] = [:]
     /// Schemas, system defaults and locks: they shape reads, writes and arrivals.
@@ -18,16 +18,16 @@ struct ReplicaCache {
     private(set) var bucketSums = [UInt64](repeating: 0, count: Self.bucketCount)
 
     /// How many buckets the keys are spread over: at a million keys, a bucket holds about 250.
-    static let bucketCount = 4096
+    package static let bucketCount = 4096
 
     /// The bucket of `key`, the same on every replica.
-    static func bucket(of key: String) -> Int {
+    package static func bucket(of key: String) -> Int {
         var fingerprint = Fingerprint()
         fingerprint.mix(text: key)
         return Int(truncatingIfNeeded: fingerprint.value >> 52)
     }
 
-    init(entries: [SettingEntry], policy: SettingsPolicy = SettingsPolicy()) {
+    package init(entries: [SettingEntry], policy: SettingsPolicy = SettingsPolicy()) {
         self.policy = policy
         apply(entries)
         finishLoading()
@@ -132,7 +132,7 @@ struct ReplicaCache {
     }
 
     /// The current entries with a sequence number above `sequence`, in sequence order, at most `limit`.
-    func entries(after sequence: Int64, limit: Int) -> [SettingEntry] {
+    package func entries(after sequence: Int64, limit: Int) -> [SettingEntry] {
         var low = 0
         var high = sequenceLog.count
         while low < high {
@@ -158,7 +158,7 @@ struct ReplicaCache {
     }
 
     /// The entries (tombstones included) whose keys fall in `buckets`.
-    func entries(inBuckets buckets: Set<Int>) -> [SettingEntry] {
+    package func entries(inBuckets buckets: Set<Int>) -> [SettingEntry] {
         entries.entries { buckets.contains(Self.bucket(of: $0)) && isShared($0) }
     }
 

@@ -13,7 +13,7 @@ final class ReplicaCacheBuilder: LoadedEntriesSink, Sendable {
     private let queue = DispatchQueue(label: "settingsd.cache-builder")
 
     /// A builder of a cache shaped by `policy`.
-    init(policy: SettingsPolicy) {
+    package init(policy: SettingsPolicy) {
         cache = Mutex(ReplicaCache(entries: [], policy: policy))
     }
 

@@ -1,6 +1,6 @@
 extension Settings {
     /// The hub namespace this store syncs as, if it ever joined one.
-    var account: SyncAccount? {
+    package var account: SyncAccount? {
         writer.withLock { $0.account }
     }
 
@@ -15,7 +15,7 @@ extension Settings {
     /// account and is pushed to it. Keys of scope `local` stay.
     ///
     /// - Returns: What happened to the store's account.
-    func enterAccount(_ namespace: String) throws(SettingsError) -> AccountMeeting {
+    package func enterAccount(_ namespace: String) throws(SettingsError) -> AccountMeeting {
         let meeting = try writer.withLock { (writer) throws(SettingsError) -> AccountMeeting in
             let meeting: AccountMeeting
             if let current = writer.account {
@@ -37,7 +37,7 @@ extension Settings {
     }
 
     /// Lets the store's account move again with its socket peers' (a hub link stopped).
-    func releaseAccount() {
+    package func releaseAccount() {
         writer.withLock { $0.accountPins = max(0, $0.accountPins - 1) }
     }
 
@@ -48,7 +48,7 @@ extension Settings {
     /// a peer on an older account moves when it meets this one.
     ///
     /// - Throws: `accountMismatch` when the store must move but a hub link holds it.
-    func meet(account peer: SyncAccount?) throws(SettingsError) -> AccountMeeting {
+    package func meet(account peer: SyncAccount?) throws(SettingsError) -> AccountMeeting {
         guard let peer else { return .unchanged }
         let meeting = try writer.withLock { (writer) throws(SettingsError) -> AccountMeeting in
             guard let current = writer.account else {

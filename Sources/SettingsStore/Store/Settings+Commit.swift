@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-    import FoundationEssentials
+    package import FoundationEssentials
 #else
-    import Foundation
+    package import Foundation
 #endif
 
 /// A batch of versioned changes on its way into a store, whatever its source.
@@ -131,7 +131,7 @@ extension Settings {
     /// (`replica` or `initialSync`). Entries stamped further ahead of this replica's clock than
     /// `maximumClockSkew` are applied (so replicas agree) but do not move the clock.
     @discardableResult
-    func applyRemote(
+    package func applyRemote(
         _ incoming: [SettingEntry], from peer: ReplicaID, through: Int64?, reason: ChangeReason,
         peerIncarnation: UUID? = nil
     ) throws(SettingsError) -> RemoteBatchOutcome {
@@ -190,19 +190,19 @@ extension Settings {
 }
 
 /// What applying a batch from a replica did.
-struct RemoteBatchOutcome: Equatable {
+package struct RemoteBatchOutcome: Equatable {
     /// Entries that changed this replica.
-    var applied: Int
+    package var applied: Int
     /// Entries the limits refused.
     var refused: Int
     /// Applied entries stamped further ahead of this replica's clock than `maximumClockSkew`.
-    var aheadOfClock: Int
+    package var aheadOfClock: Int
     /// Entries for keys not held here that were older than the tombstone horizon, answered
     /// with a fresh deletion (counted in `applied` too).
     var expired: Int
     /// The local sequence numbers the applied entries took (contiguous), if any.
-    var sequences: ClosedRange<Int64>?
+    package var sequences: ClosedRange<Int64>?
     /// Entries the arrival gate refused, and why the first was (for the log).
-    var rejected = 0
-    var firstRejection: String? = nil
+    package var rejected = 0
+    package var firstRejection: String? = nil
 }

@@ -122,7 +122,8 @@ extension Settings {
     }
 
     /// The value `key` had at version `version` (nil: that version deleted it).
-    func historicValue(of key: String, version: SettingVersion) throws(SettingsError) -> SettingValue? {
+    package func historicValue(of key: String, version: SettingVersion) throws(SettingsError) -> SettingValue?
+    {
         let records = try history(HistoryQuery(keyOrPrefix: key, limit: .max))
         guard let record = records.first(where: { $0.version == version }) else {
             throw SettingsError(.invalidValue, "the history of '\(key)' has no version \(version)", key: key)
@@ -137,7 +138,7 @@ extension Settings {
     /// The values the keys under `prefix` changed since `time` had then (nil: absent then).
     ///
     /// - Throws: `invalidValue` when the history cannot answer (`snapshot(at:)` says when).
-    func historicValues(under prefix: String, at time: UInt64) throws(SettingsError) -> [String:
+    package func historicValues(under prefix: String, at time: UInt64) throws(SettingsError) -> [String:
         SettingValue?]
     {
         try checkHistoryReaches(time)

@@ -1,11 +1,11 @@
 extension Settings {
     /// This replica's incarnations, the running one last.
-    var lineage: Lineage {
+    package var lineage: Lineage {
         writer.withLock { $0.lineage }
     }
 
     /// What this replica remembers of `peer`, or nil if it never applied anything from it.
-    func record(of peer: ReplicaID) -> PeerRecord? {
+    package func record(of peer: ReplicaID) -> PeerRecord? {
         writer.withLock { $0.peers[peer] }
     }
 
@@ -20,7 +20,7 @@ extension Settings {
     ///   renamed the replica already).
     /// - Returns: The new id, or nil when `ifStill` no longer holds.
     @discardableResult
-    func takeNewIdentity(ifStill current: ReplicaID) throws(SettingsError) -> ReplicaID? {
+    package func takeNewIdentity(ifStill current: ReplicaID) throws(SettingsError) -> ReplicaID? {
         let renamed = try writer.withLock { (writer) throws(SettingsError) -> ReplicaID? in
             guard identity.withLock({ $0 }) == current else { return nil }
             guard let backend = writer.backend else { throw .closed(path: displayPath) }

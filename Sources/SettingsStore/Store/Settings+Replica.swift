@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-    import FoundationEssentials
+    package import FoundationEssentials
 #else
-    import Foundation
+    package import Foundation
 #endif
 
 extension Settings {
@@ -13,7 +13,7 @@ extension Settings {
 
     /// Records that `peer` has nothing this replica needs through its sequence number
     /// `through`, in memory (the next batch from it persists the cursor).
-    func noteSettled(from peer: ReplicaID, through: Int64, incarnation: UUID?) {
+    package func noteSettled(from peer: ReplicaID, through: Int64, incarnation: UUID?) {
         writer.withLock { writer in
             var record = writer.peers[peer] ?? PeerRecord(receivedSequence: 0, incarnation: incarnation)
             guard record.receivedSequence < through else { return }
@@ -32,28 +32,28 @@ extension Settings {
     }
 
     /// The digest as a number, for anti-entropy.
-    var digestValue: UInt64 {
+    package var digestValue: UInt64 {
         cache.withLock { $0.fingerprintSum }
     }
 
     /// The sequence number and the digest of one state: read under the writer lock, which every
     /// commit holds while it updates both.
-    var sequenceAndDigest: (sequence: Int64, digest: UInt64) {
+    package var sequenceAndDigest: (sequence: Int64, digest: UInt64) {
         writer.withLock { writer in (writer.lastSequence, cache.withLock { $0.fingerprintSum }) }
     }
 
     /// Whether `key` is compared with other replicas: every key but those of scope `local`.
-    func isShared(_ key: String) -> Bool {
+    package func isShared(_ key: String) -> Bool {
         cache.withLock { $0.isShared(key) }
     }
 
     /// The digest of each bucket of keys, for anti-entropy.
-    var bucketSums: [UInt64] {
+    package var bucketSums: [UInt64] {
         cache.withLock { $0.bucketSums }
     }
 
     /// The entries (tombstones included) whose keys fall in `buckets`.
-    func entries(inBuckets buckets: Set<Int>) -> [SettingEntry] {
+    package func entries(inBuckets buckets: Set<Int>) -> [SettingEntry] {
         cache.withLock { $0.entries(inBuckets: buckets) }
     }
 
@@ -65,7 +65,7 @@ extension Settings {
 
     /// Moves `peer`'s cursor back to `sequence`, durably: a hub found to hand out numbers again
     /// (restored, failed over, its counter reset) is pulled from there, after restarts too.
-    func rewindCursor(of peer: ReplicaID, to sequence: Int64) throws(SettingsError) {
+    package func rewindCursor(of peer: ReplicaID, to sequence: Int64) throws(SettingsError) {
         try writer.withLock { (writer) throws(SettingsError) in
             guard let record = writer.peers[peer], record.receivedSequence > sequence else { return }
             let cursor = PeerCursor(

@@ -27,7 +27,7 @@ extension Settings {
     }
 
     /// The stamp below which tombstones have been collected.
-    var tombstoneHorizon: HybridTimestamp {
+    package var tombstoneHorizon: HybridTimestamp {
         writer.withLock { $0.tombstoneHorizon }
     }
 }
@@ -40,7 +40,8 @@ extension Settings {
     ///
     /// - Returns: How many entries were re-stamped.
     @discardableResult
-    func renewOwnEntries(after cursor: Int64, olderThan horizon: HybridTimestamp) throws(SettingsError) -> Int
+    package func renewOwnEntries(after cursor: Int64, olderThan horizon: HybridTimestamp)
+        throws(SettingsError) -> Int
     {
         guard horizon > .zero else { return 0 }
         let renewed = try writer.withLock { (writer) throws(SettingsError) -> Int in

@@ -19,10 +19,10 @@ extension Settings {
 
     /// `transaction(_:)` with the reason its change is announced with and recorded as, and, for
     /// writes made before now, the latest time they can have been made (`SettingsWriter.stamp`).
-    func transaction<Result>(
+    package func transaction<Result>(
         reason: ChangeReason, madeBy: HybridTimestamp? = nil, _ body: (SettingsTransaction) throws -> Result
     ) throws -> Result {
-        lastLocalWriteRequest.store(Deadline.now.uptimeNanoseconds, ordering: .relaxed)
+        lastLocalWriteRequest.store(configuration.monotonicClock().uptimeNanoseconds, ordering: .relaxed)
         let result = try writer.withLock { writer throws -> Result in
             let transaction = SettingsTransaction(settings: self)
             let result = try body(transaction)
@@ -44,14 +44,15 @@ extension Settings {
 
     /// Whether a local transaction asked for the writer less than `milliseconds` ago, on the
     /// monotonic clock.
-    func hasLocalWrites(withinMilliseconds milliseconds: UInt64) -> Bool {
+    package func hasLocalWrites(withinMilliseconds milliseconds: UInt64) -> Bool {
         let last = lastLocalWriteRequest.load(ordering: .relaxed)
         return last > 0
-            && Deadline.now < Deadline(uptimeNanoseconds: last) + .milliseconds(Int64(clamping: milliseconds))
+            && configuration.monotonicClock() < Deadline(uptimeNanoseconds: last)
+                + .milliseconds(Int64(clamping: milliseconds))
     }
 
     /// Runs a store operation whose only possible failure is a `SettingsError`, keeping that type.
-    func typed<Result>(_ body: () throws -> Result) throws(SettingsError) -> Result {
+    package func typed<Result>(_ body: () throws -> Result) throws(SettingsError) -> Result {
         do {
             return try body()
         } catch let error as SettingsError {

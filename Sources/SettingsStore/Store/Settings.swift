@@ -43,7 +43,7 @@ public final class Settings: Sendable {
     /// (rows lost from a damaged file) carry nothing, and streams count them as sent; a number
     /// given out since always has its entry (read `sequence` instead, and a stream could skip an
     /// entry numbered a moment before it reaches the cache).
-    let openedSequence: Int64
+    package let openedSequence: Int64
 
     /// Opens the database at `path`, creating it and its folders if needed (a read-only
     /// configuration creates nothing and needs the file to exist).

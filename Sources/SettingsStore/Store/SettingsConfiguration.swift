@@ -6,6 +6,9 @@ public struct SettingsConfiguration: Sendable {
     public var limits: SettingsLimits
     /// The wall clock, in milliseconds since 1970, that stamps writes; replace it to test clock skew.
     public var clock: @Sendable () -> UInt64
+    /// The monotonic clock the store measures durations with (how recent a local write is);
+    /// tests hold it still.
+    package var monotonicClock: @Sendable () -> Deadline = { .now }
     /// Called when an API that cannot throw fails: a typed subscript read that found a value of
     /// another type (and returned the default), or an `@Setting` property set that the store
     /// refused. Defaults to nothing; hosts route it to their log.

@@ -11,13 +11,13 @@ public final class SettingsTransaction {
     private var log: [PendingWrite] = []
     /// Who the following writes are for, as the history records it (this process by default; the
     /// daemon sets each client's in turn).
-    var actor: ChangeActor? = ChangeActor.current
+    package var actor: ChangeActor? = ChangeActor.current
     /// The last position of each key in `log[..<indexed]`, built only when the transaction reads:
     /// a write-only batch never pays for a growing dictionary.
     private var positions: [String: Int] = [:]
     private var indexed = 0
 
-    init(settings: Settings) {
+    package init(settings: Settings) {
         self.settings = settings
         self.policy = settings.cache.withLock { $0.policy }
     }
@@ -117,7 +117,7 @@ public final class SettingsTransaction {
     /// in `.`) locked keys are skipped, one locked key is refused.
     ///
     /// - Returns: The locked keys skipped, sorted.
-    func restore(_ values: [String: SettingValue?], under keyOrPrefix: String) throws(SettingsError)
+    package func restore(_ values: [String: SettingValue?], under keyOrPrefix: String) throws(SettingsError)
         -> [String]
     {
         var skipped: [String] = []
@@ -146,7 +146,9 @@ public final class SettingsTransaction {
     }
 
     /// `reset(_:)`, also naming the locked keys a prefix (or `""`, every key) left alone.
-    func resetReporting(_ keyOrPrefix: String) throws(SettingsError) -> (removed: Int, skipped: [String]) {
+    package func resetReporting(_ keyOrPrefix: String) throws(SettingsError) -> (
+        removed: Int, skipped: [String]
+    ) {
         let isPrefix = keyOrPrefix.isEmpty || keyOrPrefix.hasSuffix(".")
         let keys = isPrefix ? settings.keys(withPrefix: keyOrPrefix) : [keyOrPrefix]
         var removed = 0

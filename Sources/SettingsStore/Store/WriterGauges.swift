@@ -10,7 +10,7 @@ final class WriterGauges: Sendable {
     private let history: Atomic<Int>
 
     /// Gauges showing the writer's counters as it starts.
-    init(lastSequence: Int64, historyCount: Int) {
+    package init(lastSequence: Int64, historyCount: Int) {
         sequence = Atomic(lastSequence)
         history = Atomic(historyCount)
     }

@@ -103,7 +103,7 @@ package enum ISO8601 {
         let bytes: [UInt8]
         var offset = 0
 
-        init(_ bytes: [UInt8]) { self.bytes = bytes }
+        package init(_ bytes: [UInt8]) { self.bytes = bytes }
 
         var isAtEnd: Bool { offset == bytes.count }
 

@@ -26,7 +26,7 @@ extension SettingValue {
     static let formatNestingDepth = 64
 
     /// The value's encoded form, as stored.
-    func encoded() -> [UInt8] {
+    package func encoded() -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(16)
         append(to: &bytes)
@@ -109,7 +109,7 @@ extension SettingValue {
     }
 
     /// Decodes a value stored by `encoded()`; throws `corruptDatabase` on any malformed input.
-    init(decoding bytes: UnsafeRawBufferPointer) throws(SettingsError) {
+    package init(decoding bytes: UnsafeRawBufferPointer) throws(SettingsError) {
         var reader = BinaryReader(bytes: bytes)
         self = try reader.readValue(depth: 0)
         guard reader.isAtEnd else { throw reader.failure("trailing bytes after value") }

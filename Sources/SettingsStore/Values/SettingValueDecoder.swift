@@ -98,8 +98,8 @@ private struct KeyedValueDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol
 private struct IndexKey: CodingKey {
     let intValue: Int?
     var stringValue: String { String(intValue ?? 0) }
-    init(intValue: Int) { self.intValue = intValue }
-    init?(stringValue: String) { nil }
+    package init(intValue: Int) { self.intValue = intValue }
+    package init?(stringValue: String) { nil }
 }
 
 private struct UnkeyedValueDecoder: UnkeyedDecodingContainer {
@@ -109,7 +109,7 @@ private struct UnkeyedValueDecoder: UnkeyedDecodingContainer {
     var count: Int? { values.count }
     var isAtEnd: Bool { currentIndex >= values.count }
 
-    init(values: [SettingValue], codingPath: [any CodingKey]) {
+    package init(values: [SettingValue], codingPath: [any CodingKey]) {
         self.values = values
         self.codingPath = codingPath
     }

@@ -1,43 +1,72 @@
 import Foundation
 import Testing
 
-/// The layers of `Sources/SettingsStore`, checked rather than reviewed: docs/ARCHITECTURE.md's
-/// table lists the folders from the bottom layer up, and no file may name a type declared in a
-/// folder listed below its own (folders in one row are one layer).
-@Suite("Architecture: layers point one way")
+/// The libraries and their layers, checked rather than reviewed: docs/ARCHITECTURE.md's layer
+/// table lists each library's folders from the bottom layer up, and no file may name a type
+/// declared in a folder of its library listed below its own (folders in one row are one layer);
+/// no file may import a library of this package that its own does not depend on in
+/// `Package.swift` (the compiler keeps the libraries apart only along the dependencies a target
+/// declares).
+@Suite("Architecture: libraries and layers point one way")
 struct ArchitectureTests {
     /// The repository's root, from this file's path.
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-    /// The folders of the layer table, each with its rank (row number).
+    /// The folders of the layer table, as `Library/Folder`, each with its rank (row number).
     static func layers() throws -> [String: Int] {
         let text = try String(
             contentsOf: root.appendingPathComponent("docs/ARCHITECTURE.md"), encoding: .utf8)
         var ranks: [String: Int] = [:]
         var row = 0
-        for line in text.split(separator: "\n") where line.hasPrefix("| `") {
-            let firstCell = line.split(separator: "|", omittingEmptySubsequences: true).first ?? ""
-            let folders = firstCell.split(separator: "`").filter { $0.hasSuffix("/") }
+        for line in text.split(separator: "\n") where line.hasPrefix("| `Settings") {
+            let cells = line.split(separator: "|", omittingEmptySubsequences: true)
+            guard cells.count >= 3 else { continue }
+            let library = cells[0].split(separator: "`").first { !$0.allSatisfy(\.isWhitespace) } ?? ""
+            let folders = cells[1].split(separator: "`").filter { $0.hasSuffix("/") }
             guard !folders.isEmpty else { continue }
-            for folder in folders { ranks[String(folder.dropLast())] = row }
+            for folder in folders { ranks["\(library)/\(folder.dropLast())"] = row }
             row += 1
         }
         return ranks
     }
 
-    /// The Swift files of each folder of the library, by folder.
-    static func sources() throws -> [String: [(path: String, text: String)]] {
-        let library = root.appendingPathComponent("Sources/SettingsStore")
-        var files: [String: [(String, String)]] = [:]
-        for folder in try FileManager.default.contentsOfDirectory(atPath: library.path) {
-            let folderURL = library.appendingPathComponent(folder)
-            guard let names = try? FileManager.default.contentsOfDirectory(atPath: folderURL.path) else {
+    /// The library targets of `Package.swift` and the libraries of this package each depends on.
+    static func dependencies() throws -> [String: Set<String>] {
+        let manifest = try String(contentsOf: root.appendingPathComponent("Package.swift"), encoding: .utf8)
+        var result: [String: Set<String>] = [:]
+        let blocks = manifest.components(separatedBy: ".target(").dropFirst()
+        for block in blocks {
+            guard let nameRange = block.range(of: #"name: "(\w+)""#, options: .regularExpression) else {
                 continue
             }
-            for name in names.sorted() where name.hasSuffix(".swift") {
-                let text = try String(contentsOf: folderURL.appendingPathComponent(name), encoding: .utf8)
-                files[folder, default: []].append(("\(folder)/\(name)", text))
+            let name = block[nameRange].split(separator: "\"")[1]
+            guard let start = block.range(of: "dependencies: ["),
+                let end = block[start.upperBound...].range(of: "]")
+            else { continue }
+            let list = String(block[start.upperBound..<end.lowerBound])
+            result[String(name)] = Set(list.matches(of: /"(\w+)"/).map { String($0.output.1) })
+        }
+        return result
+    }
+
+    /// The Swift files of each library's folders, by `Library/Folder`.
+    static func sources() throws -> [String: [(path: String, text: String)]] {
+        var files: [String: [(String, String)]] = [:]
+        for library in try dependencies().keys where library.hasPrefix("Settings") {
+            let libraryURL = root.appendingPathComponent("Sources/\(library)")
+            guard let folders = try? FileManager.default.contentsOfDirectory(atPath: libraryURL.path) else {
+                continue
+            }
+            for folder in folders {
+                let folderURL = libraryURL.appendingPathComponent(folder)
+                guard let names = try? FileManager.default.contentsOfDirectory(atPath: folderURL.path) else {
+                    continue
+                }
+                for name in names.sorted() where name.hasSuffix(".swift") {
+                    let text = try String(contentsOf: folderURL.appendingPathComponent(name), encoding: .utf8)
+                    files["\(library)/\(folder)", default: []].append(("\(library)/\(folder)/\(name)", text))
+                }
             }
         }
         return files
@@ -92,15 +121,26 @@ struct ArchitectureTests {
         return words
     }
 
-    @Test("every folder of Sources/SettingsStore is in docs/ARCHITECTURE.md's layer table")
+    /// The libraries that lay their folders out in layers (the command line and the facades
+    /// are flat).
+    static let layeredLibraries: Set<String> = [
+        "SettingsStore", "SettingsGNOME", "SettingsWire", "SettingsSync", "SettingsDaemonClient",
+        "SettingsDaemonKit",
+    ]
+
+    @Test("every folder of every library is in docs/ARCHITECTURE.md's layer table")
     func everyFolderIsALayer() throws {
         let ranks = try Self.layers()
-        for folder in try Self.sources().keys.sorted() {
+        let folders = try Self.sources().keys.filter {
+            Self.layeredLibraries.contains(String($0.split(separator: "/")[0]))
+        }
+        #expect(folders.count > 20)
+        for folder in folders.sorted() {
             #expect(ranks[folder] != nil, "\(folder)/ is missing from docs/ARCHITECTURE.md's layer table")
         }
     }
 
-    @Test("no folder names a type declared in a layer above it")
+    @Test("no folder names a type declared in a layer of its library above it")
     func layersPointOneWay() throws {
         let ranks = try Self.layers()
         let sources = try Self.sources()
@@ -111,14 +151,53 @@ struct ArchitectureTests {
                 for name in Self.declaredTypes(in: file.text) { owner[name] = (folder, rank) }
             }
         }
-        #expect(owner["Settings"]?.folder == "Store", "the declaration scan found no Settings in Store/")
+        #expect(
+            owner["Settings"]?.folder == "SettingsStore/Store",
+            "the declaration scan found no Settings in Store/")
         var violations: [String] = []
         for (folder, files) in sources {
             guard let rank = ranks[folder] else { continue }
+            let library = folder.split(separator: "/")[0]
             for file in files {
                 for name in Self.identifiers(in: file.text).sorted() {
-                    guard let declared = owner[name], declared.rank > rank else { continue }
+                    guard let declared = owner[name], declared.rank > rank,
+                        declared.folder.split(separator: "/")[0] == library
+                    else { continue }
                     violations.append("\(file.path) names \(name) from \(declared.folder)/")
+                }
+            }
+        }
+        #expect(violations.isEmpty, "\(violations.sorted().joined(separator: "\n"))")
+    }
+
+    @Test(
+        "no file imports a library of this package that its own does not depend on; the store depends on none"
+    )
+    func importsFollowDependencies() throws {
+        let dependencies = try Self.dependencies()
+        let libraries = Set(dependencies.keys.filter { $0.hasPrefix("Settings") })
+        #expect(dependencies["SettingsStore"].map { $0.isDisjoint(with: libraries) } == true)
+        #expect(dependencies["SettingsGNOME"] == ["SettingsStore", "CDconf"])
+        var violations: [String] = []
+        for (folder, files) in try Self.sources() {
+            let library = String(folder.split(separator: "/")[0])
+            let allowed = (dependencies[library] ?? []).union([library])
+            for file in files {
+                for line in file.text.split(separator: "\n") {
+                    let words = line.split(separator: " ")
+                    guard let index = words.firstIndex(of: "import"), index + 1 < words.count else {
+                        continue
+                    }
+                    let module = String(words[index + 1])
+                    if libraries.contains(module) || module.hasPrefix("C"), !allowed.contains(module),
+                        dependencies[module] != nil || module.hasPrefix("C")
+                    {
+                        if module.hasPrefix("C"), !["CSQLite", "CLibPQ", "CDconf", "CLinux"].contains(module)
+                        {
+                            continue
+                        }
+                        violations.append("\(file.path) imports \(module)")
+                    }
                 }
             }
         }

@@ -3,6 +3,12 @@ import SettingsStore
 import Synchronization
 import Testing
 
+@testable import SettingsDaemonClient
+@testable import SettingsDaemonKit
+@testable import SettingsGNOME
+@testable import SettingsSync
+@testable import SettingsWire
+
 extension Reliability {
     @Suite("What users hit: history lines, list keys, secrets in messages, the daemon binary's version")
     struct PolishTests {

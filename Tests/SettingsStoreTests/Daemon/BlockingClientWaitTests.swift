@@ -1,7 +1,12 @@
 import Foundation
 import Testing
 
+@testable import SettingsDaemonClient
+@testable import SettingsDaemonKit
+@testable import SettingsGNOME
 @testable import SettingsStore
+@testable import SettingsSync
+@testable import SettingsWire
 
 /// How `BlockingClient` waits for answers: for its time-out and no longer, until the daemon closes,
 /// and whatever pieces the answers arrive in. Each test scripts the daemon's side of one connection.

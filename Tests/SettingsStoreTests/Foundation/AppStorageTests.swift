@@ -3,7 +3,12 @@ import Observation
 import SettingsFoundation
 import Testing
 
+@testable import SettingsDaemonClient
+@testable import SettingsDaemonKit
+@testable import SettingsGNOME
 @testable import SettingsStore
+@testable import SettingsSync
+@testable import SettingsWire
 
 /// A model written as with SwiftUI's `@AppStorage` (`@AppStorage("username") var username =
 /// "Anonymous"`), given a suite of its own so that the test never touches the standard store.

@@ -3,7 +3,12 @@ import SettingsFoundation
 import Synchronization
 import Testing
 
+@testable import SettingsDaemonClient
+@testable import SettingsDaemonKit
+@testable import SettingsGNOME
 @testable import SettingsStore
+@testable import SettingsSync
+@testable import SettingsWire
 
 /// What Foundation's tests do not check: other processes, durability, suites, locks, notifications.
 @Suite("SettingsDefaults: other processes, durability, suites and administrators")

@@ -3,7 +3,12 @@ import Observation
 import SettingsFoundation
 import Testing
 
+@testable import SettingsDaemonClient
+@testable import SettingsDaemonKit
+@testable import SettingsGNOME
 @testable import SettingsStore
+@testable import SettingsSync
+@testable import SettingsWire
 
 /// A model as SwiftUI apps of recent years write one: on the main actor, it mirrors a key of the
 /// key-value store and updates it when another device writes (notifications on the main queue).

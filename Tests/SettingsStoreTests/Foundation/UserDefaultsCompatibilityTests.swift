@@ -3,6 +3,12 @@ import SettingsFoundation
 import SettingsStore
 import Testing
 
+@testable import SettingsDaemonClient
+@testable import SettingsDaemonKit
+@testable import SettingsGNOME
+@testable import SettingsSync
+@testable import SettingsWire
+
 /// Foundation's own `UserDefaults` behaviours, held against `SettingsDefaults`, with every
 /// difference from Foundation named (docs/APPLE.md says why).
 @Suite("SettingsDefaults behaves as Foundation's UserDefaults, differences named")

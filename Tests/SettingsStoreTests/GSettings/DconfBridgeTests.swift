@@ -1,7 +1,12 @@
 import Foundation
 import Testing
 
+@testable import SettingsDaemonClient
+@testable import SettingsDaemonKit
+@testable import SettingsGNOME
 @testable import SettingsStore
+@testable import SettingsSync
+@testable import SettingsWire
 
 /// The live dconf bridge (`settingsd run --dconf`), against real `dconf-service` sessions.
 @Suite(

@@ -2,6 +2,12 @@ import Foundation
 import SettingsStore
 import Testing
 
+@testable import SettingsDaemonClient
+@testable import SettingsDaemonKit
+@testable import SettingsGNOME
+@testable import SettingsSync
+@testable import SettingsWire
+
 @Suite("dconf files: import and export of dconf dump's keyfiles")
 struct DconfFileTests {
     /// Values GNOME users have, set through gsettings so that each is what its schema says.

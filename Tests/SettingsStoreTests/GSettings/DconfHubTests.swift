@@ -2,7 +2,12 @@ import Foundation
 import PostgresFixture
 import Testing
 
+@testable import SettingsDaemonClient
+@testable import SettingsDaemonKit
+@testable import SettingsGNOME
 @testable import SettingsStore
+@testable import SettingsSync
+@testable import SettingsWire
 
 /// GNOME settings following a user across machines: each machine a private dconf session and a
 /// daemon bridging it, all on one namespace of a real PostgreSQL hub.

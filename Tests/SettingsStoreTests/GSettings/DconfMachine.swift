@@ -1,6 +1,12 @@
 import Foundation
 import SettingsStore
 
+@testable import SettingsDaemonClient
+@testable import SettingsDaemonKit
+@testable import SettingsGNOME
+@testable import SettingsSync
+@testable import SettingsWire
+
 /// One "machine" for the dconf bridge tests: a private session (`DconfSession`) and a daemon in
 /// it mirroring `/org/gnome/`, typed by the installed GSettings schemas.
 final class DconfMachine {

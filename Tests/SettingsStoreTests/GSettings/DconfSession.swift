@@ -1,6 +1,11 @@
 import Foundation
 
+@testable import SettingsDaemonClient
+@testable import SettingsDaemonKit
+@testable import SettingsGNOME
 @testable import SettingsStore
+@testable import SettingsSync
+@testable import SettingsWire
 
 #if canImport(Glibc)
     import Glibc

@@ -3,6 +3,12 @@ import SettingsStore
 import Synchronization
 import Testing
 
+@testable import SettingsDaemonClient
+@testable import SettingsDaemonKit
+@testable import SettingsGNOME
+@testable import SettingsSync
+@testable import SettingsWire
+
 /// The GSettings schemas installed on this machine (Debian's gsettings-desktop-schemas).
 let installedGSettingsSchemas = "/usr/share/glib-2.0/schemas"
 

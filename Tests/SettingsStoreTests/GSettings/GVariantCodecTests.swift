@@ -2,6 +2,12 @@ import Foundation
 import SettingsStore
 import Testing
 
+@testable import SettingsDaemonClient
+@testable import SettingsDaemonKit
+@testable import SettingsGNOME
+@testable import SettingsSync
+@testable import SettingsWire
+
 /// Random GVariant values of random types, for the codec's property tests.
 struct GVariantGenerator {
     var random: SeededGenerator

@@ -1,7 +1,12 @@
 import Foundation
 import Testing
 
+@testable import SettingsDaemonClient
+@testable import SettingsDaemonKit
+@testable import SettingsGNOME
 @testable import SettingsStore
+@testable import SettingsSync
+@testable import SettingsWire
 
 @Suite("Export and revert as of a time refuse what the history cannot answer")
 struct HistoryLimitsTests {

@@ -3,7 +3,12 @@ import PostgresFixture
 import Synchronization
 import Testing
 
+@testable import SettingsDaemonClient
+@testable import SettingsDaemonKit
+@testable import SettingsGNOME
 @testable import SettingsStore
+@testable import SettingsSync
+@testable import SettingsWire
 
 /// A TCP listener on 127.0.0.1 that answers libpq's TLS request with `N`, as a machine in the
 /// middle refusing TLS would, and records what the client sends after that.

@@ -3,7 +3,12 @@ import PostgresFixture
 import Synchronization
 import Testing
 
+@testable import SettingsDaemonClient
+@testable import SettingsDaemonKit
+@testable import SettingsGNOME
 @testable import SettingsStore
+@testable import SettingsSync
+@testable import SettingsWire
 
 extension HubReliability {
     @Suite(

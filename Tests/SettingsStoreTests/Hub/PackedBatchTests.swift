@@ -1,6 +1,11 @@
 import Testing
 
+@testable import SettingsDaemonClient
+@testable import SettingsDaemonKit
+@testable import SettingsGNOME
 @testable import SettingsStore
+@testable import SettingsSync
+@testable import SettingsWire
 
 @Suite("Packed hub batches: the layout a shared batch travels in")
 struct PackedBatchTests {

@@ -2,7 +2,12 @@ import Foundation
 import PostgresFixture
 import Testing
 
+@testable import SettingsDaemonClient
+@testable import SettingsDaemonKit
+@testable import SettingsGNOME
 @testable import SettingsStore
+@testable import SettingsSync
+@testable import SettingsWire
 
 extension HubReliability {
     @Suite(

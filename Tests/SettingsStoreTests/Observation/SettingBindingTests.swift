@@ -1,6 +1,11 @@
 import Testing
 
+@testable import SettingsDaemonClient
+@testable import SettingsDaemonKit
+@testable import SettingsGNOME
 @testable import SettingsStore
+@testable import SettingsSync
+@testable import SettingsWire
 
 /// A child that only gets a binding, like a SwiftUI subview.
 final class VolumeSlider {

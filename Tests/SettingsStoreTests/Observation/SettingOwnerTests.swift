@@ -1,6 +1,11 @@
 import Testing
 
+@testable import SettingsDaemonClient
+@testable import SettingsDaemonKit
+@testable import SettingsGNOME
 @testable import SettingsStore
+@testable import SettingsSync
+@testable import SettingsWire
 
 extension SettingKeys {
     static let brightness = SettingKey<Double>("display.brightness", default: 1)

@@ -2,6 +2,12 @@ import Foundation
 import SettingsStore
 import Testing
 
+@testable import SettingsDaemonClient
+@testable import SettingsDaemonKit
+@testable import SettingsGNOME
+@testable import SettingsSync
+@testable import SettingsWire
+
 extension Reliability {
     @Suite("Under locks, list, export, import, reset and revert agree with get and with the docs")
     struct LockedStoreOperationsTests {

@@ -2,6 +2,12 @@ import Foundation
 import SettingsStore
 import Testing
 
+@testable import SettingsDaemonClient
+@testable import SettingsDaemonKit
+@testable import SettingsGNOME
+@testable import SettingsSync
+@testable import SettingsWire
+
 extension Reliability {
     @Suite("Values a schema change made invalid are named wherever the value is shown")
     struct SchemaChangeTests {

@@ -2,6 +2,12 @@ import Foundation
 import SettingsStore
 import Testing
 
+@testable import SettingsDaemonClient
+@testable import SettingsDaemonKit
+@testable import SettingsGNOME
+@testable import SettingsSync
+@testable import SettingsWire
+
 @Suite("schema check refuses typos and impossible rules, naming the file, key and field")
 struct SchemaDeclarationTests {
     static let cases: [(rule: String, message: String)] = [

@@ -1,7 +1,12 @@
 import Foundation
 import Testing
 
+@testable import SettingsDaemonClient
+@testable import SettingsDaemonKit
+@testable import SettingsGNOME
 @testable import SettingsStore
+@testable import SettingsSync
+@testable import SettingsWire
 
 /// Rules that only set a scope (`{"scope": "local"}`, no type), and the built-in machine keys.
 @Suite("Scope-only rules and the keys that stay on one machine")

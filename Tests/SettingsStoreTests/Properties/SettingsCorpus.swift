@@ -1,6 +1,12 @@
 import Foundation
 import SettingsStore
 
+@testable import SettingsDaemonClient
+@testable import SettingsDaemonKit
+@testable import SettingsGNOME
+@testable import SettingsSync
+@testable import SettingsWire
+
 /// Keys and values drawn from the edges the rules care about, for model-based and closure tests.
 struct SettingsCorpus {
     var generator: SeededGenerator

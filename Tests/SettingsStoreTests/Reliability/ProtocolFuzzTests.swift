@@ -2,7 +2,12 @@ import Foundation
 import Synchronization
 import Testing
 
+@testable import SettingsDaemonClient
+@testable import SettingsDaemonKit
+@testable import SettingsGNOME
 @testable import SettingsStore
+@testable import SettingsSync
+@testable import SettingsWire
 
 /// Generates hostile frames: random bytes, mutated and truncated valid requests, deep nesting,
 /// invalid UTF-8, huge key lists, oversized frames. Seed frames never write, so the store's data

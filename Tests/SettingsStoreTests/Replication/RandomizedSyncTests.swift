@@ -1,7 +1,12 @@
 import Foundation
 import Testing
 
+@testable import SettingsDaemonClient
+@testable import SettingsDaemonKit
+@testable import SettingsGNOME
 @testable import SettingsStore
+@testable import SettingsSync
+@testable import SettingsWire
 
 /// Seeded random runs of in-process replicas: partitions, skewed clocks, crashes and replayed
 /// batches, then a heal, checked against what each write saw.

@@ -1,7 +1,12 @@
 import Foundation
 import Testing
 
+@testable import SettingsDaemonClient
+@testable import SettingsDaemonKit
+@testable import SettingsGNOME
 @testable import SettingsStore
+@testable import SettingsSync
+@testable import SettingsWire
 
 /// The text of replication frames is written and read without a `JSONValue` tree for the
 /// entries (`ReplicationMessage+Frame.swift`): these pin both directions to the tree's.

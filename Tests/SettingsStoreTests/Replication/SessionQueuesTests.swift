@@ -3,7 +3,12 @@ import Foundation
 import Synchronization
 import Testing
 
+@testable import SettingsDaemonClient
+@testable import SettingsDaemonKit
+@testable import SettingsGNOME
 @testable import SettingsStore
+@testable import SettingsSync
+@testable import SettingsWire
 
 @Suite("A replica connection's frames are parsed and applied off its socket's queue, within a bound")
 struct SessionQueuesTests {

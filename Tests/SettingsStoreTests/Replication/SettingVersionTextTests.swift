@@ -1,7 +1,12 @@
 import Foundation
 import Testing
 
+@testable import SettingsDaemonClient
+@testable import SettingsDaemonKit
+@testable import SettingsGNOME
 @testable import SettingsStore
+@testable import SettingsSync
+@testable import SettingsWire
 
 @Suite("Versions: the wire form parses back to the version that wrote it", .timeLimit(.minutes(1)))
 struct SettingVersionTextTests {

@@ -1,7 +1,12 @@
 import Foundation
 import Testing
 
+@testable import SettingsDaemonClient
+@testable import SettingsDaemonKit
+@testable import SettingsGNOME
 @testable import SettingsStore
+@testable import SettingsSync
+@testable import SettingsWire
 
 /// Seeded random runs over live links whose directions stall and resume (frames held back, then
 /// delivered late and in order, as on a congested network) and whose connections drop and are

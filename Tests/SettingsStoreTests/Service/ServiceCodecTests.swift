@@ -1,7 +1,12 @@
 import Foundation
 import Testing
 
+@testable import SettingsDaemonClient
+@testable import SettingsDaemonKit
+@testable import SettingsGNOME
 @testable import SettingsStore
+@testable import SettingsSync
+@testable import SettingsWire
 
 /// A schema file that uses every part of a rule: bounds, choices, lengths, GVariant types,
 /// secrets, dates, patterns and scope-only rules.

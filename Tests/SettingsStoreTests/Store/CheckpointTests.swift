@@ -1,7 +1,12 @@
 import Foundation
 import Testing
 
+@testable import SettingsDaemonClient
+@testable import SettingsDaemonKit
+@testable import SettingsGNOME
 @testable import SettingsStore
+@testable import SettingsSync
+@testable import SettingsWire
 
 @Suite("Checkpoints run beside the commits, not in them", .timeLimit(.minutes(1)))
 struct CheckpointTests {

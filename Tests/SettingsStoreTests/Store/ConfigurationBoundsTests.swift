@@ -1,7 +1,12 @@
 import Foundation
 import Testing
 
+@testable import SettingsDaemonClient
+@testable import SettingsDaemonKit
+@testable import SettingsGNOME
 @testable import SettingsStore
+@testable import SettingsSync
+@testable import SettingsWire
 
 /// No number a caller gives a public configuration can crash the process: each is clamped by the
 /// rule its property documents, and the store, the server and the links then run with it.

@@ -1,7 +1,12 @@
 import Foundation
 import Testing
 
+@testable import SettingsDaemonClient
+@testable import SettingsDaemonKit
+@testable import SettingsGNOME
 @testable import SettingsStore
+@testable import SettingsSync
+@testable import SettingsWire
 
 @Suite(
     "Deferred entries: a commit with history writes its record, folds write the rows", .timeLimit(.minutes(2))

@@ -1,7 +1,12 @@
 import Foundation
 import Testing
 
+@testable import SettingsDaemonClient
+@testable import SettingsDaemonKit
+@testable import SettingsGNOME
 @testable import SettingsStore
+@testable import SettingsSync
+@testable import SettingsWire
 
 /// Opening reads the entries in chunks and builds the cache from them on another thread
 /// (`EntryScan`, `ReplicaCacheBuilder`): what it builds must be what a store closed with.

@@ -1,6 +1,12 @@
 import Foundation
 import SettingsStore
 
+@testable import SettingsDaemonClient
+@testable import SettingsDaemonKit
+@testable import SettingsGNOME
+@testable import SettingsSync
+@testable import SettingsWire
+
 /// The built `settingsd` executable, next to the test bundle.
 enum SettingsdBinary {
     static var path: String {

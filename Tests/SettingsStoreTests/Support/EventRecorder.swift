@@ -1,6 +1,12 @@
 import SettingsStore
 import Synchronization
 
+@testable import SettingsDaemonClient
+@testable import SettingsDaemonKit
+@testable import SettingsGNOME
+@testable import SettingsSync
+@testable import SettingsWire
+
 /// Collects change events delivered on any thread.
 final class EventRecorder: Sendable {
     private let events = Mutex<[SettingsChange]>([])

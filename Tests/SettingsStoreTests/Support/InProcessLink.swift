@@ -2,7 +2,12 @@ import Dispatch
 import Foundation
 import Synchronization
 
+@testable import SettingsDaemonClient
+@testable import SettingsDaemonKit
+@testable import SettingsGNOME
 @testable import SettingsStore
+@testable import SettingsSync
+@testable import SettingsWire
 
 /// Two replicas joined by an in-process connection: the real sync sessions of each store's
 /// replicator, with frames passed through serial queues instead of a socket (and through JSON

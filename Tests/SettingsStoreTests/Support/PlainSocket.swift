@@ -1,6 +1,12 @@
 import Foundation
 import SettingsStore
 
+@testable import SettingsDaemonClient
+@testable import SettingsDaemonKit
+@testable import SettingsGNOME
+@testable import SettingsSync
+@testable import SettingsWire
+
 /// A client socket that reads only when asked: for watching what a daemon sends a peer that
 /// does not read, and for holding idle connections.
 final class PlainSocket {

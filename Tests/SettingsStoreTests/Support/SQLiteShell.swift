@@ -1,6 +1,11 @@
 import Foundation
 
+@testable import SettingsDaemonClient
+@testable import SettingsDaemonKit
+@testable import SettingsGNOME
 @testable import SettingsStore
+@testable import SettingsSync
+@testable import SettingsWire
 
 /// Runs SQL on a database file with the sqlite3 shell, as a bug or an administrator might.
 func runSQLite(_ path: String, _ sql: String) throws {

@@ -1,6 +1,11 @@
 import Synchronization
 
+@testable import SettingsDaemonClient
+@testable import SettingsDaemonKit
+@testable import SettingsGNOME
 @testable import SettingsStore
+@testable import SettingsSync
+@testable import SettingsWire
 
 /// A wall clock off from the real one by an offset a test can change (a jump back or forward).
 final class SkewedClock: Sendable {

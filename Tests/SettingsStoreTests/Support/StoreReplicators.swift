@@ -1,6 +1,11 @@
 import Synchronization
 
+@testable import SettingsDaemonClient
+@testable import SettingsDaemonKit
+@testable import SettingsGNOME
 @testable import SettingsStore
+@testable import SettingsSync
+@testable import SettingsWire
 
 /// The replicator of each store a test syncs, created on first use: a store has one replicator,
 /// as in an app, whatever number of links the test makes. Held weakly (links and in-process

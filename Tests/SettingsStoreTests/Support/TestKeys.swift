@@ -1,5 +1,11 @@
 import SettingsStore
 
+@testable import SettingsDaemonClient
+@testable import SettingsDaemonKit
+@testable import SettingsGNOME
+@testable import SettingsSync
+@testable import SettingsWire
+
 extension SettingKeys {
     static let volume = SettingKey<Double>("audio.volume", default: 0.5)
     static let muted = SettingKey<Bool>("audio.muted", default: false)

@@ -1,6 +1,11 @@
 import Foundation
 
+@testable import SettingsDaemonClient
+@testable import SettingsDaemonKit
+@testable import SettingsGNOME
 @testable import SettingsStore
+@testable import SettingsSync
+@testable import SettingsWire
 
 /// Polls `condition` every few milliseconds until it holds, failing after `timeout` seconds.
 /// The default is generous because it returns as soon as the condition holds: the first full

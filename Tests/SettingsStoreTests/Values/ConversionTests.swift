@@ -2,7 +2,12 @@ import Foundation
 import Synchronization
 import Testing
 
+@testable import SettingsDaemonClient
+@testable import SettingsDaemonKit
+@testable import SettingsGNOME
 @testable import SettingsStore
+@testable import SettingsSync
+@testable import SettingsWire
 
 struct WindowLayout: Codable, Equatable, SettingValueConvertible {
     var width: Int

@@ -1,7 +1,12 @@
 import Foundation
 import Testing
 
+@testable import SettingsDaemonClient
+@testable import SettingsDaemonKit
+@testable import SettingsGNOME
 @testable import SettingsStore
+@testable import SettingsSync
+@testable import SettingsWire
 
 /// docs/PROTOCOL.md and docs/SYNC.md are what strangers write clients and peers from: their
 /// tables are read here and checked against the code, so the two cannot drift apart.

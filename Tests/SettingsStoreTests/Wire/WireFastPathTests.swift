@@ -1,6 +1,11 @@
 import Testing
 
+@testable import SettingsDaemonClient
+@testable import SettingsDaemonKit
+@testable import SettingsGNOME
 @testable import SettingsStore
+@testable import SettingsSync
+@testable import SettingsWire
 
 /// The wire's fast paths (requests read straight from bytes, frames written in place) against
 /// the reference path through `JSONValue`: the same answers for every frame, the same bytes for

@@ -1,6 +1,11 @@
 import Testing
 
+@testable import SettingsDaemonClient
+@testable import SettingsDaemonKit
+@testable import SettingsGNOME
 @testable import SettingsStore
+@testable import SettingsSync
+@testable import SettingsWire
 
 @Suite("Wire requests", .timeLimit(.minutes(2)))
 struct WireRequestTests {

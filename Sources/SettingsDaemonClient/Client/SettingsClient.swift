@@ -1,0 +1,128 @@
+public import SettingsStore
+public import SettingsWire
+import Synchronization
+
+/// An asynchronous connection to a settingsd daemon, for apps.
+///
+/// ```swift
+/// let client = try await SettingsClient.connect()          // default socket
+/// try await client.set(0.7, forKey: "audio.volume")        // returns once durable
+/// let volume = try await client.value(forKey: "audio.volume")
+/// for try await change in try await client.watch(.prefixes(["audio."])) { print(change.keys) }
+/// ```
+///
+/// Reconnection: by default the client reconnects with backoff (0.1 s doubling to 5 s) when the
+/// connection breaks, and registers its watches again; each watch then receives one change with
+/// reason `resync` and no keys, because changes made meanwhile are not replayed: re-read what you
+/// show. Requests in flight when it broke, and requests made while it is down, throw
+/// `connectionLost`; nothing is retried for you.
+public final class SettingsClient: Sendable {
+    private let connection: ClientConnection
+
+    private init(connection: ClientConnection) {
+        self.connection = connection
+    }
+
+    /// Connects to the daemon at `socketPath` and says hello.
+    ///
+    /// - Parameters:
+    ///   - socketPath: The daemon's socket.
+    ///   - reconnects: Whether to reconnect after the connection breaks (see above); without it,
+    ///     watches end with `connectionLost` and the client stays closed.
+    /// - Throws: `SettingsError` with code `daemonNotRunning` when nothing listens there.
+    public static func connect(to socketPath: String = SettingsPaths.socket, reconnects: Bool = true)
+        async throws(SettingsError) -> SettingsClient
+    {
+        SettingsClient(connection: try await ClientConnection.connect(to: socketPath, reconnects: reconnects))
+    }
+
+    /// Closes the connection; pending requests fail and watches end.
+    public func close() {
+        connection.close()
+    }
+
+    /// Sends any request and returns the response's fields (the typed methods wrap it).
+    package func send(_ request: WireRequest) async throws(SettingsError) -> [String: JSONValue] {
+        try await connection.send(request)
+    }
+
+    /// The value stored for `key`, or nil.
+    public func value(forKey key: String) async throws(SettingsError) -> SettingValue? {
+        let fields = try await send(.get(key: key))
+        guard case .bool(true)? = fields["found"], let json = fields["value"] else { return nil }
+        return try SettingValue(json: json)
+    }
+
+    /// The values stored for `keys` (at most `WireRequest.maximumItems`); keys without one are absent.
+    public func values(forKeys keys: [String]) async throws(SettingsError) -> [String: SettingValue] {
+        let fields = try JSONFields(.object(try await send(.getMany(keys: keys))), what: "a getMany result")
+        guard case .object(let members)? = fields.members["values"] else { return [:] }
+        var values: [String: SettingValue] = [:]
+        for (key, json) in members { values[key] = try SettingValue(json: json) }
+        return values
+    }
+
+    /// The value of a typed key, or its default.
+    public func value<Value>(for key: SettingKey<Value>) async throws(SettingsError) -> Value {
+        guard let stored = try await value(forKey: key.name) else { return key.defaultValue }
+        do throws(SettingsError) {
+            return try Value(settingValue: stored)
+        } catch {
+            throw error.with(key: key.name)
+        }
+    }
+
+    /// Stores `value` for `key`; returns once the daemon has made it durable.
+    public func set<Value: SettingValueConvertible>(_ value: Value, forKey key: String)
+        async throws(SettingsError)
+    {
+        guard let stored = try value.settingValue() else {
+            try await removeValue(forKey: key)
+            return
+        }
+        _ = try await send(.set(key: key, value: stored))
+    }
+
+    /// Writes and deletes several keys in one transaction.
+    package func apply(_ changes: [WireRequest.KeyWrite]) async throws(SettingsError) {
+        _ = try await send(.setMany(changes: changes))
+    }
+
+    /// Removes `key`; returns whether it held a value.
+    @discardableResult
+    public func removeValue(forKey key: String) async throws(SettingsError) -> Bool {
+        let fields = try await send(.delete(key: key))
+        return fields["existed"] == .bool(true)
+    }
+
+    /// The keys under `prefix`, sorted.
+    public func keys(withPrefix prefix: String = "") async throws(SettingsError) -> [String] {
+        let fields = try await send(.list(prefix: prefix, includeValues: false))
+        guard case .array(let keys)? = fields["keys"] else { return [] }
+        return keys.compactMap { if case .string(let key) = $0 { key } else { nil } }
+    }
+
+    /// The daemon's status.
+    package func status() async throws(SettingsError) -> DaemonStatus {
+        try DaemonStatus(fields: try await send(.status))
+    }
+
+    /// Every value, as an export document.
+    public func export() async throws(SettingsError) -> ExportDocument {
+        try ExportDocument(json: try await send(.export)["document"] ?? .null)
+    }
+
+    /// Restores an export document in one transaction.
+    public func importDocument(_ document: ExportDocument, replacingExisting: Bool = false)
+        async throws(SettingsError)
+    {
+        _ = try await send(.import(document: document, replace: replacingExisting))
+    }
+
+    /// The changes of the keys `filter` selects, until the task is cancelled or the connection ends.
+    public func watch(_ filter: ChangeFilter = .all) async throws(SettingsError) -> AsyncThrowingStream<
+        SettingsChange, any Error
+    > {
+        try await connection.watch(filter)
+    }
+}

@@ -1,0 +1,52 @@
+public import SettingsDaemonClient
+import SettingsGNOME
+public import SettingsStore
+public import SettingsSync
+import SettingsWire
+
+/// Everything a `SettingsDaemon` serves and how: what `settingsd run` reads from its command
+/// line. Every field has the default `settingsd run` uses without flags.
+///
+/// ```swift
+/// var configuration = DaemonConfiguration()          // the default database and socket
+/// configuration.peers = ["/run/user/1000/other.sock"]
+/// configuration.store.durability = .full
+/// ```
+public struct DaemonConfiguration: Sendable {
+    /// The database file (created with its folders if missing).
+    public var databasePath: String
+    /// The store's durability, limits, history and tombstone lifetime. Its `policy` is replaced
+    /// by what the schema and system folders hold when the daemon opens the store.
+    public var store: SettingsConfiguration
+    /// The socket, frame size, allowed users, idle time-out and logger.
+    public var server: ServerConfiguration
+    /// Folders of schema files (`*.json`), read in order.
+    public var schemaDirectories: [String]
+    /// The folder holding `defaults.d/` and `locks.d/`.
+    public var systemDirectory: String
+    /// Whether keys no schema declares are refused.
+    public var isStrict: Bool
+    /// Sockets of other replicas (daemons) to sync with, dialled with backoff.
+    public var peers: [String]
+    /// A PostgreSQL hub to sync with, if any.
+    public var hub: HubConfiguration?
+    /// dconf dirs to mirror both ways (`/org/gnome/`), through the user's session bus.
+    public var dconfDirs: [String]
+
+    /// A configuration for `databasePath` served on `socketPath`, with the defaults of
+    /// `settingsd run`.
+    public init(databasePath: String = SettingsPaths.database, socketPath: String = SettingsPaths.socket) {
+        self.databasePath = databasePath
+        self.store = SettingsConfiguration()
+        self.server = ServerConfiguration(socketPath: socketPath)
+        self.schemaDirectories = SettingsPolicy.defaultSchemaDirectories
+        self.systemDirectory = SettingsPolicy.defaultSystemDirectory
+        self.isStrict = false
+        self.peers = []
+        self.hub = nil
+        self.dconfDirs = []
+    }
+
+    /// Where the daemon logs.
+    package var logger: SettingsLogger { server.logger }
+}

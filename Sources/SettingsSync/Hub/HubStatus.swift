@@ -1,0 +1,135 @@
+package import SettingsStore
+import SettingsWire
+
+/// Where and how a replica syncs through a PostgreSQL hub.
+public struct HubConfiguration: Sendable, Equatable {
+    /// A libpq connection string or `postgresql://` URI: TLS (`sslmode=verify-full`),
+    /// `PGPASSFILE`/`~/.pgpass`, service files and every libpq option work unchanged.
+    public var url: String
+    /// The namespace (a PostgreSQL role the connecting role is a member of); nil: the
+    /// connecting role itself.
+    public var namespace: String?
+
+    /// The longest a hub statement may go unanswered before the link calls the hub stalled and
+    /// reconnects (a frozen server process, a network gone silent): 30 seconds by default,
+    /// clamped to 100 milliseconds … 1 day.
+    public var stallTimeout: Duration {
+        get { .milliseconds(stallTimeoutMilliseconds) }
+        set { stallTimeoutMilliseconds = newValue.milliseconds(clampedTo: 100...86_400_000) }
+    }
+    /// `stallTimeout` in milliseconds.
+    package private(set) var stallTimeoutMilliseconds: UInt64 = 30_000
+
+    /// Whether the link listens or polls (`?settingsd_pool=` in `url` says it too, and wins).
+    package var pooling: HubPooling
+
+    /// The least and the most time between polls when the link polls, in seconds: the least
+    /// after activity, doubling while all is quiet up to the most (`?settingsd_poll_min=` and
+    /// `?settingsd_poll_max=` in `url` say it too, and win). A change reaches a quiet machine
+    /// within the most.
+    package var pollInterval: ClosedRange<Double>
+
+    /// The poll interval unless the configuration says otherwise.
+    package static let defaultPollInterval = 0.25...5.0
+
+    /// The hub database's transactions a second above which polling links stretch their longest
+    /// interval (`PollSchedule`; `?settingsd_poll_budget=` in `url` says it too, and wins; 0:
+    /// never). Each idle poll is one transaction.
+    package var pollBudget: Double
+
+    /// The poll budget unless the configuration says otherwise: 10,000 machines whose quiet
+    /// checks are fast-path calls settle under it at some 1,300 quiet checks a second (a longest
+    /// interval of about 8.5 s), which cost PostgreSQL 6–9 % of one core in `settings-bench fleet`
+    /// on 2 cores.
+    package static let defaultPollBudget = 600.0
+
+    /// The longest between routine comparisons of digests for a link that polls, in seconds
+    /// (`PollSchedule.comparisonInterval`; tests shorten it).
+    package var comparisonInterval = PollSchedule.comparisonInterval
+
+    /// Creates a configuration; `url` may carry settingsd's own options (`settingsd_pool`,
+    /// `settingsd_poll_min`, `settingsd_poll_max`, `settingsd_poll_budget`, see the README).
+    public init(url: String, namespace: String? = nil, stallTimeout: Duration = .seconds(30)) {
+        self.init(url: url, namespace: namespace, stallTimeout: stallTimeout, pooling: .auto)
+    }
+
+    /// Throws what the link would throw on starting for a URL or option it cannot use, checking
+    /// nothing else (no connection is made): a daemon asks before it creates any file.
+    package func validate() throws(SettingsError) {
+        let url = HubURL(self.url)
+        _ = try url.checkedConninfo()
+        _ = try url.pooling(default: pooling)
+        _ = try url.pollInterval(default: pollInterval)
+        _ = try url.pollBudget(default: pollBudget)
+    }
+
+    /// Creates a configuration that also says how to reach the hub and how often to poll it.
+    package init(
+        url: String, namespace: String? = nil, stallTimeout: Duration = .seconds(30),
+        pooling: HubPooling = .auto,
+        pollInterval: ClosedRange<Double> = defaultPollInterval, pollBudget: Double = defaultPollBudget
+    ) {
+        self.url = url
+        self.namespace = namespace
+        self.pooling = pooling
+        self.pollInterval = pollInterval
+        self.pollBudget = pollBudget
+        self.stallTimeout = stallTimeout
+    }
+}
+
+/// What a replica knows of its hub link; the password never appears in it.
+public struct HubStatus: Sendable, Equatable {
+    /// The connection string without its password.
+    public var address: String
+    /// The namespace, once known (the connecting role's name when none was given).
+    public var namespace: String?
+    /// Whether a connection is up now.
+    public var isConnected = false
+    /// When the hub last answered, in milliseconds since 1970 (0: never).
+    package var lastContactMilliseconds: UInt64 = 0
+    /// Why the last attempt or statement failed, if one did.
+    public var lastError: String?
+    /// The last local sequence number pushed to the hub.
+    package var pushedThrough: Int64 = 0
+    /// Local changes not pushed yet.
+    public var pendingUp: Int64 = 0
+    /// The hub's changes not applied here yet, as of the last look.
+    public var pendingDown: Int64 = 0
+    /// What the last comparison of digests found: `agreed`, `diverged (n keys)`, `checking`
+    /// (the store or the hub changed since), or `unknown` (not compared yet).
+    public var agreement = "unknown"
+    /// Keys repaired by anti-entropy with the hub since the link started, both ways.
+    package var repairedKeys = 0
+    /// How the link learns of others' changes: `listen` (notifications), or `poll` (through a
+    /// pooler in transaction pooling; the interval now is `pollSeconds`).
+    package var mode = "listen"
+    /// The time between polls now, in seconds (0 while the link listens).
+    package var pollSeconds = 0.0
+    /// Polls of the namespace's counter since the link started (each one statement; two when a
+    /// quiet check finds the snapshot moved).
+    package var polls = 0
+    /// Of `polls`, those a quiet check answered: the hub's snapshot alone, unchanged since two
+    /// polls that read the counter agreed (`HubQuietCheck`). A quiet check that finds it moved
+    /// reads the counter too, a second statement, and is not counted here.
+    package var quietChecks = 0
+    /// Routine comparisons of digests the link did not run because the hub's server finished no
+    /// transaction since the last one agreed (`HubQuietCheck.vouchesForAgreement`).
+    package var comparisonsSpared = 0
+    /// Comparisons of digests the link ran since it started.
+    package var comparisons = 0
+    /// Statements the link sent to the hub since it started, on every connection.
+    package var statements = 0
+    /// Why the hub was last found to have gone back (a restore, a failover, a reset counter).
+    package var lastRewind: String?
+    /// The last account change since the link started: the namespace it moved from and to, and
+    /// how many keys changed (`ChangeReason.accountChange`).
+    package var lastAccountChange: String?
+    /// How far the hub server's clock is ahead of this replica's (negative: behind), in
+    /// milliseconds, as measured when the link last connected.
+    package var clockOffsetMilliseconds: Int64 = 0
+    /// Entries pulled from the hub stamped further ahead of this replica's clock than
+    /// `SettingsConfiguration.maximumClockSkew` (a machine with a clock far ahead, a forged row):
+    /// applied, but they do not move this clock, so later writes here still win.
+    package var entriesAheadOfClock = 0
+}

@@ -1,0 +1,47 @@
+package import SettingsStore
+
+/// Responses written straight into an outbound buffer: the same text `success(id:_:)` serializes
+/// to, without the dictionary it builds (the fields plus `id` and `ok`) or, for a `get`, any
+/// dictionary at all.
+extension WireMessage {
+    /// The fields that answer a `get`: whether the key has a value, and the value.
+    package static func valueFields(_ value: SettingValue?) -> [String: JSONValue] {
+        guard let value else { return ["found": .bool(false)] }
+        return ["found": .bool(true), "value": value.json]
+    }
+
+    /// Appends the text of `success(id: id, valueFields(value))`.
+    package static func writeValue(id: Int64?, _ value: SettingValue?, to bytes: inout [UInt8]) {
+        bytes.append(contentsOf: (value == nil ? #"{"found":false,"id":"# : #"{"found":true,"id":"#).utf8)
+        write(id: id, to: &bytes)
+        guard let value else {
+            bytes.append(contentsOf: #","ok":true}"#.utf8)
+            return
+        }
+        bytes.append(contentsOf: #","ok":true,"value":"#.utf8)
+        value.json.write(to: &bytes)
+        bytes.append(UInt8(ascii: "}"))
+    }
+
+    /// Appends the text of `success(id: id, result)`.
+    package static func writeSuccess(id: Int64?, _ result: [String: JSONValue], to bytes: inout [UInt8]) {
+        var members = result.filter { $0.key != "id" && $0.key != "ok" }.map { ($0.key, Optional($0.value)) }
+        // `nil` stands for the id, written without a JSONValue.
+        members.append(("id", nil))
+        members.append(("ok", .bool(true)))
+        members.sort { $0.0.utf8.lexicographicallyPrecedes($1.0.utf8) }
+        bytes.append(UInt8(ascii: "{"))
+        for (index, (name, value)) in members.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            JSONValue.write(string: name, to: &bytes)
+            bytes.append(UInt8(ascii: ":"))
+            if let value { value.write(to: &bytes) } else { write(id: id, to: &bytes) }
+        }
+        bytes.append(UInt8(ascii: "}"))
+    }
+
+    private static func write(id: Int64?, to bytes: inout [UInt8]) {
+        guard let id else { return bytes.append(contentsOf: "null".utf8) }
+        JSONValue.write(integer: id, to: &bytes)
+    }
+}
