@@ -62,7 +62,7 @@ extension Reliability {
             let record = records + "/received"
             let fake = try attacker.start(
                 "/usr/bin/python3", Self.impostor(socket: squat + "/settingsd.sock", record: record))
-            defer { fake.terminate() }
+            defer { fake.kill() }
             try await waitUntil(timeout: 10) {
                 FileManager.default.fileExists(atPath: squat + "/settingsd.sock")
             }

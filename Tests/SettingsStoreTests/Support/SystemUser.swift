@@ -51,6 +51,17 @@ final class SystemUser {
     }
 }
 
+extension Process {
+    /// Ends the process with `SIGKILL` and waits for it. A child started from a Dispatch worker
+    /// inherits that thread's blocked signal mask, so a `SIGTERM` may stay pending forever in a
+    /// program that does not unblock it (Python does not).
+    func kill() {
+        guard isRunning else { return }
+        _ = Glibc.kill(processIdentifier, SIGKILL)
+        waitUntilExit()
+    }
+}
+
 /// A failure of a test's own set-up, with what went wrong.
 struct SettingsTestError: Error, CustomStringConvertible {
     let description: String
