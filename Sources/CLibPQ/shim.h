@@ -97,19 +97,26 @@ static inline const char *_Nullable csettings_libpq_load(CSettingsLibPQ *_Nonnul
     return NULL;
 }
 
-/// Calls function `function` with one argument, `length` bytes of `argument` in its binary
-/// form, through PostgreSQL's fast-path interface (`PQfn`), asking for an integer result:
-/// `*resultLength` is 4 and `*result` the value, or -1 for NULL. Only an integer is asked for
-/// because `PQfn` copies any other result into the caller's buffer whatever its length, and the
-/// hub is not trusted with that; for an integer it refuses any size but 2 or 4.
+/// Calls function `function` with `count` arguments (at most 4) through PostgreSQL's fast-path
+/// interface (`PQfn`), asking for an integer result: argument `i` is `lengths[i]` bytes of its
+/// binary form, the arguments laid end to end in `arguments`. `*resultLength` is 4 and `*result`
+/// the value, or -1 for NULL. Only an integer is asked for because `PQfn` copies any other
+/// result into the caller's buffer whatever its length, and the hub is not trusted with that;
+/// for an integer it refuses any size but 2 or 4. NULL when `count` is out of range.
 static inline PGresult *_Nullable csettings_libpq_call_integer(
     const CSettingsLibPQ *_Nonnull api, PGconn *_Nonnull connection, Oid function,
-    const char *_Nonnull argument, int length, int *_Nonnull result, int *_Nonnull resultLength) {
-    PQArgBlock block;
-    block.len = length;
-    block.isint = 0;
-    block.u.ptr = (int *)(void *)argument;
+    const char *_Nonnull arguments, const int *_Nonnull lengths, int count, int *_Nonnull result,
+    int *_Nonnull resultLength) {
+    PQArgBlock blocks[4];
     *result = 0;
     *resultLength = -1;
-    return api->fn(connection, (int)function, result, resultLength, 1, &block, 1);
+    if (count < 0 || count > 4) return NULL;
+    const char *next = arguments;
+    for (int i = 0; i < count; i++) {
+        blocks[i].len = lengths[i];
+        blocks[i].isint = 0;
+        blocks[i].u.ptr = (int *)(void *)next;
+        next += lengths[i];
+    }
+    return api->fn(connection, (int)function, result, resultLength, 1, blocks, count);
 }

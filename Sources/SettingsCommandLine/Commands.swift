@@ -154,7 +154,7 @@ enum Commands {
                     help: "a libpq connection string or postgresql:// URI (default: $SETTINGSD_HUB)",
                     isOptional: true),
             ],
-            options: [Options.json], runsInDaemonBinary: true, run: HubCommands.run),
+            options: [Options.json, Options.pollRate], runsInDaemonBinary: true, run: HubCommands.run),
         CommandSpec(
             name: "sync",
             overview: "Wait until every connected peer and hub has every local change, and the peers agree.",

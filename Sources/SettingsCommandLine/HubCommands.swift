@@ -14,14 +14,21 @@ enum HubCommands {
         }
         switch positionals[0] {
         case "init":
-            let (before, after) = try HubAdministration.initialize(url: url)
+            let rate = try arguments.value(Options.pollRate).map(Int64.init)
+            let (before, after) = try HubAdministration.initialize(url: url, pollRate: rate)
             Output.standardError(
                 before == after
                     ? "the hub schema is already at version \(after)\n"
                     : "the hub schema is now at version \(after) (was \(before == 0 ? "none" : String(before)))\n"
             )
+            if let rate {
+                Output.standardError("the hub's poll rate is now \(rate) polls a second a namespace\n")
+            }
             return 0
         case "status":
+            guard try arguments.value(Options.pollRate) == nil else {
+                throw UsageError("--poll-rate is for hub init", command: "hub")
+            }
             let report = try HubAdministration.report(url: url)
             if arguments.isSet(Options.json) {
                 Output.line(json(report).serialized())
@@ -38,6 +45,9 @@ enum HubCommands {
         Output.line("hub: \(report.address)")
         Output.line("role: \(report.role)")
         Output.line("schema: version \(report.schemaVersion)")
+        Output.line(
+            "poll rate: \(report.pollRate) polls a second a namespace (a namespace of N machines polls every N/\(report.pollRate) s, 5 s at least)"
+        )
         if report.namespaces.isEmpty { Output.line("namespaces: none visible to this role") }
         for namespace in report.namespaces {
             Output.line(
@@ -54,7 +64,7 @@ enum HubCommands {
     private static func json(_ report: HubAdministration.Report) -> JSONValue {
         .object([
             "address": .string(report.address), "role": .string(report.role),
-            "schemaVersion": .integer(report.schemaVersion),
+            "schemaVersion": .integer(report.schemaVersion), "pollRate": .integer(report.pollRate),
             "namespaces": .array(
                 report.namespaces.map {
                     .object([

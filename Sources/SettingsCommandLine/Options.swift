@@ -55,6 +55,10 @@ enum Options {
     static let limit = Option<Int>.integer(
         "--limit", "N", "at most this many changes (default 100, at most 100000)", in: 1...100_000,
         expecting: "a number of changes from 1 to 100000")
+    static let pollRate = Option<Int>.integer(
+        "--poll-rate", "N",
+        "hub init: the polls a second the machines of one namespace make together at most (default 1250; a namespace of N machines polls every N/rate s, 5 s at least)",
+        in: 1...1_000_000, expecting: "a number of polls a second from 1 to 1000000")
     static let toVersion = Option<SettingVersion>(
         "--to", "VERSION", "the version to restore, as history prints it",
         expecting: "a version as history prints it (milliseconds.counter@replica)", conflicts: ["--before"],

@@ -70,8 +70,15 @@ enum StatusCommands {
             + (hub.isConnected ? "connected" : "not connected")
             + ", \(hub.pendingUp) change(s) to push, \(hub.pendingDown) to pull, \(hub.agreement)"
         if hub.mode == "poll" {
-            line +=
-                ", polling (through a pooler) every \(hub.pollSeconds.map { JSONValue.double($0).serialized() } ?? "?") s"
+            func seconds(_ value: Double?) -> String {
+                value.map { JSONValue.double($0).serialized() } ?? "?"
+            }
+            line += ", polling (through a pooler) every \(seconds(hub.pollSeconds)) s"
+            if let longest = hub.longestPollSeconds, let machines = hub.pollMachines, let rate = hub.pollRate
+            {
+                line +=
+                    " (at most every \(seconds(longest)) s: \(machines) machine(s) on the namespace, the hub's poll rate \(rate) a second)"
+            }
         }
         if hub.repairedKeys > 0 { line += ", \(hub.repairedKeys) key(s) repaired" }
         line += clockNotes(offset: hub.clockOffsetMilliseconds, ahead: hub.entriesAheadOfClock)

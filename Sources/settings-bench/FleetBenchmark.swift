@@ -20,19 +20,21 @@ struct FleetBenchmark {
     /// `--machines N[,N…]`: the fleet sizes to measure (10, 100, 1,000 and 10,000 by default).
     private static let sizes = flagValue("--machines").map { $0.split(separator: ",").compactMap { Int($0) } }
 
-    /// `--poll-max S`: the links' longest poll interval (`settingsd_poll_max`; 5 s by default).
-    private static let pollInterval: ClosedRange<Double> = {
+    /// `--poll-max S`: the floor of the links' longest poll interval (`settingsd_poll_max`; 5 s
+    /// by default).
+    private static let pollInterval: ClosedRange<Duration> = {
         let interval = HubConfiguration.defaultPollInterval
-        guard let most = flagValue("--poll-max").flatMap(Double.init), most >= interval.lowerBound
+        guard let most = flagValue("--poll-max").flatMap(Double.init), most.isFinite, most <= 3_600,
+            Duration.milliseconds(Int64(most * 1_000)) >= interval.lowerBound
         else { return interval }
-        return interval.lowerBound...most
+        return interval.lowerBound...Duration.milliseconds(Int64(most * 1_000))
     }()
 
-    /// `--poll-budget N`: the hub transactions a second above which the links stretch their
-    /// longest interval (`settingsd_poll_budget`; 600 by default, 0: never).
-    private static let pollBudget =
-        flagValue("--poll-budget").flatMap(Double.init).flatMap { $0 >= 0 ? $0 : nil }
-        ?? HubConfiguration.defaultPollBudget
+    /// `--poll-rate N`: the hub's poll rate (`settingsd hub init --poll-rate`; 1,250 by
+    /// default).
+    private static let pollRate =
+        flagValue("--poll-rate").flatMap { Int64($0) }.flatMap { HubPollPlan.rates.contains($0) ? $0 : nil }
+        ?? HubPollPlan.defaultRate
 
     /// `--pool-size N`: PgBouncer's server connections per user and database (10 by default).
     private static let poolSize =
@@ -50,7 +52,7 @@ struct FleetBenchmark {
         mallopt(M_MMAP_THRESHOLD, 32 << 20)
         runSuite { scratch in
             let cluster = try PostgresCluster.shared()
-            _ = try HubAdministration.initialize(url: cluster.conninfo())
+            _ = try HubAdministration.initialize(url: cluster.conninfo(), pollRate: Self.pollRate)
             var report = Report(
                 title: "fleet (a private PostgreSQL cluster, PgBouncer 1.x in transaction pooling)")
             let sizes = Self.sizes ?? (quick ? [10, 100, 1_000] : [10, 100, 1_000, 10_000])
@@ -82,12 +84,11 @@ struct FleetBenchmark {
         defer { pooler.stop() }
         let interval = Self.pollInterval
         progress(
-            "\(machines) machines through PgBouncer: connecting (polls every \(interval) s, budget \(Int(Self.pollBudget)) transactions/s)"
+            "\(machines) machines through PgBouncer: connecting (polls every \(interval.lowerBound.seconds)–\(interval.upperBound.seconds) s at least, the hub's poll rate \(Self.pollRate) a second)"
         )
         let pooled = try FleetRun(
             machines: machines, conninfo: pooler.conninfo(user: role.name, password: role.password),
-            mode: .poll(interval, budget: Self.pollBudget), cluster: cluster, role: role,
-            pooler: pooler.runningPID, quick: quick)
+            mode: .poll(interval), cluster: cluster, role: role, pooler: pooler.runningPID, quick: quick)
         if pooled.failures > 0 { progress("\(pooled.failures) statements failed (retried)") }
         var direct: FleetRun?
         if machines <= Self.directLimit {
@@ -119,12 +120,13 @@ struct FleetBenchmark {
             "\(name) idle: statements per second", pooled.idleStatementsPerSecond, unit: "stmt/s",
             format: "%.0f", peer: direct.map(\.idleStatementsPerSecond), peerName: peer, target: .reported)
         report.quantity(
-            "\(name) idle: statements that were quiet checks (the server's snapshot alone)",
-            pooled.idleQuietCheckShare * 100, unit: "%", format: "%.0f %%", target: .reported)
+            "\(name) idle: statements that were polls by fast-path call",
+            pooled.idlePollCallShare * 100, unit: "%", format: "%.0f %%", target: .reported)
         report.quantity(
             "\(name) idle: comparisons of digests per second (quiet checks spare the rest)",
             pooled.idleComparisonsPerSecond, unit: "/s", format: "%.1f", target: .reported)
-        let longest = pooled.longestIntervals.isEmpty ? [interval.upperBound] : pooled.longestIntervals
+        let longest =
+            pooled.longestIntervals.isEmpty ? [interval.upperBound.seconds] : pooled.longestIntervals
         let most = longest[longest.count - 1]
         report.intervals("\(name) idle: the links' longest poll interval", sorted: longest)
         report.latency(
@@ -164,12 +166,11 @@ struct FleetBenchmark {
         let role = try cluster.makeRole("fleetd")
         let pooler = try PgBouncer(cluster: cluster, users: [role])
         defer { pooler.stop() }
-        // The daemons poll as the simulated machines do: `--poll-max` and `--poll-budget` reach
-        // them through the hub URL, as an operator would set them.
+        // The daemons poll as the simulated machines do: `--poll-max` reaches them through the
+        // hub URL, as an operator would set it.
         let url = pooler.conninfo(
             user: role.name, password: role.password,
-            extra:
-                "settingsd_poll_max=\(Self.pollInterval.upperBound) settingsd_poll_budget=\(Self.pollBudget)")
+            extra: "settingsd_poll_max=\(Self.pollInterval.upperBound.seconds)")
         progress("10 real daemons through PgBouncer")
         let daemons = try (0..<10).map { index in
             try BenchDaemon(
@@ -185,7 +186,7 @@ struct FleetBenchmark {
         var samples: [Double] = []
         // Idle first: every link at its longest interval, as a quiet fleet is (from the least,
         // the doubling waits add up to about twice the most).
-        let idle = quick ? 2 : max(12, 2.5 * Self.pollInterval.upperBound)
+        let idle = quick ? 2 : max(12, 2.5 * Self.pollInterval.upperBound.seconds)
         for trial in 0..<(quick ? 3 : 10) {
             Thread.sleep(forTimeInterval: idle)
             let started = FleetSimulation.now()
@@ -206,7 +207,7 @@ struct FleetBenchmark {
         let interval = Self.pollInterval
         report.latency(
             "10 real daemons: set → get on each other (idle fleet)", sorted: samples.sorted(),
-            target: .percentiles(p50: interval.upperBound, p99: interval.upperBound + 0.1))
+            target: .percentiles(p50: interval.upperBound.seconds, p99: interval.upperBound.seconds + 0.1))
     }
 
 }
@@ -234,9 +235,9 @@ private struct FleetRun {
     var idleCoreShare = 0.0
     var poolerCoreShare = 0.0
     var idleStatementsPerSecond = 0.0
-    /// Of the idle statements, the share that were quiet checks (`HubQuietCheck`).
-    var idleQuietCheckShare = 0.0
-    /// Comparisons of digests a second while idle (the rest spared by quiet checks).
+    /// Of the idle statements, the share that were polls by fast-path call (`HubPollCall`).
+    var idlePollCallShare = 0.0
+    /// Comparisons of digests a second while idle (the rest spared: `HubPollPlan.Mark`).
     var idleComparisonsPerSecond = 0.0
     var propagation: [Double] = []
     var burstSeconds = 0.0
@@ -272,41 +273,22 @@ private struct FleetRun {
                 conninfo: cluster.conninfo(user: role, password: account.password)),
             namespace: role, listens: false)
         try waitUntilQuiet(simulation)
-        if case .poll(_, let budget) = mode, budget > 0 {
-            // Each machine measures the hub's load over its first dozen quiet polls, and
-            // stretches its longest interval from what it saw; that first measure spans the
-            // fleet's start-up, so the fleet is settled once each has measured again.
-            progress("\(machines) machines: measuring the hub's load (two dozen quiet polls each)")
-            try Self.waitForLoadReadings(simulation, timeout: 600)
+        if case .poll = mode, !quick {
+            // Each machine reads the poll plan as it connects (when the hub has counted only the
+            // machines before it) and again at each routine comparison; the fleet is settled
+            // once every machine's plan counts them all and each has compared once.
+            progress("\(machines) machines: waiting until each plans for the whole fleet and has compared")
+            try Self.waitForPlans(simulation, timeout: 900)
             try waitUntilQuiet(simulation)
         }
-        if case .poll = mode, !quick {
-            // A fleet idles once each machine has compared digests since the start-up's own
-            // transactions (autovacuum analysing the catalogs after the roles, the set-up's
-            // own): only comparisons after those can be spared (`HubQuietCheck`).
-            let idleFrom = simulation.startedAt + PollSchedule.comparisonInterval + Self.startUpSeconds
-            if FleetSimulation.now() < idleFrom {
-                progress("\(machines) machines: waiting until each has compared since the start-up")
-                Thread.sleep(forTimeInterval: idleFrom - FleetSimulation.now())
-                try waitUntilQuiet(simulation)
-            }
-        }
         longestIntervals = simulation.longestIntervals
-        if let median = longestIntervals.isEmpty ? nil : longestIntervals[longestIntervals.count / 2] {
-            // How far the links settled apart: a burst waits for the one stretched furthest.
-            let apart = longestIntervals.count { $0 > 1.25 * median }
-            progress("\(machines) machines: \(apart) links stretched past 1.25 times the median interval")
-            for line in simulation.furthestStretched(3) {
-                progress("\(machines) machines: stretched furthest: \(line)")
-            }
-        }
         // Idle: every machine at its longest interval.
         let window = quick ? 5.0 : 20.0
         progress("\(machines) machines settled; idle for \(Int(window)) s")
         let postgres = try ProcessCPU.postgres(cluster: cluster)
         let poolerCPU = pooler.map { ProcessCPU(pids: [$0]) }
-        let (cpuBefore, poolerBefore, statementsBefore, quietBefore, comparisonsBefore) = (
-            postgres.seconds, poolerCPU?.seconds ?? 0, simulation.statements, simulation.quietChecks,
+        let (cpuBefore, poolerBefore, statementsBefore, callsBefore, comparisonsBefore) = (
+            postgres.seconds, poolerCPU?.seconds ?? 0, simulation.statements, simulation.pollCalls,
             simulation.comparisons
         )
         var connections = 0
@@ -320,8 +302,8 @@ private struct FleetRun {
         poolerCoreShare = ((poolerCPU?.seconds ?? 0) - poolerBefore) / window
         cpuPerMachineMinute = cpu / Double(machines) / (window / 60)
         idleStatementsPerSecond = Double(simulation.statements - statementsBefore) / window
-        idleQuietCheckShare =
-            Double(simulation.quietChecks - quietBefore)
+        idlePollCallShare =
+            Double(simulation.pollCalls - callsBefore)
             / Double(max(1, simulation.statements - statementsBefore))
         idleComparisonsPerSecond = Double(simulation.comparisons - comparisonsBefore) / window
 
@@ -373,20 +355,16 @@ private struct FleetRun {
         failures = simulation.failures
     }
 
-    /// Readings of the load each machine has taken once the fleet counts as settled: the first
-    /// starts the measure, the second stretches from the start-up, the third corrects that.
-    private static let settledReadings = 3
-    /// How long the fleet's start-up keeps the hub's server finishing transactions of its own, in
-    /// seconds (a sampler of `txid_current_snapshot()` saw the last about a minute into a run).
-    private static let startUpSeconds = 90.0
-
-    private static func waitForLoadReadings(_ simulation: FleetSimulation, timeout: Double) throws {
+    private static func waitForPlans(_ simulation: FleetSimulation, timeout: Double) throws {
         let deadline = FleetSimulation.now() + timeout
-        while simulation.machines(readingLoad: Self.settledReadings) < simulation.count {
+        let fleet = Int64(simulation.count)
+        while simulation.machines(planningFor: fleet) < simulation.count
+            || simulation.agreedMachines < simulation.count
+        {
             guard FleetSimulation.now() < deadline else {
                 throw SettingsError(
                     .timeout,
-                    "fleet: \(simulation.machines(readingLoad: Self.settledReadings)) of \(simulation.count) machines measured the hub's load in \(Int(timeout)) s"
+                    "fleet: in \(Int(timeout)) s, \(simulation.machines(planningFor: fleet)) of \(simulation.count) machines planned for the whole fleet and \(simulation.agreedMachines) compared"
                 )
             }
             Thread.sleep(forTimeInterval: 0.5)

@@ -9,16 +9,15 @@ import Synchronization
 
 /// Many machines' hub links in one process, for `settings-bench fleet`: each machine is one
 /// connection that sends the link's own statements (`HubNamespace`) at the link's own intervals
-/// (`PollSchedule`, the comparison safety net), without a store or a thread of its own. A few
-/// worker threads each serve a slice of the machines.
+/// (`PollSchedule`, the comparison safety net, the poll plan), without a store or a thread of
+/// its own. A few worker threads each serve a slice of the machines.
 ///
 /// `.poll` is the pooled link (through PgBouncer); `.listen` the direct one (`LISTEN`, woken by
 /// `NOTIFY`), as its peer.
 final class FleetSimulation: Sendable {
     enum Mode: Sendable {
-        /// Polls within the interval, stretched while the hub runs more transactions a second
-        /// than the budget (`PollSchedule`).
-        case poll(ClosedRange<Double>, budget: Double)
+        /// Polls within the interval, whose longest the hub's poll plan sets (`PollSchedule`).
+        case poll(ClosedRange<Duration>)
         case listen
     }
 
@@ -87,10 +86,10 @@ final class FleetSimulation: Sendable {
         return workers.flatMap { $0.describe(below: goal) }.prefix(5).joined(separator: "; ")
     }
 
-    /// Polls that were quiet checks (`HubQuietCheck`), by every machine.
-    var quietChecks: Int { workers.reduce(0) { $0 + $1.quietChecks.load(ordering: .relaxed) } }
+    /// Polls that were fast-path calls (`HubPollCall`), by every machine.
+    var pollCalls: Int { workers.reduce(0) { $0 + $1.pollCalls.load(ordering: .relaxed) } }
 
-    /// Comparisons of digests run, by every machine (`HubQuietCheck` spares a quiet hub's).
+    /// Comparisons of digests run, by every machine (a quiet hub's are spared: `HubPollPlan`).
     var comparisons: Int { workers.reduce(0) { $0 + $1.comparisons.load(ordering: .relaxed) } }
 
     /// Statements that failed, on every machine.
@@ -104,22 +103,13 @@ final class FleetSimulation: Sendable {
         workers.flatMap { $0.longest.withLock { $0 } }.sorted()
     }
 
-    /// The `count` machines stretched furthest (at most one a worker), each with the readings
-    /// that moved its longest interval, for the log.
-    func furthestStretched(_ count: Int) -> [String] {
-        let found = workers.compactMap { $0.furthest.withLock { $0 } }.sorted { $0.longest > $1.longest }
-        return found.prefix(count).map { machine in
-            let steps = machine.stretches.map { step in
-                String(format: "at %.0f s, %.0f a second: x%.2f", step.at, step.rate, step.stretch)
-            }
-            return String(format: "%.1f s", machine.longest) + " (" + steps.joined(separator: "; ") + ")"
-        }
+    /// Polling machines whose last poll plan counted at least `replicas` machines.
+    func machines(planningFor replicas: Int64) -> Int {
+        workers.reduce(0) { $0 + $1.machines(planningFor: replicas) }
     }
 
-    /// Polling machines that have read the hub's load at least `times` times.
-    func machines(readingLoad times: Int) -> Int {
-        workers.reduce(0) { $0 + $1.machines(readingLoad: times) }
-    }
+    /// Machines that have compared digests with the hub and agreed at least once.
+    var agreedMachines: Int { workers.reduce(0) { $0 + $1.agreed.load(ordering: .relaxed) } }
 
     /// From now, records when each machine holds hub sequence number `sequence`.
     func expect(_ sequence: Int64) {
@@ -155,16 +145,6 @@ final class FleetSimulation: Sendable {
     }
 }
 
-/// A reading of the hub's load that moved a machine's longest interval.
-struct Stretch: Sendable {
-    /// Seconds since the fleet began.
-    var at: Double
-    /// The hub's transactions a second, as read.
-    var rate: Double
-    /// How many times the configured most the longest interval became.
-    var stretch: Double
-}
-
 /// One simulated machine: its connection, cursor and schedule.
 private final class Machine: @unchecked Sendable {  // touched by its worker's thread only
     let hub: HubNamespace
@@ -172,17 +152,14 @@ private final class Machine: @unchecked Sendable {  // touched by its worker's t
     var cursor: Int64
     var seenCounter: Int64
     var schedule: PollSchedule?
-    /// What its connection last saw of the hub's server (`HubQuietCheck`), as the link keeps it.
-    var quietCheck = HubQuietCheck()
+    /// What its connection knows of the poll's fast-path function, as the link keeps it.
+    var call = HubPollCall()
+    /// The hub's mark before its last comparison that agreed (`HubPollPlan.Mark`).
+    var agreedMark: HubPollPlan.Mark?
     var due: Double
     var nextComparison: Double
     var reported: Int64 = 0
     var pushed: Int64 = 0
-    /// How often it read the hub's load.
-    var loadReadings = 0
-    /// Each reading that moved its longest interval: seconds since the fleet began, the hub's
-    /// transactions a second read, and the stretch after it.
-    var stretches: [Stretch] = []
     /// Sent a statement since it last read notifications: some may wait in libpq, not on the socket.
     var sentStatements = false
 
@@ -192,13 +169,18 @@ private final class Machine: @unchecked Sendable {  // touched by its worker's t
         cursor = try hub.lastSequence()
         seenCounter = cursor
         (due, nextComparison) = (.infinity, .infinity)
+        guard schedule != nil else { return }
+        // As the link: its first quiet round records its position (which the hub counts among
+        // the namespace's machines), and it reads the poll plan as it connects.
+        try hub.push([], from: replica, through: 0)
+        self.schedule?.follow(try hub.pollPlan(for: replica))
     }
 
     /// Its first poll and first comparison, from when its worker starts (not when it connected:
     /// a worker that connected its machines early would otherwise find all their comparisons due
     /// at once, and they would stay in step, a bunch every interval).
     func start(at now: Double, comparisonInterval: Double) {
-        due = now + Double.random(in: 0...(schedule?.bounds.lowerBound ?? 1))
+        due = now + Double.random(in: 0...(schedule?.bounds.lowerBound.seconds ?? 1))
         // The machines' comparisons fall anywhere in the interval, as those of a fleet do.
         nextComparison = now + Double.random(in: 0..<comparisonInterval)
     }
@@ -210,16 +192,17 @@ private final class Worker: Sendable {
     /// How many machines it serves.
     var count: Int { machines.count }
     let statements = Atomic<Int>(0)
-    /// Polls a quiet check answered (`HubQuietCheck`).
-    let quietChecks = Atomic<Int>(0)
+    /// Polls answered by a fast-path call (`HubPollCall`).
+    let pollCalls = Atomic<Int>(0)
     /// Comparisons of digests its machines ran (the rest were spared).
     let comparisons = Atomic<Int>(0)
     let quiet = Atomic<Int>(0)
+    /// Machines that agreed with the hub at least once.
+    let agreed = Atomic<Int>(0)
     /// Each machine's longest interval as of the last pass.
     let longest = Mutex<[Double]>([])
-    /// The machine stretched furthest as of the last pass: its longest interval and how it got there.
-    let furthest = Mutex<(longest: Double, stretches: [Stretch])?>(nil)
-    private let readings = Mutex<[Int]>([])
+    /// Each machine's replicas counted by its last poll plan, as of the last pass.
+    private let planned = Mutex<[Int64]>([])
     /// Keys its machines are to push, one each.
     let pushes = Mutex<[String]>([])
     /// Statements that failed (each is retried at the machine's next poll).
@@ -228,21 +211,19 @@ private final class Worker: Sendable {
     private let comparisonInterval: Double
 
     init(machines count: Int, conninfo: String, mode: FleetSimulation.Mode) throws(SettingsError) {
-        let polling: (bounds: ClosedRange<Double>, budget: Double)?
+        let polling: ClosedRange<Duration>?
         switch mode {
-        case .poll(let interval, let budget): polling = (interval, budget)
+        case .poll(let interval): polling = interval
         case .listen: polling = nil
         }
         isPolling = polling != nil
-        comparisonInterval = isPolling ? PollSchedule.comparisonInterval : 30
+        comparisonInterval = isPolling ? PollSchedule.comparisonInterval.seconds : 30
         var machines: [Machine] = []
         for _ in 0..<count {
             let connection = try PostgresConnection(
                 conninfo: conninfo, defaults: ["application_name": "fleet"])
             let hub = try HubNamespace(connection: connection, namespace: nil, listens: polling == nil)
-            machines.append(
-                try Machine(
-                    hub: hub, schedule: polling.map { PollSchedule(bounds: $0.bounds, budget: $0.budget) }))
+            machines.append(try Machine(hub: hub, schedule: polling.map { PollSchedule(bounds: $0) }))
         }
         self.machines = machines
     }
@@ -254,27 +235,25 @@ private final class Worker: Sendable {
         while !simulation.isStopped {
             let now = FleetSimulation.now()
             pushQueued(now: now, simulation: simulation)
-            var measured = !published
+            var planned = !published
             if isPolling {
-                for machine in machines where machine.due <= now {
-                    measured = poll(machine, simulation: simulation) || measured
-                }
+                for machine in machines where machine.due <= now { poll(machine, simulation: simulation) }
             } else {
                 listen(until: now + 0.05, simulation: simulation)
             }
             for machine in machines where machine.nextComparison <= now {
                 machine.nextComparison = now + comparisonInterval
                 compare(machine, simulation: simulation)
+                planned = true
             }
             statements.store(machines.reduce(0) { $0 + $1.hub.connection.statementCount }, ordering: .relaxed)
             quiet.store(machines.count { $0.schedule?.isAtLongest ?? true }, ordering: .relaxed)
-            // The longest intervals change only with a reading of the hub's load.
-            if measured {
+            agreed.store(machines.count { $0.agreedMark != nil }, ordering: .relaxed)
+            // The longest intervals change only with a poll plan.
+            if planned {
                 published = true
-                longest.withLock { $0 = machines.compactMap { $0.schedule?.longest } }
-                let stretched = machines.max { ($0.schedule?.longest ?? 0) < ($1.schedule?.longest ?? 0) }
-                furthest.withLock { $0 = stretched.map { ($0.schedule?.longest ?? 0, $0.stretches) } }
-                readings.withLock { $0 = machines.map(\.loadReadings) }
+                longest.withLock { $0 = machines.compactMap { $0.schedule?.longest.seconds } }
+                self.planned.withLock { $0 = machines.map { $0.schedule?.plan?.replicas ?? 0 } }
             }
             if isPolling {
                 let next = machines.map(\.due).min() ?? now + 0.05
@@ -284,43 +263,26 @@ private final class Worker: Sendable {
         }
     }
 
-    /// A poll as the pooled link makes it: the counter; when it moved, the link's round (pulls
-    /// until one holds every row after the cursor, whose counter says whether to pull once more at
-    /// once), then half the interval. Returns whether it read the hub's load.
-    @discardableResult
-    private func poll(_ machine: Machine, simulation: FleetSimulation) -> Bool {
-        guard var schedule = machine.schedule else { return false }
+    /// A poll as the pooled link makes it: a fast-path call asking whether the counter moved;
+    /// when it did, the link's round (pulls until one holds every row after the cursor, whose
+    /// counter says whether to pull once more at once), then half the interval.
+    private func poll(_ machine: Machine, simulation: FleetSimulation) {
+        guard var schedule = machine.schedule else { return }
         defer {
             machine.schedule = schedule
-            machine.due = FleetSimulation.now() + schedule.nextWait()
+            machine.due = FleetSimulation.now() + schedule.nextWait().seconds
         }
         let polled: HubNamespace.Poll
-        var measured = false
         do {
-            // As the link: every few quiet polls read the hub's load too, and on a quiet hub a
-            // look at the server's snapshot stands in for the counter.
-            let reading = schedule.readsLoad
-            polled = try machine.hub.poll(readingLoad: reading, quiet: &machine.quietCheck)
-            if reading, let transactions = polled.transactions {
-                let before = schedule.stretch
-                schedule.measured(transactions: transactions, at: FleetSimulation.now())
-                if schedule.stretch != before {
-                    machine.stretches.append(
-                        Stretch(
-                            at: FleetSimulation.now() - simulation.startedAt, rate: schedule.hubRate ?? 0,
-                            stretch: schedule.stretch))
-                }
-                machine.loadReadings += 1
-                measured = true
-            }
+            polled = try machine.hub.poll(from: machine.seenCounter, call: &machine.call)
         } catch {
             failed(error)
-            return false
+            return
         }
-        if polled.checkedQuietly { quietChecks.add(1, ordering: .relaxed) }
-        guard polled.counter != machine.seenCounter else {
-            schedule.quiet(checkedBy: polled.quietCheck)
-            return measured
+        if polled.byCall { pollCalls.add(1, ordering: .relaxed) }
+        guard polled.moved else {
+            schedule.quiet()
+            return
         }
         do throws(SettingsError) {
             let start = machine.cursor
@@ -341,18 +303,28 @@ private final class Worker: Sendable {
         } catch {
             failed(error)
         }
-        return measured
     }
 
-    /// A routine comparison as the link makes it: spared while the looks vouch that the hub's
-    /// server finished no transaction since the last one agreed (`HubQuietCheck`); otherwise its
-    /// round's pull, then the digest. The fleet holds what the hub holds, so a digest read
-    /// agrees.
+    /// A routine comparison as the link makes it. A polling link reads the poll plan first, and
+    /// spares the comparison while the hub holds what it held when the last one agreed
+    /// (`HubPollPlan.Mark`); otherwise it runs its round's pull, then the digest. The fleet holds
+    /// what the hub holds, so a digest read agrees.
     private func compare(_ machine: Machine, simulation: FleetSimulation) {
-        guard !machine.quietCheck.vouchesForAgreement else { return }
+        var mark: HubPollPlan.Mark?
+        if machine.schedule != nil {
+            do {
+                let plan = try machine.hub.pollPlan(for: machine.replica)
+                machine.schedule?.follow(plan)
+                mark = plan.mark
+            } catch {
+                failed(error)
+                return
+            }
+            if let agreed = machine.agreedMark, let mark, mark.matches(agreed) { return }
+        }
         comparisons.add(1, ordering: .relaxed)
         pull(machine, simulation: simulation)
-        machine.quietCheck.compared(agreed: (try? machine.hub.digest()) != nil)
+        machine.agreedMark = (try? machine.hub.digest()) != nil ? mark : nil
         machine.sentStatements = true
     }
 
@@ -385,12 +357,9 @@ private final class Worker: Sendable {
         let limits = SettingsLimits.desktop
         machine.sentStatements = true
         defer { simulation.reached(machine) }
-        var counter: Int64?
         while true {
             do {
-                let batch = try machine.hub.pull(
-                    after: machine.cursor, for: machine.replica, limits: limits, behind: counter)
-                counter = batch.counter
+                let batch = try machine.hub.pull(after: machine.cursor, for: machine.replica, limits: limits)
                 guard batch.through > machine.cursor else { return batch.counter }
                 machine.cursor = batch.through
                 if batch.complete { return batch.counter }
@@ -401,13 +370,13 @@ private final class Worker: Sendable {
         }
     }
 
-    func machines(readingLoad times: Int) -> Int {
-        readings.withLock { $0.count { $0 >= times } }
+    func machines(planningFor replicas: Int64) -> Int {
+        planned.withLock { $0.count { $0 >= replicas } }
     }
 
     func describe(below goal: Int64) -> [String] {
         machines.filter { $0.reported < goal }.map { machine in
-            "cursor \(machine.cursor), counter seen \(machine.seenCounter), interval \(machine.schedule?.interval ?? 0) s, pushed \(machine.pushed)"
+            "cursor \(machine.cursor), counter seen \(machine.seenCounter), interval \(machine.schedule?.interval.seconds ?? 0) s, pushed \(machine.pushed)"
         }
     }
 

@@ -17,8 +17,8 @@ let usage = """
                  daemon (process, round-trips, idle, writers, watch), sync (initial, latency, writes, catch-up),
                  hub (push, fanout, fanout100, writers)
     --machines N[,N…]  fleet: the fleet sizes (default 10,100,1000,10000)
-    --poll-max S       fleet: the simulated links' longest poll interval (default 5 s)
-    --poll-budget N    fleet: hub transactions a second before links stretch their interval (600; 0: never)
+    --poll-max S       fleet: the floor of the links' longest poll interval (default 5 s)
+    --poll-rate N      fleet: the hub's poll rate, polls a second a namespace (1250)
     --pool-size N      fleet: PgBouncer's server connections per user and database (default 10)
     --json   one JSON object per measurement (suite, measurement, value, unit, peer,
              peer_value, ratio, target, met) on standard output; progress on standard error

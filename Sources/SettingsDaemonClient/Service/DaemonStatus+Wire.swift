@@ -133,6 +133,9 @@ extension DaemonStatus.Hub {
         ]
         members["namespace"] = namespace.map { .string($0) }
         members["pollSeconds"] = pollSeconds.map { .double($0) }
+        members["longestPollSeconds"] = longestPollSeconds.map { .double($0) }
+        members["pollMachines"] = pollMachines.map { .integer($0) }
+        members["pollRate"] = pollRate.map { .integer($0) }
         members["lastRewind"] = lastRewind.map { .string($0) }
         members["lastAccountChange"] = lastAccountChange.map { .string($0) }
         members["lastError"] = lastError.map { .string($0) }
@@ -152,6 +155,9 @@ extension DaemonStatus.Hub {
         lastError = try hub.optionalString("lastError")
         mode = try hub.optionalString("mode") ?? "listen"
         pollSeconds = try hub.optionalNumber("pollSeconds")
+        longestPollSeconds = try hub.optionalNumber("longestPollSeconds")
+        pollMachines = try hub.optionalInteger("pollMachines")
+        pollRate = try hub.optionalInteger("pollRate")
         lastRewind = try hub.optionalString("lastRewind")
         lastAccountChange = try hub.optionalString("lastAccountChange")
         clockOffsetMilliseconds = try hub.optionalInteger("clockOffsetMs") ?? 0

@@ -119,6 +119,13 @@ package struct DaemonStatus: Sendable, Equatable {
         package var mode = "listen"
         /// The interval of the next poll, in seconds, when polling.
         package var pollSeconds: Double?
+        /// The longest interval between polls, in seconds, when polling: the namespace's machines
+        /// over the hub's poll rate, 5 s at least.
+        package var longestPollSeconds: Double?
+        /// The machines the namespace saw in the last week, as the hub last said, when polling.
+        package var pollMachines: Int64?
+        /// The polls a second the hub allows a namespace's machines together, when polling.
+        package var pollRate: Int64?
         /// The last time the hub's numbering went back (a restore, a failover), in words.
         package var lastRewind: String?
         /// The last account change (another namespace), in words.

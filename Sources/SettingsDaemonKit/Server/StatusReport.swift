@@ -72,7 +72,11 @@ enum StatusReport {
         report.repairedKeys = hub.repairedKeys
         report.lastError = hub.lastError
         report.mode = hub.mode
-        report.pollSeconds = hub.mode == "poll" ? hub.pollSeconds : nil
+        if hub.mode == "poll" {
+            report.pollSeconds = hub.pollSeconds
+            report.longestPollSeconds = hub.longestPollSeconds
+            (report.pollMachines, report.pollRate) = (hub.pollReplicas, hub.pollRate)
+        }
         report.lastRewind = hub.lastRewind
         report.lastAccountChange = hub.lastAccountChange
         report.clockOffsetMilliseconds = hub.clockOffsetMilliseconds

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-    package import Glibc
+    import Glibc
 #elseif canImport(Darwin)
     import Darwin
 #endif
@@ -7,7 +7,7 @@
 /// The few file-system operations the store needs, with errors that name the path.
 package enum FileSystem {
     /// Creates `path` and its missing parents with `mode` (existing folders are left as they are).
-    package static func createDirectories(_ path: String, mode: mode_t = 0o700) throws(SettingsError) {
+    package static func createDirectories(_ path: String, mode: UInt32 = 0o700) throws(SettingsError) {
         var prefix = path.hasPrefix("/") ? "" : "."
         for component in path.split(separator: "/") {
             prefix += "/" + component

@@ -57,7 +57,7 @@ struct CheckSchedule {
     }
 
     /// The hub is known to hold what it held at the last comparison, which agreed
-    /// (`HubQuietCheck.vouchesForAgreement`): when nothing else makes one due (none was asked
+    /// (`HubPollPlan.Mark`): when nothing else makes one due (none was asked
     /// for, no divergence is being confirmed, this replica is at the `sequence` it compared at),
     /// the safety net starts again from `now` without one, and this returns true.
     mutating func renewWithoutComparing(sequence: Int64, now: Deadline = .now) -> Bool {

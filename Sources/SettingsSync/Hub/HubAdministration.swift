@@ -33,17 +33,33 @@ package enum HubAdministration {
         package let role: String
         /// The hub's schema version.
         package let schemaVersion: Int64
+        /// The polls a second the machines of one namespace make together at most
+        /// (`HubPollPlan`).
+        package let pollRate: Int64
         /// The namespaces the role may see.
         package let namespaces: [Namespace]
         /// The replicas of those namespaces, most recently seen first.
         package let replicas: [Replica]
     }
 
-    /// Creates or upgrades the hub schema at `url` (idempotent); returns the versions before
-    /// and after. The role needs the right to create a schema in the database.
-    package static func initialize(url: String) throws(SettingsError) -> (before: Int64, after: Int64) {
+    /// Creates or upgrades the hub schema at `url` (idempotent), and sets its poll rate when
+    /// `pollRate` is given (`HubPollPlan.rates`); returns the versions before and after. The
+    /// role needs the right to create a schema in the database.
+    package static func initialize(url: String, pollRate: Int64? = nil) throws(SettingsError)
+        -> (before: Int64, after: Int64)
+    {
+        if let pollRate, !HubPollPlan.rates.contains(pollRate) {
+            throw SettingsError(
+                .invalidValue,
+                "a hub's poll rate is \(pollRate): it must be polls a second from \(HubPollPlan.rates.lowerBound) to \(HubPollPlan.rates.upperBound)"
+            )
+        }
         let connection = try connect(url)
         let before = try HubSchema.migrate(connection)
+        if let pollRate {
+            try connection.execute(
+                "UPDATE settingsd.meta SET value = $1 WHERE name = 'poll_rate'", [.text(String(pollRate))])
+        }
         return (before, HubSchema.current)
     }
 
@@ -64,8 +80,14 @@ package enum HubAdministration {
             SELECT namespace::text, replica, pushed_seq, last_seen::text FROM settingsd.replicas
             ORDER BY last_seen DESC LIMIT 100
             """)
+        let rate = try connection.execute(
+            "SELECT value FROM settingsd.meta WHERE name = 'poll_rate'")
         return Report(
             address: connection.displayName, role: role, schemaVersion: try HubSchema.version(connection),
+            pollRate: HubPollPlan(
+                counter: 0, edits: nil, replicas: nil,
+                rate: rate.count == 1 ? Int64(rate.text(0, 0)) : nil
+            ).rate,
             namespaces: (0..<namespaces.count).map { row in
                 Report.Namespace(
                     name: namespaces.text(row, 0), keys: Int(namespaces.int64(row, 2)),

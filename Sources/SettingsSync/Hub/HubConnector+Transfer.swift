@@ -19,11 +19,9 @@ extension HubConnector {
         throws(SettingsError) -> (cursor: Int64?, counter: Int64?)
     {
         var cursor = cursor
-        var counter: Int64?
         while true {
             let limits = settings.configuration.limits
-            let batch = try hub.pull(after: cursor ?? 0, for: replica, limits: limits, behind: counter)
-            counter = batch.counter
+            let batch = try hub.pull(after: cursor ?? 0, for: replica, limits: limits)
             guard batch.through > (cursor ?? 0) else { return (cursor, batch.counter) }
             // Rows under this replica's id newer than what it holds (another copy of its file
             // pushed them, or they were forged): fetched and merged like any.
@@ -39,7 +37,6 @@ extension HubConnector {
                     "the hub holds \(strangers.count) entr\(strangers.count == 1 ? "y" : "ies") pushed under this replica's id that it does not hold (a copy of its file, or forged rows); merging them"
                 )
             }
-            if let refusal = batch.refusedShare { logger?.log(.warning, refusal) }
             if batch.unreadable > 0 {
                 logger?.log(
                     .warning,

@@ -47,12 +47,12 @@ final class HubConnector: Sendable {
     /// `configuration.url` without settingsd's own options, for libpq.
     private let conninfo: String
     private let pooling: HubPooling
-    private let pollInterval: ClosedRange<Double>
-    private let pollBudget: Double
+    private let pollInterval: ClosedRange<Duration>
     let settings: Settings
     let logger: SettingsLogger?
     private let state: Mutex<State>
-    private let wake: WakePipe
+    /// Wakes the link's thread: a commit to push, `verify()`, `stop()`.
+    let wake: WakePipe
     private let finished = DispatchSemaphore(value: 0)
 
     package init(settings: Settings, configuration: HubConfiguration, logger: SettingsLogger?)
@@ -62,7 +62,6 @@ final class HubConnector: Sendable {
         conninfo = try url.checkedConninfo()
         pooling = try url.pooling(default: configuration.pooling)
         pollInterval = try url.pollInterval(default: configuration.pollInterval)
-        pollBudget = try url.pollBudget(default: configuration.pollBudget)
         self.settings = settings
         self.configuration = configuration
         self.logger = logger
@@ -117,6 +116,9 @@ final class HubConnector: Sendable {
         wake.signal()
         return true
     }
+
+    /// How many times `verify()` was called.
+    var verifyRequests: Int { state.withLock { $0.verifyRequests } }
 
     /// Whether `stop()` was called.
     var isStopped: Bool { state.withLock { $0.isStopped } }
@@ -177,8 +179,8 @@ final class HubConnector: Sendable {
             logger?.log(.warning, warning)
         }
         var backoff = Backoff()
-        // Outlives a connection: a fleet whose pooler restarts keeps the stretch it measured.
-        var poll = PollSchedule(bounds: pollInterval, budget: pollBudget)
+        // Outlives a connection: a fleet whose pooler restarts keeps the plan it read.
+        var poll = PollSchedule(bounds: pollInterval)
         while !isStopped {
             do throws(SettingsError) {
                 let (connection, polls) = try connect()
@@ -264,12 +266,14 @@ final class HubConnector: Sendable {
         let initialTarget = cursor == nil ? try hub.lastSequence() : nil
         var isFirstRound = true
         var checks = CheckSchedule(
-            safetyNet: .milliseconds(
-                Int64((polls ? configuration.comparisonInterval : Self.safetyNetInterval) * 1000)),
+            safetyNet: polls ? configuration.comparisonInterval : .seconds(Self.safetyNetInterval),
             comparesAfterChanges: !polls)
         var retriedBehind = false
-        // Per connection: a snapshot says nothing of another server a reconnect may reach.
-        var quiet = HubQuietCheck()
+        // Per connection: a reconnect may reach a server that numbers the function otherwise.
+        var call = HubPollCall()
+        // The hub's mark before the last comparison that agreed (polling links).
+        var agreedMark: HubPollPlan.Mark?
+        if polls { follow(try hub.pollPlan(for: localID), schedule: &poll) }
         while !isStopped {
             let roundStarted = Deadline.now
             guard settings.replicaID == localID else {
@@ -302,7 +306,7 @@ final class HubConnector: Sendable {
                 checks.isForced = true
             }
             let behind = counter - (cursor ?? 0)
-            let asked = state.withLock { $0.verifyRequests }
+            let asked = verifyRequests
             if asked > checks.verifyRequestsSeen {
                 checks.verifyRequestsSeen = asked
                 checks.isForced = true
@@ -314,9 +318,19 @@ final class HubConnector: Sendable {
                 try hub.push([], from: localID, through: pushed, incarnation: incarnation)
             }
             if isQuiet, checks.isDue(sequence: settings.sequence, counter: counter) {
-                try check(
-                    hub, schedule: &checks, quiet: &quiet, as: localID, incarnation: incarnation,
-                    pushed: pushed, counter: counter, cursor: cursor ?? 0)
+                // A polling link reads the plan before it compares: the mark it holds then vouches
+                // for the agreement later, while the hub holds what it held.
+                let mark = polls ? follow(try hub.pollPlan(for: localID), schedule: &poll).mark : nil
+                if let mark, let agreedMark, mark.matches(agreedMark),
+                    checks.renewWithoutComparing(sequence: settings.sequence)
+                {
+                    update { $0.comparisonsSpared += 1 }
+                } else {
+                    let agreed = try check(
+                        hub, schedule: &checks, as: localID, incarnation: incarnation,
+                        pushed: pushed, counter: counter, cursor: cursor ?? 0)
+                    agreedMark = agreed ? mark : nil
+                }
             }
             update { status in
                 status.isConnected = true
@@ -326,7 +340,7 @@ final class HubConnector: Sendable {
                 status.pushedThrough = pushed
                 status.pendingDown = max(0, behind)
                 status.mode = polls ? "poll" : "listen"
-                status.pollSeconds = polls ? poll.interval : 0
+                status.pollSeconds = polls ? poll.interval.seconds : 0
             }
             count(connection)
             if isFirstRound {
@@ -357,7 +371,9 @@ final class HubConnector: Sendable {
                     continue
                 }
                 retriedBehind = false
-                try waitForChange(on: hub, from: counter, poll: &poll, checks: &checks, quiet: &quiet)
+                try waitForChange(
+                    on: hub, as: localID, from: counter, poll: &poll, checks: &checks, call: &call,
+                    agreedMark: agreedMark)
                 continue
             }
             // Notifications that arrived during the statements above wait in libpq, not on the
@@ -372,101 +388,6 @@ final class HubConnector: Sendable {
         }
     }
 
-    /// Polls the namespace's counter until it moves from `counter`, the store commits something
-    /// to push, `verify()` is called, a comparison is due, or the link stops. A quiet poll is one
-    /// index probe, or on a quiet hub a look at the server's snapshot alone (`HubQuietCheck`),
-    /// which reads the counter too when the snapshot moved. The store's commit of what the link
-    /// itself pulled wakes it too, and is slept through: on a fleet, that round would cost every
-    /// machine two statements more per change. A routine comparison falls due without a round
-    /// while the looks vouch that the hub finished no transaction since the last one agreed: on
-    /// a quiet fleet of 10,000 machines, those rounds (a pull and the digest, some 0.7 ms of
-    /// PostgreSQL's CPU each, 33 a second) would cost about 2 % of a core.
-    private func waitForChange(
-        on hub: HubNamespace, from counter: Int64, poll: inout PollSchedule, checks: inout CheckSchedule,
-        quiet: inout HubQuietCheck
-    ) throws(SettingsError) {
-        while !isStopped {
-            let checkIn =
-                checks.timeUntilDue(sequence: settings.sequence, counter: counter)?.seconds ?? .infinity
-            if checkIn == 0 {
-                guard quiet.vouchesForAgreement, checks.renewWithoutComparing(sequence: settings.sequence)
-                else { return }
-                update { $0.comparisonsSpared += 1 }
-                continue
-            }
-            if wake.wait(seconds: min(poll.nextWait(), checkIn)) {
-                let asked = state.withLock { $0.verifyRequests } > checks.verifyRequestsSeen
-                if isStopped || asked || status.pendingUp > 0 { return }
-                continue
-            }
-            let polled = try pollCounter(on: hub, schedule: &poll, quiet: &quiet)
-            update { status in
-                status.lastContactMilliseconds = settings.configuration.clock()
-                status.polls += 1
-                if polled.checkedQuietly { status.quietChecks += 1 }
-            }
-            count(hub.connection)
-            // Moved: the round that follows pulls, and says how fast to poll next.
-            guard polled.counter == counter else { return }
-            poll.quiet(checkedBy: polled.quietCheck)
-            update { $0.pollSeconds = poll.interval }
-        }
-    }
-
-    /// One quiet poll: the counter, and on every few the hub's load too (`PollSchedule.readsLoad`),
-    /// whose rate may stretch the longest interval. A role that may not read the statistics
-    /// polls within the configured bounds from then on.
-    private func pollCounter(
-        on hub: HubNamespace, schedule: inout PollSchedule, quiet: inout HubQuietCheck
-    ) throws(SettingsError) -> HubNamespace.Poll {
-        let wasAvailable = quiet.isAvailable
-        defer {
-            if wasAvailable && !quiet.isAvailable {
-                logger?.log(
-                    .warning,
-                    "the hub refuses txid_current_snapshot() or pg_postmaster_start_time() to this role: every poll reads the namespace's counter"
-                )
-            }
-        }
-        guard schedule.readsLoad else { return try hub.poll(readingLoad: false, quiet: &quiet) }
-        let result: HubNamespace.Poll
-        do {
-            result = try hub.poll(readingLoad: true, quiet: &quiet)
-        } catch {
-            guard error.code == .accessDenied else { throw error }
-            logger?.log(
-                .warning,
-                "the hub's statistics cannot be read (\(error.message)): polling at most every \(schedule.bounds.upperBound) s whatever the hub's load"
-            )
-            schedule.stopReadingLoad()
-            return try hub.poll(readingLoad: false, quiet: &quiet)
-        }
-        guard let transactions = result.transactions else {
-            schedule.stopReadingLoad()
-            return result
-        }
-        let before = schedule.longest
-        schedule.measured(transactions: transactions, at: Double(DispatchTime.now().uptimeNanoseconds) / 1e9)
-        if let rate = schedule.hubRate, abs(schedule.longest - before) > before / 4 {
-            logger?.log(
-                .info,
-                "the hub's database runs \(Int(rate.rounded())) transactions a second (poll budget \(Int(pollBudget))): polling at most every \(Int(schedule.longest.rounded(.up))) s"
-            )
-        }
-        return result
-    }
-
-    /// After a notification: waits until `notificationInterval` has passed since the round began
-    /// (a local change still wakes it at once), then takes every notification waiting, so a burst
-    /// of them, or a flood, costs one round.
-    private func coalesceNotifications(on connection: PostgresConnection, roundStarted: Deadline)
-        throws(SettingsError)
-    {
-        let elapsed = (Deadline.now - roundStarted).seconds
-        if elapsed < Self.notificationInterval { wake.wait(seconds: Self.notificationInterval - elapsed) }
-        _ = try connection.notifications()
-    }
-
     /// Shows everything through `pushed` as pushed, and forgets the hub's entries below it.
     func markPushed(through pushed: Int64) {
         state.withLock { state in
@@ -475,11 +396,13 @@ final class HubConnector: Sendable {
         }
     }
 
-    /// One comparison with the hub, and what it leaves in the status and the schedule.
+    /// One comparison with the hub, and what it leaves in the status and the schedule; returns
+    /// whether the two agreed.
+    @discardableResult
     private func check(
-        _ hub: HubNamespace, schedule: inout CheckSchedule, quiet: inout HubQuietCheck, as replica: ReplicaID,
+        _ hub: HubNamespace, schedule: inout CheckSchedule, as replica: ReplicaID,
         incarnation: UUID, pushed: Int64, counter: Int64, cursor: Int64
-    ) throws(SettingsError) {
+    ) throws(SettingsError) -> Bool {
         let started = Deadline.now
         let sequence = settings.sequence
         let serving = schedule.verifyRequestsSeen
@@ -490,7 +413,6 @@ final class HubConnector: Sendable {
         schedule.checked(
             sequence: sequence, counter: counter, took: Deadline.now - started,
             agreed: agreed)
-        quiet.compared(agreed: agreed)
         state.withLock { state in
             state.status.comparisons += 1
             switch outcome {
@@ -507,6 +429,7 @@ final class HubConnector: Sendable {
                 state.agreedAtSequence = nil
             }
         }
+        return agreed
     }
 
     /// Local sequence numbers taken by entries from the hub: never pushed back.
@@ -545,7 +468,7 @@ final class HubConnector: Sendable {
     }
 
     /// Shows the statements sent so far, `connection`'s included.
-    private func count(_ connection: PostgresConnection) {
+    func count(_ connection: PostgresConnection) {
         state.withLock { $0.status.statements = $0.closedStatements + connection.statementCount }
     }
 

@@ -20,12 +20,6 @@ package struct HubNamespace {
     let channel: String
     /// `lastSequence()`'s statement with the namespace quoted in, for the simple query protocol.
     let pollStatement: String
-    /// Whether pulls go through `settingsd.pull_batch` (hub schema 11), which machines at the
-    /// same cursor share, rather than `settingsd.pull` row by row (schemas 8 to 10).
-    package var sharesBatches: Bool
-    /// Whether pushes notify nobody themselves and listeners are told after the push commits
-    /// (`settingsd.notify`, hub schema 14).
-    let notifiesAfterCommit: Bool
 
     /// What this connection last read or wrote of each replica's pushed position.
     private let ledger = PushLedger()
@@ -53,9 +47,7 @@ package struct HubNamespace {
             )
         }
         let name = namespace ?? login
-        let visible = try connection.execute(
-            "SELECT settingsd.visible($1)::int::bigint, (pg_catalog.to_regprocedure($2) IS NOT NULL)::int::bigint, (pg_catalog.to_regprocedure($3) IS NOT NULL)::int::bigint",
-            [.text(name), .text(Self.sharedPull), .text("settingsd.notify(name)")])
+        let visible = try connection.execute("SELECT settingsd.visible($1)::int::bigint", [.text(name)])
         guard visible.count == 1, visible.int64(0, 0) == 1 else {
             throw SettingsError(
                 .accessDenied,
@@ -63,8 +55,6 @@ package struct HubNamespace {
             )
         }
         self.name = name
-        sharesBatches = visible.int64(0, 1) == 1
-        notifiesAfterCommit = visible.int64(0, 2) == 1
         let hub = try connection.execute("SELECT value FROM settingsd.meta WHERE name = 'hub_id'").text(0, 0)
         peerID = Self.peerID(hub: hub, namespace: name)
         // Makes sure the counter and the channel exist (users may not write the tables themselves).
@@ -79,23 +69,19 @@ package struct HubNamespace {
         if listens { try connection.execute("LISTEN \(try connection.quotedIdentifier(channel))") }
     }
 
-    /// Schema 11's pull, whose presence says the hub shares batches.
-    private static let sharedPull =
-        "settingsd.pull_batch(name, bigint, bigint, bigint, bigint, bigint, bigint)"
-
     /// Whether `text` is a channel secret as the schema makes them: 32 hexadecimal digits.
     private static func isChannelSecret(_ text: String) -> Bool {
         text.utf8.count == 32 && text.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
     }
 
     /// How far `replica` pushed to this namespace (0: never) and the incarnation it pushed under
-    /// (nil: never, or before schema 6). The next push of `replica` on this namespace expects to
+    /// (nil: never). The next push of `replica` on this namespace expects to
     /// find exactly this record, and fails if another session changed it meanwhile.
     package func pushedRecord(of replica: ReplicaID) throws(SettingsError) -> PushedRecord {
         let rows = try connection.execute(
             "SELECT pushed_seq, incarnation FROM settingsd.replicas WHERE namespace = $1 AND replica = $2",
             [.text(name), .bytes(replica.bytes)])
-        var record = PushedRecord(sequence: 0, incarnation: nil)
+        var record = PushedRecord(sequence: 0, incarnation: nil, isRegistered: rows.count == 1)
         if rows.count == 1 {
             record.sequence = try Arrival.position(rows.int64(0, 0), "the hub's pushed position")
             // A malformed incarnation is no incarnation this replica ever had: a fork.
@@ -106,108 +92,56 @@ package struct HubNamespace {
     }
 
     /// Whether the position this connection last read or wrote for `replica` is more than `slack`
-    /// numbers behind `position` (true when it knows none).
+    /// numbers behind `position` (true when it knows none, or the hub holds none).
     func recordLags(_ replica: ReplicaID, behind position: Int64, by slack: Int64 = 0) -> Bool {
-        (ledger.records[replica]?.sequence).map { position - $0 > slack } ?? true
+        guard let record = ledger.records[replica], record.isRegistered else { return true }
+        return position - record.sequence > slack
     }
 
     /// The entries after hub sequence `cursor`, in hub order (each entry's `sequence` is its hub
     /// sequence number), at most `limit` and about `byteBudget` bytes of values (always at least
-    /// one), except those `replica` pushed itself: they come without their value, as the keys
-    /// and versions of `mine` (this replica normally holds them; when it does not hold that
-    /// exact version, because another copy of its file pushed it or the row was forged, the
-    /// caller fetches the row with `entries(forKeys:)`).
+    /// one), each with whether `replica` pushed it itself (this replica normally holds those;
+    /// when it does not hold that exact version, because another copy of its file pushed it or
+    /// the row was forged, the caller fetches the row with `entries(forKeys:)`).
     ///
-    /// On a hub at schema 11 the batch is one that every machine at this cursor shares
-    /// (`settingsd.pull_batch`, packed once and kept while the counter stands): it carries the
-    /// values of this replica's own rows too, and counts them in the budget, so a tight budget
-    /// may cut it sooner than the rows one by one would (`settingsd.pull`, schemas 8 to 10).
+    /// The batch is one that every machine at this cursor shares (`settingsd.pull_batch`,
+    /// packed once and kept while the counter stands), so it carries the values of this
+    /// replica's own rows too, and counts them in the budget.
     ///
-    /// Rows are hostile input: a key or value far over `limits` (`caps(for:)`)
-    /// is refused inside PostgreSQL and never fetched, a hub sequence number out of range is
-    /// never computed with, and a value this build cannot read is skipped; all of them are
-    /// counted in `unreadable`. `complete` says the batch held every row after the cursor (then
-    /// `through` is at least the counter as the statement saw it): no need to pull again.
-    ///
-    /// `behind` is a counter the caller already saw (the last batch's): when the cursor's window
-    /// ends before it, as through an initial sync, no other machine will ask for the same batch,
-    /// and the rows come one by one (packing them cost an initial sync of 100,000 keys about
-    /// a tenth more).
+    /// Rows are hostile input: a key or value far over `limits` (`caps(for:)`) is refused inside
+    /// PostgreSQL and never fetched, a hub sequence number out of range is never computed with,
+    /// and a value this build cannot read is skipped; all of them are counted in `unreadable`.
+    /// `complete` says the batch held every row after the cursor (then `through` is at least the
+    /// counter as the statement saw it): no need to pull again. A batch this build cannot read
+    /// (a kept one damaged by hand, or a newer layout) throws `protocolError` with where it broke.
     package func pull(
         after cursor: Int64, for replica: ReplicaID, limits: SettingsLimits,
-        limit: Int = batchEntries, byteBudget: Int = batchBytes, behind counter: Int64? = nil
+        limit: Int = batchEntries, byteBudget: Int = batchBytes
     ) throws(SettingsError) -> PulledBatch {
         let caps = Self.caps(for: limits)
         // A window of hub sequence numbers bounds the work whatever plan PostgreSQL picks: on a
         // table its statistics think small (a new hub, a burst of pushes since the last ANALYZE)
-        // it reads every row after the cursor, checks row-level security on each and sorts them,
-        // which made an initial sync quadratic (16 s for 100k keys, against 2 ms a batch
-        // through the index). Numbers no row holds now only make a window come back short; the
-        // window that reaches the counter has no end.
+        // it would read every row after the cursor and sort them, which made an initial sync
+        // quadratic. Numbers no row holds now only make a window come back short; the window
+        // that reaches the counter has no end.
         let window = Int64(limit) * 2
-        var refusal: String?
-        if sharesBatches, counter.map({ cursor + window >= $0 }) ?? true {
-            let rows = try connection.execute(
-                "SELECT * FROM settingsd.pull_batch($1, $2, $3, $4, $5, $6, $7)",
-                [
-                    .text(name), .int64(cursor), .int64(Int64(limit)), .int64(Int64(caps.keyBytes)),
-                    .int64(Int64(caps.valueBytes)), .int64(Int64(byteBudget)), .int64(window),
-                ])
-            do throws(PackedBatch.Malformed) {
-                return try Self.batch(
-                    packedIn: rows, after: cursor, for: replica, window: window, limit: limit)
-            } catch {
-                // A kept batch this build cannot read (damaged by hand, or a newer layout): the
-                // rows themselves, row by row, and the link says so.
-                refusal =
-                    "the hub's shared batch for '\(name)' after \(cursor) is malformed at byte \(error.offset) (\(error.reason)); pulled its rows one by one instead"
-            }
-        }
-        // The counter comes from the statement's own snapshot: when the batch holds every row
-        // after the cursor, everything through the counter has been seen, and the cursor moves
-        // there even past numbers no row holds now (a push whose lower version lost to the
-        // hub's, a row renumbered by a later push), so nobody is left "behind" forever.
         let rows = try connection.execute(
-            "SELECT * FROM settingsd.pull($1, $2, $3, $4, $5, $6, $7, $8)",
+            "SELECT * FROM settingsd.pull_batch($1, $2, $3, $4, $5, $6, $7)",
             [
-                .text(name), .int64(cursor), .int64(Int64(limit)), .bytes(replica.bytes),
-                .int64(Int64(caps.keyBytes)), .int64(Int64(caps.valueBytes)), .int64(Int64(byteBudget)),
-                .int64(window),
+                .text(name), .int64(cursor), .int64(Int64(limit)), .int64(Int64(caps.keyBytes)),
+                .int64(Int64(caps.valueBytes)), .int64(Int64(byteBudget)), .int64(window),
             ])
-        var batch = Self.batch(inRows: rows, after: cursor, window: window, limit: limit)
-        batch.refusedShare = refusal
-        return batch
-    }
-
-    /// The batch in `settingsd.pull`'s rows (schemas 8 to 10): the first row carries the
-    /// counter (schema 8 and 9 put it on every row; none: the namespace has no counter row),
-    /// the last the candidate count (schema 10 sends NULL, read as 0, on the others).
-    private static func batch(inRows rows: PostgresRows, after cursor: Int64, window: Int64, limit: Int)
-        -> PulledBatch
-    {
-        let counter = rows.count > 0 && !rows.isNull(0, 7) ? rows.int64(0, 7) : nil
-        var batch = PulledBatch(
-            through: cursor, counter: counter.flatMap { Arrival.isPosition($0) ? $0 : nil })
-        var candidates: Int64 = 0
-        var returned: Int64 = 0
-        for row in 0..<rows.count {
-            // The one row of an empty batch carries only the counter.
-            guard !rows.isNull(row, 4) else { continue }
-            returned += 1
-            candidates = rows.int64(row, 8)
-            batch.take(
-                sequence: rows.int64(row, 4), isReadable: rows.int64(row, 6) == 0,
-                version: Self.version(rows, row), isMine: rows.int64(row, 5) == 1,
-                key: { rows.text(row, 0) },
-                entry: { version, sequence in Self.entry(rows, row, version: version, sequence: sequence) })
+        do throws(PackedBatch.Malformed) {
+            return try Self.batch(packedIn: rows, after: cursor, for: replica, window: window, limit: limit)
+        } catch {
+            throw SettingsError(
+                .protocolError,
+                "the hub's batch for '\(name)' after \(cursor) is malformed at byte \(error.offset) (\(error.reason))"
+            )
         }
-        batch.finish(
-            after: cursor, window: window, limit: limit, returned: returned, candidates: candidates,
-            counter: counter)
-        return batch
     }
 
-    /// The batch in `settingsd.pull_batch`'s rows (schema 11): the counter and the candidate
+    /// The batch in `settingsd.pull_batch`'s rows: the counter and the candidate
     /// count on each, and the parts of one packed value in order; no rows when the namespace
     /// has no counter row. The caller's own rows are told by their pusher.
     private static func batch(
@@ -273,7 +207,7 @@ package struct HubNamespace {
     {
         let expected = ledger.records[replica]
         // The batch travels as four arrays, so the statement's text never changes with its size;
-        // `settingsd.push` (schema 6) does the rest inside PostgreSQL.
+        // `settingsd.push` does the rest inside PostgreSQL.
         let result: PostgresRows
         do {
             result = try connection.execute(
@@ -304,14 +238,13 @@ package struct HubNamespace {
     }
 
     /// Tells the namespace's listeners that something changed (`settingsd.notify`), after a
-    /// push committed; nothing on hubs before schema 14, whose pushes notify themselves.
+    /// push committed.
     func notifyListeners() throws(SettingsError) {
-        guard notifiesAfterCommit else { return }
         try connection.execute("SELECT settingsd.notify($1)", [.text(name)])
     }
 
     /// The namespace's digest: the sum, modulo 2^64, of its rows' fingerprints (PostgreSQL's
-    /// generated column), and how many rows it holds (`settingsd.digest`, schema 7).
+    /// generated column), and how many rows it holds (`settingsd.digest`).
     package func digest() throws(SettingsError) -> (sum: UInt64, rows: Int64) {
         let rows = try connection.execute("SELECT * FROM settingsd.digest($1)", [.text(name)])
         guard rows.count == 1 else {
@@ -396,7 +329,7 @@ package struct HubNamespace {
     /// The largest key and value a store with `limits` fetches from the hub; PostgreSQL leaves
     /// larger ones unfetched. The hub holds the binary encoding, which may take more than a
     /// value's counted size: what is far over is refused here, `applyRemote` checks the exact limit.
-    private static func caps(for limits: SettingsLimits) -> (keyBytes: Int, valueBytes: Int) {
+    static func caps(for limits: SettingsLimits) -> (keyBytes: Int, valueBytes: Int) {
         (Arrival.keyCap(forLimit: limits.maximumKeyBytes), 2 * limits.maximumValueBytes + 1024)
     }
 
@@ -451,8 +384,11 @@ package struct HubNamespace {
 package struct PushedRecord: Equatable, Sendable {
     /// The last local sequence number pushed (0: never).
     package var sequence: Int64
-    /// The replica's running incarnation when it pushed (nil: never, or before hub schema 6).
+    /// The replica's running incarnation when it pushed (nil: never).
     package var incarnation: UUID?
+    /// Whether the hub holds a row for the replica: one that never pushed is not counted among
+    /// the machines a namespace's poll plan spreads the hub's rate over.
+    package var isRegistered = true
 }
 
 /// The pushed records one `HubNamespace` read or wrote; a class so the namespace value that

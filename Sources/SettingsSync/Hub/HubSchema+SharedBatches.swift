@@ -2,26 +2,25 @@ import SettingsStore
 import SettingsWire
 
 extension HubSchema {
-    /// Schema 11: machines at the same cursor share one packed batch.
+    /// Machines at the same cursor share one packed batch.
     ///
     /// When a namespace changes, every machine on it pulls the same rows: after 1,000 writers,
     /// 10,000 idle machines all sit at the counter from before the burst and ask for the same
-    /// 1,000 rows, and PostgreSQL read, checked and sent them row by row ten thousand times
-    /// (1.3–2.2 ms of its CPU a pull, measured with a C client on libpq). Now the first of them
+    /// 1,000 rows, and PostgreSQL reading, checking and sending them row by row ten thousand
+    /// times costs it several times what handing out one packed value does. So the first of them
     /// packs the batch into one value (`PackedBatch` reads it) and keeps it in
     /// `settingsd.batches` under the cursor and the counter it was packed at; the others get it
-    /// back as a few stored parts (0.23–0.56 ms). A batch is kept only while the counter is the
-    /// one it was packed at, so it always holds what a fresh pull would: the counter moves with
-    /// every push, the next batch packed deletes those before it, and a change to the entries
-    /// outside the write functions (a hand edit) forgets them all.
+    /// back as a few stored parts. A batch is kept only while the counter is the one it was
+    /// packed at, so it always holds what a fresh pull would: the counter moves with every push,
+    /// the next batch packed deletes those before it, and a change to the entries outside the
+    /// write functions (a hand edit) forgets them all.
     ///
     /// The packed rows leave nothing to the caller: each says who pushed it, and the link tells
     /// its own rows from that. Batches are kept only where the cursor's window reaches the
     /// counter (a machine caught up, the ones a fleet shares), at most `keptParts` parts a
     /// namespace, in an unlogged table: a crash or a failover empties it, which costs a repack.
-    ///
-    /// `settingsd.pull` stays as it was (`compatibleSince`): builds since schema 8 keep using it,
-    /// and this build uses it on hubs before schema 11.
+    /// A pull whose window ends before the counter (an initial sync) packs its batch and keeps
+    /// nothing.
     static let sharedBatches = """
         CREATE UNLOGGED TABLE settingsd.batches (
             namespace name NOT NULL,
@@ -37,23 +36,24 @@ extension HubSchema {
             payload bytea NOT NULL,
             PRIMARY KEY (namespace, after_seq, last_seq, most, key_cap, value_cap, budget, span, part)
         );
-        -- Parts are cut small enough to stay in their row: read from TOAST, a 76 kB batch cost more
-        -- than twice its 10 parts.
+        -- Parts are cut small enough to stay in their row: read from TOAST, a batch cost more than
+        -- twice its parts.
         ALTER TABLE settingsd.batches ALTER COLUMN payload SET STORAGE PLAIN;
         ALTER TABLE settingsd.batches ENABLE ROW LEVEL SECURITY;
         ALTER TABLE settingsd.batches FORCE ROW LEVEL SECURITY;
         CREATE POLICY writer ON settingsd.batches TO CURRENT_USER
             USING (namespace OPERATOR(pg_catalog.=) \(writing))
             WITH CHECK (namespace OPERATOR(pg_catalog.=) \(writing));
-        -- What settingsd.forget_batches deletes: every namespace's.
+        -- What settingsd.edited deletes: every namespace's.
         CREATE POLICY forgetting ON settingsd.batches FOR DELETE TO CURRENT_USER
             USING (pg_catalog.current_setting('settingsd.forgetting', true) OPERATOR(pg_catalog.=) 'on');
         REVOKE ALL ON settingsd.batches FROM PUBLIC;
 
         -- The batch after the cursor packed into one value, with the counter and the candidate
-        -- count, as schema 10's pull chooses its rows (whoever pushed them, so any caller may
-        -- share it). STABLE: called from one statement, its statements share that statement's
-        -- snapshot, so the counter and the rows agree.
+        -- count. STABLE: called from one statement, its statements share that statement's
+        -- snapshot, so the counter and the rows agree (a push committing between them would
+        -- otherwise give rows numbered past the counter, which a link takes for a hub restored
+        -- from a backup).
         CREATE FUNCTION settingsd.pack_batch(ns name, after_seq bigint, most bigint,
                 key_cap bigint, value_cap bigint, budget bigint, span bigint)
             RETURNS TABLE (counter bigint, candidate_count bigint, packed bytea)
@@ -67,7 +67,21 @@ extension HubSchema {
                 final_seq bigint;
                 rows_packed bytea;
             BEGIN
-                \(countCandidates)
+                -- The counter, and every candidate's value bytes: when they fit the budget (the
+                -- common case) the rows come straight from the index; only a batch over it takes
+                -- the windowed query that finds where to cut it.
+                SELECT n.last_seq, a.found_rows, a.found_bytes, a.first_seq, a.final_seq
+                    INTO last, found_rows, found_bytes, first_seq, final_seq
+                    FROM settingsd.namespaces AS n CROSS JOIN LATERAL (
+                        SELECT count(*) AS found_rows, coalesce(sum(octet_length(r.value)), 0) AS found_bytes,
+                            min(r.hub_seq) AS first_seq, max(r.hub_seq) AS final_seq
+                        FROM (SELECT e.value, e.hub_seq FROM settingsd.entries AS e
+                            WHERE e.namespace = ns AND e.hub_seq > after_seq
+                                AND e.hub_seq <= CASE WHEN after_seq + span < n.last_seq THEN after_seq + span
+                                    ELSE 9223372036854775807 END
+                            ORDER BY e.hub_seq LIMIT most) AS r
+                    ) AS a
+                    WHERE n.namespace = ns;
                 IF last IS NULL THEN
                     RETURN;
                 END IF;
@@ -76,7 +90,7 @@ extension HubSchema {
                     rows_packed := ''::bytea;
                 ELSIF found_bytes <= budget THEN
                     SELECT string_agg(\(packedRow), ''::bytea ORDER BY r.hub_seq) INTO rows_packed
-                        FROM (\(sharedCandidates)) AS r;
+                        FROM (\(candidates)) AS r;
                 ELSE
                     -- Over the budget: the first row always, then rows while their values fit.
                     SELECT string_agg(\(packedRow), ''::bytea ORDER BY r.hub_seq) INTO rows_packed
@@ -84,131 +98,110 @@ extension HubSchema {
                             SELECT c.*, sum(CASE WHEN c.oversize THEN 0 ELSE coalesce(octet_length(c.value), 0) END)
                                     OVER (ORDER BY c.hub_seq) AS running,
                                 row_number() OVER (ORDER BY c.hub_seq) AS position
-                            FROM (\(sharedCandidates)) AS c) AS w
+                            FROM (\(candidates)) AS c) AS w
                         WHERE w.position = 1 OR w.running <= budget) AS r;
                 END IF;
                 RETURN QUERY SELECT last, found_rows, rows_packed;
             END $$;
         REVOKE ALL ON FUNCTION settingsd.pack_batch(name, bigint, bigint, bigint, bigint, bigint, bigint) FROM PUBLIC;
 
-        -- A link's pull: the batch kept for this cursor at the current counter, or packed now (and
-        -- kept when its window reaches the counter). One row per part, in order; none when the
-        -- namespace has no counter row.
-        \(pullBatch(replacing: false, skippingLocked: false))
+        \(pullBatch)
         REVOKE ALL ON FUNCTION settingsd.pull_batch(name, bigint, bigint, bigint, bigint, bigint, bigint) FROM PUBLIC;
         GRANT EXECUTE ON FUNCTION settingsd.pull_batch(name, bigint, bigint, bigint, bigint, bigint, bigint)
             TO settingsd_user;
 
         -- A change to the entries or counters outside the write functions (by hand, as the owner
-        -- or a superuser): no kept batch is known to hold the rows any more. The write functions
-        -- name their namespace in settingsd.writing and move its counter, which retires its
-        -- batches. A DELETE, not a TRUNCATE: until the edit commits, pulls see the old rows and
-        -- the old batches together, and wait for no lock.
-        CREATE FUNCTION settingsd.forget_batches() RETURNS trigger
+        -- or a superuser): no kept batch is known to hold the rows any more, and a link that
+        -- compared with the hub before cannot take its agreement on trust (the edits count it
+        -- reads with its poll plan moves). The write functions name their namespace in
+        -- settingsd.writing and move its counter, which retires its batches. A DELETE, not a
+        -- TRUNCATE: until the edit commits, pulls see the old rows and the old batches together,
+        -- and wait for no lock.
+        CREATE FUNCTION settingsd.edited() RETURNS trigger
             LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
             AS $$ BEGIN
                 IF coalesce(pg_catalog.current_setting('settingsd.writing', true), '') = '' THEN
                     PERFORM pg_catalog.set_config('settingsd.forgetting', 'on', true);
                     DELETE FROM settingsd.batches;
                     PERFORM pg_catalog.set_config('settingsd.forgetting', '', true);
+                    UPDATE settingsd.meta AS m SET value = (coalesce(\(metaNumber("edits")), 0) + 1)::text
+                        WHERE m.name = 'edits';
                 END IF;
                 RETURN NULL;
             END $$;
-        REVOKE ALL ON FUNCTION settingsd.forget_batches() FROM PUBLIC;
-        CREATE TRIGGER forget_batches AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON settingsd.entries
-            FOR EACH STATEMENT EXECUTE FUNCTION settingsd.forget_batches();
-        CREATE TRIGGER forget_batches AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON settingsd.namespaces
-            FOR EACH STATEMENT EXECUTE FUNCTION settingsd.forget_batches();
+        REVOKE ALL ON FUNCTION settingsd.edited() FROM PUBLIC;
+        CREATE TRIGGER edited AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON settingsd.entries
+            FOR EACH STATEMENT EXECUTE FUNCTION settingsd.edited();
+        CREATE TRIGGER edited AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON settingsd.namespaces
+            FOR EACH STATEMENT EXECUTE FUNCTION settingsd.edited();
         """
 
-    /// Schema 12: a pull's cleanup of batches packed at older counters skips the rows another
-    /// session is deleting. Two pulls that deleted the same kept batches could lock them in
-    /// different orders and deadlock, each waiting `deadlock_timeout` (1 s) before one failed:
-    /// `pgbench` with 20 sessions pulling at nearby cursors while one in six pushed had 5 in
-    /// 20 s, and bursts of writers in `settings-bench fleet` had a few. A row skipped is deleted
-    /// by the session that holds it, or by a later pull; a batch packed at an older counter is
-    /// never served meanwhile.
-    static let pullSkippingLocked = pullBatch(replacing: true, skippingLocked: true)
-
-    /// Schema 14: a pull keeps the batch it packed only when it is the one session packing for
-    /// that cursor (a transaction-scoped advisory lock, taken without waiting). Keeping it
-    /// inserted rows that another session may be inserting too, and a member of the namespace
-    /// who packed a batch in a transaction she kept open made every other member's pull wait on
-    /// her (75 s, and through a pooler, stuck server connections piling up). A pull that cannot
-    /// take the lock returns what it packed without keeping it.
-    static let pullWithoutWaiting = pullBatch(replacing: true, skippingLocked: true, tryingLock: true)
-
-    /// `settingsd.pull_batch`: the batch kept for a cursor at the current counter, or packed now
-    /// (and kept when its window reaches the counter); `skippingLocked`: its cleanup waits for
-    /// no other session (schema 12).
-    static func pullBatch(replacing: Bool, skippingLocked: Bool, tryingLock: Bool = false) -> String {
-        let mayKeep =
-            tryingLock
-            ? "pull_batch.after_seq + pull_batch.span >= last AND pg_catalog.pg_try_advisory_xact_lock(pg_catalog.hashtextextended(ns || ':' || pull_batch.after_seq::text, 0))"
-            : "pull_batch.after_seq + pull_batch.span >= last"
-        return """
-            CREATE \(replacing ? "OR REPLACE " : "")FUNCTION settingsd.pull_batch(ns name, after_seq bigint, most bigint,
-                    key_cap bigint, value_cap bigint, budget bigint, span bigint)
-                RETURNS TABLE (counter bigint, candidate_count bigint, part bytea)
-                LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
-                AS $$ DECLARE
-                    last bigint;
-                    found_rows bigint;
-                    rows_packed bytea;
-                    parts integer;
-                BEGIN
-                    \(enterBody(refusing: "use", unless: isMember("session_user", of: "ns")))
-                    RETURN QUERY
-                        SELECT b.last_seq, b.candidates, b.payload
-                        FROM settingsd.batches AS b JOIN settingsd.namespaces AS n
-                            ON n.namespace = b.namespace AND n.last_seq = b.last_seq
-                        WHERE b.namespace = ns AND b.after_seq = pull_batch.after_seq AND b.most = pull_batch.most
-                            AND b.key_cap = pull_batch.key_cap AND b.value_cap = pull_batch.value_cap
-                            AND b.budget = pull_batch.budget AND b.span = pull_batch.span
-                        ORDER BY b.part;
-                    IF FOUND THEN
-                        PERFORM pg_catalog.set_config('settingsd.writing', '', true);
-                        RETURN;
-                    END IF;
-                    SELECT p.counter, p.candidate_count, p.packed INTO last, found_rows, rows_packed
-                        FROM settingsd.pack_batch(ns, pull_batch.after_seq, pull_batch.most, pull_batch.key_cap,
-                            pull_batch.value_cap, pull_batch.budget, pull_batch.span) AS p;
-                    IF last IS NULL THEN
-                        PERFORM pg_catalog.set_config('settingsd.writing', '', true);
-                        RETURN;
-                    END IF;
-                    parts := greatest(1, (octet_length(rows_packed) + \(partBytes - 1)) / \(partBytes));
-                    IF \(mayKeep) THEN
-                        -- Batches packed at an older counter can never be served again.
-                        \(skippingLocked ? cleanupSkippingLocked : cleanupWaiting)
-                        IF (SELECT count(*) FROM settingsd.batches AS b WHERE b.namespace = ns) + parts <= \(keptParts) THEN
-                            INSERT INTO settingsd.batches AS b (namespace, after_seq, last_seq, most, key_cap,
-                                    value_cap, budget, span, candidates, part, payload)
-                                SELECT ns, pull_batch.after_seq, last, pull_batch.most, pull_batch.key_cap,
-                                    pull_batch.value_cap, pull_batch.budget, pull_batch.span, found_rows, i,
-                                    substr(rows_packed, i * \(partBytes) + 1, \(partBytes))
-                                FROM generate_series(0, parts - 1) AS i
-                                ON CONFLICT DO NOTHING;
-                        END IF;
-                    END IF;
+    /// `settingsd.pull_batch`, a link's pull: the batch kept for this cursor at the current
+    /// counter, or packed now. One row per part, in order; none when the namespace has no counter
+    /// row.
+    ///
+    /// A pull keeps what it packed only when its window reaches the counter and it is the one
+    /// session packing for that cursor (a transaction-scoped advisory lock, taken without
+    /// waiting): a member who packed a batch in a transaction she kept open must not make every
+    /// other member's pull wait on her. Its cleanup of batches packed at older counters skips
+    /// rows another session is deleting: two pulls that deleted the same batches could lock them
+    /// in different orders and deadlock. A row skipped is deleted by the session that holds it,
+    /// or by a later pull; a batch packed at an older counter is never served meanwhile.
+    ///
+    /// The membership check is inline (`enterBody`): the pull is the statement a fleet runs most
+    /// after the poll.
+    private static let pullBatch = """
+        CREATE FUNCTION settingsd.pull_batch(ns name, after_seq bigint, most bigint,
+                key_cap bigint, value_cap bigint, budget bigint, span bigint)
+            RETURNS TABLE (counter bigint, candidate_count bigint, part bytea)
+            LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+            AS $$ DECLARE
+                last bigint;
+                found_rows bigint;
+                rows_packed bytea;
+                parts integer;
+            BEGIN
+                \(enterBody)
+                RETURN QUERY
+                    SELECT b.last_seq, b.candidates, b.payload
+                    FROM settingsd.batches AS b JOIN settingsd.namespaces AS n
+                        ON n.namespace = b.namespace AND n.last_seq = b.last_seq
+                    WHERE b.namespace = ns AND b.after_seq = pull_batch.after_seq AND b.most = pull_batch.most
+                        AND b.key_cap = pull_batch.key_cap AND b.value_cap = pull_batch.value_cap
+                        AND b.budget = pull_batch.budget AND b.span = pull_batch.span
+                    ORDER BY b.part;
+                IF FOUND THEN
                     PERFORM pg_catalog.set_config('settingsd.writing', '', true);
-                    RETURN QUERY SELECT last, found_rows, substr(rows_packed, i * \(partBytes) + 1, \(partBytes))
-                        FROM generate_series(0, parts - 1) AS i ORDER BY i;
-                END $$;
-            """
-    }
-
-    /// Schema 11's cleanup: deletes every batch packed at an older counter, waiting for rows
-    /// another session locked.
-    private static let cleanupWaiting =
-        "DELETE FROM settingsd.batches AS b WHERE b.namespace = ns AND b.last_seq < last;"
-
-    /// Schema 12's cleanup: deletes the batches packed at an older counter that no other session
-    /// holds.
-    private static let cleanupSkippingLocked = """
-        DELETE FROM settingsd.batches AS b WHERE b.ctid = ANY (ARRAY(
-                            SELECT o.ctid FROM settingsd.batches AS o WHERE o.namespace = ns AND o.last_seq < last
-                            FOR UPDATE SKIP LOCKED));
+                    RETURN;
+                END IF;
+                SELECT p.counter, p.candidate_count, p.packed INTO last, found_rows, rows_packed
+                    FROM settingsd.pack_batch(ns, pull_batch.after_seq, pull_batch.most, pull_batch.key_cap,
+                        pull_batch.value_cap, pull_batch.budget, pull_batch.span) AS p;
+                IF last IS NULL THEN
+                    PERFORM pg_catalog.set_config('settingsd.writing', '', true);
+                    RETURN;
+                END IF;
+                parts := greatest(1, (octet_length(rows_packed) + \(partBytes - 1)) / \(partBytes));
+                IF pull_batch.after_seq + pull_batch.span >= last
+                    AND pg_catalog.pg_try_advisory_xact_lock(pg_catalog.hashtextextended(ns || ':' || pull_batch.after_seq::text, 0)) THEN
+                    -- Batches packed at an older counter can never be served again.
+                    DELETE FROM settingsd.batches AS b WHERE b.ctid = ANY (ARRAY(
+                        SELECT o.ctid FROM settingsd.batches AS o WHERE o.namespace = ns AND o.last_seq < last
+                        FOR UPDATE SKIP LOCKED));
+                    IF (SELECT count(*) FROM settingsd.batches AS b WHERE b.namespace = ns) + parts <= \(keptParts) THEN
+                        INSERT INTO settingsd.batches AS b (namespace, after_seq, last_seq, most, key_cap,
+                                value_cap, budget, span, candidates, part, payload)
+                            SELECT ns, pull_batch.after_seq, last, pull_batch.most, pull_batch.key_cap,
+                                pull_batch.value_cap, pull_batch.budget, pull_batch.span, found_rows, i,
+                                substr(rows_packed, i * \(partBytes) + 1, \(partBytes))
+                            FROM generate_series(0, parts - 1) AS i
+                            ON CONFLICT DO NOTHING;
+                    END IF;
+                END IF;
+                PERFORM pg_catalog.set_config('settingsd.writing', '', true);
+                RETURN QUERY SELECT last, found_rows, substr(rows_packed, i * \(partBytes) + 1, \(partBytes))
+                    FROM generate_series(0, parts - 1) AS i ORDER BY i;
+            END $$;
         """
 
     /// The most bytes of a kept batch in one part: its row stays within a page, out of TOAST.
@@ -218,9 +211,9 @@ extension HubSchema {
     /// the few that machines caught mid-burst pack for themselves.
     static let keptParts = 2_048
 
-    /// Schema 11's candidate rows: schema 10's window, with who pushed each row in place of
-    /// whether the caller did.
-    private static let sharedCandidates = """
+    /// The candidate rows after the cursor, in hub order, at most `most` and within the window
+    /// (`upto`), each with who pushed it and whether it is over the caps.
+    private static let candidates = """
         SELECT e.key, e.value, e.hlc, e.replica, e.hub_seq, e.pushed_by,
             octet_length(e.key) > key_cap OR coalesce(octet_length(e.value), 0) > value_cap AS oversize
         FROM settingsd.entries AS e

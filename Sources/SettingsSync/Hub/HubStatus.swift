@@ -23,32 +23,21 @@ public struct HubConfiguration: Sendable, Equatable {
     /// Whether the link listens or polls (`?settingsd_pool=` in `url` says it too, and wins).
     package var pooling: HubPooling
 
-    /// The least and the most time between polls when the link polls, in seconds: the least
-    /// after activity, doubling while all is quiet up to the most (`?settingsd_poll_min=` and
-    /// `?settingsd_poll_max=` in `url` say it too, and win). A change reaches a quiet machine
-    /// within the most.
-    package var pollInterval: ClosedRange<Double>
+    /// The least time between polls when the link polls (after a push of its own), and the
+    /// floor of the longest, which the hub's poll plan raises for a namespace of many machines
+    /// (`PollSchedule`): the least after activity, doubling while all is quiet up to the longest
+    /// (`?settingsd_poll_min=` and `?settingsd_poll_max=` in `url` say it too, and win).
+    package var pollInterval: ClosedRange<Duration>
 
     /// The poll interval unless the configuration says otherwise.
-    package static let defaultPollInterval = 0.25...5.0
+    package static let defaultPollInterval = Duration.milliseconds(250)...Duration.seconds(5)
 
-    /// The hub database's transactions a second above which polling links stretch their longest
-    /// interval (`PollSchedule`; `?settingsd_poll_budget=` in `url` says it too, and wins; 0:
-    /// never). Each idle poll is one transaction.
-    package var pollBudget: Double
-
-    /// The poll budget unless the configuration says otherwise: 10,000 machines whose quiet
-    /// checks are fast-path calls settle under it at some 1,300 quiet checks a second (a longest
-    /// interval of about 8.5 s), which cost PostgreSQL 6–9 % of one core in `settings-bench fleet`
-    /// on 2 cores.
-    package static let defaultPollBudget = 600.0
-
-    /// The longest between routine comparisons of digests for a link that polls, in seconds
+    /// The longest between routine comparisons of digests for a link that polls
     /// (`PollSchedule.comparisonInterval`; tests shorten it).
     package var comparisonInterval = PollSchedule.comparisonInterval
 
     /// Creates a configuration; `url` may carry settingsd's own options (`settingsd_pool`,
-    /// `settingsd_poll_min`, `settingsd_poll_max`, `settingsd_poll_budget`, see the README).
+    /// `settingsd_poll_min`, `settingsd_poll_max`, see the README).
     public init(url: String, namespace: String? = nil, stallTimeout: Duration = .seconds(30)) {
         self.init(url: url, namespace: namespace, stallTimeout: stallTimeout, pooling: .auto)
     }
@@ -60,20 +49,18 @@ public struct HubConfiguration: Sendable, Equatable {
         _ = try url.checkedConninfo()
         _ = try url.pooling(default: pooling)
         _ = try url.pollInterval(default: pollInterval)
-        _ = try url.pollBudget(default: pollBudget)
     }
 
     /// Creates a configuration that also says how to reach the hub and how often to poll it.
     package init(
         url: String, namespace: String? = nil, stallTimeout: Duration = .seconds(30),
         pooling: HubPooling = .auto,
-        pollInterval: ClosedRange<Double> = defaultPollInterval, pollBudget: Double = defaultPollBudget
+        pollInterval: ClosedRange<Duration> = defaultPollInterval
     ) {
         self.url = url
         self.namespace = namespace
         self.pooling = pooling
         self.pollInterval = pollInterval
-        self.pollBudget = pollBudget
         self.stallTimeout = stallTimeout
     }
 }
@@ -106,15 +93,22 @@ public struct HubStatus: Sendable, Equatable {
     package var mode = "listen"
     /// The time between polls now, in seconds (0 while the link listens).
     package var pollSeconds = 0.0
-    /// Polls of the namespace's counter since the link started (each one statement; two when a
-    /// quiet check finds the snapshot moved).
+    /// The longest time between polls, in seconds, for the last poll plan (0 while the link
+    /// listens).
+    package var longestPollSeconds = 0.0
+    /// The replicas the namespace saw in the last week, as the last poll plan said (nil: none
+    /// read yet).
+    package var pollReplicas: Int64?
+    /// The polls a second the hub allows a namespace's machines together, as the last poll plan
+    /// said (nil: none read yet).
+    package var pollRate: Int64?
+    /// Polls of the namespace's counter since the link started, each one fast-path call or one
+    /// statement.
     package var polls = 0
-    /// Of `polls`, those a quiet check answered: the hub's snapshot alone, unchanged since two
-    /// polls that read the counter agreed (`HubQuietCheck`). A quiet check that finds it moved
-    /// reads the counter too, a second statement, and is not counted here.
-    package var quietChecks = 0
-    /// Routine comparisons of digests the link did not run because the hub's server finished no
-    /// transaction since the last one agreed (`HubQuietCheck.vouchesForAgreement`).
+    /// Of `polls`, those answered by a fast-path call (`HubPollCall`).
+    package var pollCalls = 0
+    /// Routine comparisons of digests the link did not run because the hub holds what it held
+    /// when the last one agreed (`HubPollPlan.Mark`).
     package var comparisonsSpared = 0
     /// Comparisons of digests the link ran since it started.
     package var comparisons = 0

@@ -42,38 +42,28 @@ package struct HubURL: Equatable {
 
     /// The poll interval the options ask for (`settingsd_poll_min`, `settingsd_poll_max`, in
     /// seconds), the configuration's where they are silent.
-    func pollInterval(default configured: ClosedRange<Double>) throws(SettingsError) -> ClosedRange<Double> {
-        let lower = try seconds("poll_min") ?? configured.lowerBound
-        let upper = try seconds("poll_max") ?? max(configured.upperBound, lower)
+    func pollInterval(default configured: ClosedRange<Duration>) throws(SettingsError) -> ClosedRange<
+        Duration
+    > {
+        let lower = try duration("poll_min") ?? configured.lowerBound
+        let upper = try duration("poll_max") ?? max(configured.upperBound, lower)
         guard lower <= upper else {
             throw SettingsError(
                 .invalidValue,
-                "the hub URL's settingsd_poll_min (\(lower) s) is over settingsd_poll_max (\(upper) s)")
+                "the hub URL's settingsd_poll_min (\(lower.seconds) s) is over settingsd_poll_max (\(upper.seconds) s)"
+            )
         }
         return lower...upper
     }
 
-    /// The poll budget the options ask for (`settingsd_poll_budget`, transactions a second; 0:
-    /// never stretch), the configuration's when they are silent.
-    func pollBudget(default configured: Double) throws(SettingsError) -> Double {
-        guard let text = options["poll_budget"] else { return configured }
-        guard let value = Double(text), value.isFinite, value >= 0, value <= 10_000_000 else {
-            throw SettingsError(
-                .invalidValue,
-                "the hub URL's settingsd_poll_budget is '\(text)': it must be transactions a second from 0 (never stretch polls) to 10000000"
-            )
-        }
-        return value
-    }
-
-    private func seconds(_ name: String) throws(SettingsError) -> Double? {
+    private func duration(_ name: String) throws(SettingsError) -> Duration? {
         guard let text = options[name] else { return nil }
         guard let value = Double(text), value.isFinite, value >= 0.01, value <= 3_600 else {
             throw SettingsError(
                 .invalidValue,
                 "the hub URL's settingsd_\(name) is '\(text)': it must be seconds from 0.01 to 3600")
         }
-        return value
+        return .milliseconds(Int64((value * 1_000).rounded()))
     }
 
     /// `scheme://…?a=1&settingsd_pool=transaction&b=2` → `scheme://…?a=1&b=2`.

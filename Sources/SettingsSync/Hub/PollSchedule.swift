@@ -1,165 +1,89 @@
 import SettingsStore
 import SettingsWire
 
-/// When a hub link that polls (`HubPooling.transaction`) looks at the namespace's counter next:
-/// at the least interval after a push of its own, at half the interval after another's change,
-/// doubling with every quiet poll up to the longest, each wait shortened by up to a tenth at
-/// random so that machines woken by the same change do not poll in step ever after (a tenth, not
-/// more: a change waits for the longest wait, and the hub pays for the average one).
+/// When a hub link that polls (`HubPooling.transaction`) looks at the namespace's counter next.
 ///
-/// The longest is the configured most, stretched while the hub's database runs more
-/// transactions a second than the poll budget: a fleet's idle cost is its machines divided by
-/// the interval, so ten thousand machines that all poll every 5 s would keep a core busy. Every
-/// twelfth quiet poll also reads the database's transaction count (`HubNamespace.poll`), and
-/// each link stretches or shrinks on its own from the rate it saw, toward nine tenths of the
-/// budget, and stays where the rate is within `settledBand` of it: so the fleet's polls settle
-/// between nine tenths of the budget and the budget however many machines there are, and
-/// whichever side they come from. A link whose quiet polls were mostly quiet
-/// checks (`HubQuietCheck`) counts the rate at what such polls cost: two fifths of a counter's
-/// poll for a fast-path call, three fifths for the look's statement (`HubQuietCheck.Kind.cost`).
+/// The longest wait, while all is quiet, comes from a formula, not from measuring the hub:
+/// the machines of a namespace, `n`, poll together at most the hub's rate, `r` polls a second,
+/// so each waits `n / r` seconds, never less than the configured floor (a change reaches the
+/// machines of a small namespace within it) and never more than `ceiling` (nor than the floor,
+/// where that is longer). `n` and `r` come from the hub (`HubPollPlan`), read when the link
+/// connects and at every routine comparison. The same rule paces a fleet of any size: 10,000
+/// machines at the default 1,250 a second poll every 8 s, ten of them every 5 s (the floor).
+///
+/// Within that, the interval follows the link's own activity: the least after a push of its
+/// own (whoever it talks with may answer), half the interval after another's change arrived
+/// (others may follow), doubling with every quiet poll up to the longest. Each wait is
+/// shortened by up to `jitter` of it at random, so that machines woken by the same change do
+/// not poll in step ever after; never lengthened, so a change waits at most the longest.
 package struct PollSchedule {
-    /// The longest between comparisons of digests for a link that polls, in seconds (it skips
-    /// those after changes): a fleet of 10,000 machines then costs at most some 33 comparisons a
-    /// second, and none on a hub quiet since their last (`HubQuietCheck.vouchesForAgreement`).
-    package static let comparisonInterval = 300.0
-    /// Quiet polls at the longest interval between two readings of the hub's load.
-    package static let pollsPerLoadReading = 12
-    /// The most the longest interval stretches: twelve times the configured most.
-    package static let maximumStretch = 12.0
-    /// The share of the budget a link's weighed rate stretches or shrinks its interval toward.
-    package static let goal = 0.9
-    /// The shares of the budget within which a link leaves its longest interval as it is: from
-    /// `goal`, since a link under it shrinks to it (a fleet left under it by its start-up's
-    /// stretch stays there: with three quarters for the floor, 10,000 machines stretched twofold
-    /// at once to 0.80 of the budget and stayed, polling every 10.0 s, at the edge of the burst's
-    /// target), up to the budget, since only readings over it stretch. A link reading a little
-    /// under the goal shrinks a little and raises the rate the others read, so links measuring
-    /// the same hub a little apart do not chase each other.
-    package static let settledBand = goal...1.0
-    /// The shortest share of the interval a wait lasts (`nextWait()`).
-    package static let shortestWait = 0.9
-    /// The share of the budget over which one reading stretches the interval; under it, only
-    /// the second reading in a row over the budget does. A fleet's own answer to a change (every
-    /// machine pulls it) raises one reading of a settled fleet over the budget for a while, and
-    /// stretching then made the next change wait longer (a fleet of 10,000 settled at 15.5 s
-    /// took 20.9 s to take a burst of writers that followed three single changes); a fleet that
-    /// starts polling every 5 s runs at three times the budget and more.
-    package static let stretchAtOnce = 2.0
-    /// The most one reading stretches the longest interval by. A link's first readings span the
-    /// fleet's start-up, which they weigh by the link's own mix of polls (some of its first were
-    /// counter polls, not yet quiet checks): stretching by the whole of what each read left links
-    /// of one fleet up to half as far apart again, for good (at 10,000 machines, ×2.4 to ×2.9 at
-    /// once, then 8.8 s against 11.1 s once settled, and a burst waits for the furthest); at most
-    /// twofold, every link that stretches at once stretches alike (all 10,000 at 10.0 s).
-    package static let largestStep = 2.0
+    /// The longest wait however many machines share a namespace: with more machines than the
+    /// hub's rate allows in two minutes, a change still reaches every one within two minutes,
+    /// and the hub pays for the surplus.
+    package static let ceiling = Duration.seconds(120)
+    /// The share of a wait by which it may be shortened at random.
+    package static let jitter = 0.1
+    /// The longest between routine comparisons of digests for a link that polls (it skips those
+    /// after changes, and those a quiet hub vouches for: `HubPollPlan.Mark`); each reads the
+    /// poll plan too.
+    package static let comparisonInterval = Duration.seconds(300)
 
-    /// The least and the most time between polls, in seconds, as configured.
-    package let bounds: ClosedRange<Double>
-    /// The hub database's transactions a second above which the longest interval stretches
-    /// (nil: it never does).
-    package private(set) var budget: Double?
+    /// The least time between polls (after this machine's own push) and the floor of the
+    /// longest, as configured.
+    package let bounds: ClosedRange<Duration>
+    /// The longest time between polls now: the formula's, for the last plan read.
+    package private(set) var longest: Duration
     /// The interval now, before the random shortening.
-    package private(set) var interval: Double
-    /// How many times the configured most the longest interval is now (1 or more).
-    package private(set) var stretch = 1.0
-    /// The hub database's transactions a second as last measured (nil: not yet).
-    package private(set) var hubRate: Double?
-    private var quietPolls = 0
-    /// Quiet polls since the last reading of the load, and how many of them quiet checks answered.
-    private var polledSinceReading = 0
-    /// What quiet checks spared the server since the last reading, in counter polls.
-    private var sparedSinceReading = 0.0
-    private var lastReading: (transactions: Int64, at: Double)?
-    /// Whether the last reading's weighed rate was over the budget.
-    private var wasOver = false
+    package private(set) var interval: Duration
+    /// The last plan read (nil: none yet).
+    package private(set) var plan: HubPollPlan?
     private var generator = SystemRandomNumberGenerator()
 
-    package init(bounds: ClosedRange<Double>, budget: Double? = nil) {
+    package init(bounds: ClosedRange<Duration>) {
         self.bounds = bounds
-        self.budget = budget.flatMap { $0 > 0 ? $0 : nil }
+        longest = bounds.upperBound
         interval = bounds.lowerBound
     }
 
-    /// The longest interval now: the configured most, stretched under load.
-    package var longest: Double { bounds.upperBound * stretch }
+    /// The longest wait for `replicas` machines polling together at `rate` a second at most,
+    /// with `floor` as configured: `replicas / rate`, within `floor…max(floor, ceiling)`.
+    package static func longest(replicas: Int64, rate: Int64, floor: Duration) -> Duration {
+        guard rate > 0 else { return floor }
+        let milliseconds = replicas.multipliedReportingOverflow(by: 1_000)
+        let formula: Duration =
+            milliseconds.overflow ? ceiling : .milliseconds(max(0, milliseconds.partialValue / rate))
+        return min(max(formula, floor), max(ceiling, floor))
+    }
+
+    /// The hub's plan was read: the longest interval follows it.
+    package mutating func follow(_ plan: HubPollPlan) {
+        self.plan = plan
+        longest = Self.longest(replicas: plan.replicas, rate: plan.rate, floor: bounds.upperBound)
+        interval = min(interval, longest)
+    }
 
     /// Whether the link polls at its longest interval (all is quiet).
     package var isAtLongest: Bool { interval >= longest }
-
-    /// Whether the next poll should read the hub's transaction count too: on the first quiet
-    /// poll at the longest interval, then on every `pollsPerLoadReading`th.
-    package var readsLoad: Bool {
-        budget != nil && isAtLongest && (lastReading == nil || quietPolls >= Self.pollsPerLoadReading)
-    }
 
     /// This replica pushed: poll soon again (whoever it talks with may answer).
     package mutating func active() {
         interval = bounds.lowerBound
     }
 
-    /// Another replica's change arrived: poll at half the interval. Not at once: on a fleet of
-    /// thousands, every machine hears the same change, and all polling at the least interval
-    /// would multiply the hub's load by `bounds.upperBound / bounds.lowerBound`.
+    /// Another replica's change arrived: poll at half the interval. Not at the least: on a fleet
+    /// of thousands every machine hears the same change, and all polling at the least interval
+    /// would multiply the hub's load by the longest over the least.
     package mutating func heard() {
         interval = max(bounds.lowerBound, interval / 2)
     }
 
-    /// A poll found nothing new: wait longer next time, up to the longest. `checkedBy`: the kind
-    /// of quiet check that answered it (`HubQuietCheck`), whose cost the next reading weighs.
-    package mutating func quiet(checkedBy check: HubQuietCheck.Kind? = nil) {
-        if isAtLongest { quietPolls += 1 }
-        polledSinceReading += 1
-        if let check { sparedSinceReading += 1 - check.cost }
+    /// A poll found nothing new: wait longer next time, up to the longest.
+    package mutating func quiet() {
         interval = min(interval * 2, longest)
     }
 
-    /// A poll read the hub database's `transactions` so far at `now` (seconds on a monotonic
-    /// clock). From the rate since the last reading, weighed by what this link's quiet polls
-    /// since cost (`HubQuietCheck.Kind.cost`): over the budget at two readings in a row, or over
-    /// twice the budget at one (`stretchAtOnce`), the longest interval stretches so that the rate
-    /// would fall to nine tenths of it (at most twofold a reading, `largestStep`); under nine
-    /// tenths, it shrinks so that the rate would rise to it (at most by half a reading, never
-    /// below the configured most). A count that went back
-    /// (statistics reset, a failover) only starts a new measure; a reading less than a second
-    /// after the last waits for a longer one (the server's statistics lag about that much).
-    package mutating func measured(transactions: Int64, at now: Double) {
-        guard let budget else { return }
-        quietPolls = 0
-        guard let last = lastReading, transactions >= last.transactions else {
-            lastReading = (transactions, now)
-            (polledSinceReading, sparedSinceReading, wasOver) = (0, 0, false)
-            return
-        }
-        guard now - last.at >= 1 else { return }
-        lastReading = (transactions, now)
-        let rate = Double(transactions - last.transactions) / (now - last.at)
-        hubRate = rate
-        // The budget counts polls of the counter: where quiet checks answered this link's polls,
-        // those of the fleet around it cost the server less, and count for less.
-        let spared = sparedSinceReading / Double(max(1, polledSinceReading))
-        (polledSinceReading, sparedSinceReading) = (0, 0)
-        let weighed = rate * (1 - spared)
-        let share = weighed / budget
-        let isOver = share > Self.settledBand.upperBound
-        defer { wasOver = isOver }
-        if isOver && (wasOver || share > Self.stretchAtOnce) {
-            stretch = min(Self.maximumStretch, stretch * min(Self.largestStep, share / Self.goal))
-        } else if share < Self.settledBand.lowerBound {
-            stretch = max(1, stretch * max(0.5, share / Self.goal))
-        }
-        interval = min(interval, longest)
-    }
-
-    /// The hub cannot tell its load (the role may not read the database's statistics): poll within the
-    /// configured bounds from now on.
-    package mutating func stopReadingLoad() {
-        budget = nil
-        stretch = 1
-        interval = min(interval, longest)
-    }
-
     /// How long to wait before the next poll.
-    package mutating func nextWait() -> Double {
-        interval * Double.random(in: Self.shortestWait...1.0, using: &generator)
+    package mutating func nextWait() -> Duration {
+        interval * Double.random(in: (1 - Self.jitter)...1.0, using: &generator)
     }
 }

@@ -5,7 +5,7 @@ import SettingsWire
 package struct PulledBatch {
     /// The entries to merge (each entry's `sequence` is its hub sequence number).
     package var entries: [SettingEntry] = []
-    /// Rows the puller pushed itself, without their values: their keys and versions.
+    /// Rows the puller pushed itself: their keys and versions (it normally holds them).
     package var mine: [(key: String, version: SettingVersion)] = []
     /// Where the cursor moves: the last hub sequence number the batch covers.
     package var through: Int64
@@ -16,16 +16,13 @@ package struct PulledBatch {
     /// The namespace's counter as the statement saw it (nil: the namespace has no counter row).
     /// When the batch is complete, nothing through it was left out.
     package var counter: Int64?
-    /// Why the hub's shared batch was refused and the rows pulled one by one instead (nil: it
-    /// was read, or the hub shares none).
-    package var refusedShare: String?
 
     package init(through: Int64, counter: Int64?) {
         self.through = through
         self.counter = counter
     }
 
-    /// Takes one row, whichever statement it came in: a hub sequence number out of range is
+    /// Takes one row: a hub sequence number out of range is
     /// never computed with, nor taken as the cursor; a row that is oversize, has a malformed
     /// version, key or value is counted unreadable; the puller's own rows keep only their keys.
     mutating func take(

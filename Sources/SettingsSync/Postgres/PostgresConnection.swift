@@ -132,24 +132,47 @@ package final class PostgresConnection {
         return PostgresRows(result, functions: pq)
     }
 
-    /// Calls the function numbered `function` (its `pg_proc` oid), which takes one `text` and
-    /// returns an `integer`, with `argument`, through PostgreSQL's fast-path interface: one
-    /// message naming the function, with nothing to parse or plan, where a statement that calls
-    /// it costs the server twice as much (see `HubQuietCheck`). Returns the result, nil for NULL.
+    /// An argument of a fast-path call, sent in its binary form.
+    enum FastPathArgument {
+        /// A `text` or `name`: its UTF-8 bytes.
+        case text(String)
+        /// A `bigint`: eight bytes, most significant first.
+        case int64(Int64)
+
+        var bytes: [UInt8] {
+            switch self {
+            case .text(let text): Array(text.utf8)
+            case .int64(let value): withUnsafeBytes(of: value.bigEndian) { Array($0) }
+            }
+        }
+    }
+
+    /// Calls the function numbered `function` (its `pg_proc` oid), which returns an `integer`,
+    /// with `arguments` (at most four), through PostgreSQL's fast-path interface: one message
+    /// naming the function, with nothing to parse or plan, where a statement that calls it costs
+    /// the server about twice as much (see `HubPollCall`). Returns the result, nil for NULL.
     ///
     /// `what` names the function in errors. libpq's fast-path call has no time-out of its own:
     /// with `stallTimeout` set, a `StallAlarm` shuts the socket down when it runs out.
-    func callInteger(_ function: UInt32, text argument: String, what: String) throws(SettingsError) -> Int32?
+    func callInteger(_ function: UInt32, _ arguments: [FastPathArgument], what: String) throws(SettingsError)
+        -> Int32?
     {
         statementCount += 1
         let description = "fast-path call of \(what)"
         let alarm = stallTimeout.map { StallAlarm(socket: socket, after: $0) }
         var value: Int32 = 0
         var length: Int32 = -1
-        let result = argument.withCString { bytes in
-            withUnsafePointer(to: pq) { api in
-                csettings_libpq_call_integer(
-                    api, connection, function, bytes, Int32(argument.utf8.count), &value, &length)
+        let encoded = arguments.map(\.bytes)
+        let lengths = encoded.map { Int32($0.count) }
+        // One byte more, so the buffer has an address even when every argument is empty.
+        let packed = Array(encoded.joined()) + [0]
+        let result = packed.withUnsafeBufferPointer { bytes -> OpaquePointer? in
+            bytes.withMemoryRebound(to: CChar.self) { characters -> OpaquePointer? in
+                guard let base = characters.baseAddress else { return nil }
+                return withUnsafePointer(to: pq) { api in
+                    csettings_libpq_call_integer(
+                        api, connection, function, base, lengths, Int32(lengths.count), &value, &length)
+                }
             }
         }
         if alarm?.disarm() == true {

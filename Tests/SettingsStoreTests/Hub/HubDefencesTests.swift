@@ -88,7 +88,7 @@ extension HubReliability {
                 """)
             #expect(
                 tables.output
-                    == "batches:truetrue\nchannels:truetrue\nentries:truetrue\nmeta:truetrue\nnamespaces:truetrue\nreplicas:truetrue\n",
+                    == "batches:truetrue\nchannels:truetrue\nentries:truetrue\nfleets:truetrue\nmeta:truetrue\nnamespaces:truetrue\nreplicas:truetrue\n",
                 "\(tables.output)")
         }
 
@@ -147,7 +147,9 @@ extension HubReliability {
                 "SELECT settingsd.join('\(alice.name)')",
                 "SELECT settingsd.push('\(alice.name)', '\\x00', 0, ARRAY['k'], ARRAY[NULL::bytea], ARRAY[1::bigint], ARRAY['\\x00'::bytea], NULL, NULL, NULL)",
                 // The reading functions run as the owner too: they check membership the same way.
-                "SELECT * FROM settingsd.pull('\(alice.name)', 0, 10, '\\x00', 1000, 1000, 1000000, 20)",
+                "SELECT * FROM settingsd.pull_batch('\(alice.name)', 0, 10, 1000, 1000, 1000000, 20)",
+                "SELECT * FROM settingsd.poll_plan('\(alice.name)', '\\x00')",
+                "SELECT settingsd.notify('\(alice.name)')",
                 "SELECT * FROM settingsd.digest('\(alice.name)')",
                 "SELECT * FROM settingsd.bucket_sums('\(alice.name)')",
             ] {

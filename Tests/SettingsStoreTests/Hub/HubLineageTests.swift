@@ -125,8 +125,12 @@ extension HubReliability {
             let entry = { (key: String) in
                 SettingEntry(key: key, value: .integer(1), version: version, sequence: 1)
             }
-            #expect(try first.pushedRecord(of: replica) == PushedRecord(sequence: 0, incarnation: nil))
-            #expect(try second.pushedRecord(of: replica) == PushedRecord(sequence: 0, incarnation: nil))
+            #expect(
+                try first.pushedRecord(of: replica)
+                    == PushedRecord(sequence: 0, incarnation: nil, isRegistered: false))
+            #expect(
+                try second.pushedRecord(of: replica)
+                    == PushedRecord(sequence: 0, incarnation: nil, isRegistered: false))
             let (one, two) = (UUID(), UUID())
             try first.push([entry("first")], from: replica, through: 1, incarnation: one)
             try first.push([entry("first.again")], from: replica, through: 2, incarnation: one)

@@ -17,7 +17,9 @@ struct HubPollingTests {
         )
         #expect(url.conninfo == "postgresql://me@db:6432/settings?sslmode=verify-full&application_name=x")
         #expect(try url.pooling(default: .auto) == .transaction)
-        #expect(try url.pollInterval(default: 0.25...5) == 0.25...2.5)
+        #expect(
+            try url.pollInterval(default: .milliseconds(250)...(.seconds(5))) == .milliseconds(
+                250)...(.milliseconds(2_500)))
         #expect(HubURL("postgresql://db/s?settingsd_pool=session").conninfo == "postgresql://db/s")
         #expect(HubURL("postgresql://db/s").options.isEmpty)
     }
@@ -29,7 +31,9 @@ struct HubPollingTests {
         )
         #expect(url.conninfo == #"host=/run/pg password='a b\'c' dbname=s"#)
         #expect(url.options == ["pool": "transaction", "poll_min": "0.1"])
-        #expect(try url.pollInterval(default: 0.25...5) == 0.1...5)
+        #expect(
+            try url.pollInterval(default: .milliseconds(250)...(.seconds(5))) == .milliseconds(
+                100)...(.seconds(5)))
         #expect(PostgresConnectionString.check(url.conninfo) == nil)
         // What libpq cannot read is left for libpq to refuse, with its reason.
         #expect(HubURL("host").conninfo == "host")
@@ -47,7 +51,7 @@ struct HubPollingTests {
             let url = HubURL(text)
             #expect {
                 _ = try url.pooling(default: .auto)
-                _ = try url.pollInterval(default: 0.25...5)
+                _ = try url.pollInterval(default: .milliseconds(250)...(.seconds(5)))
             } throws: { error in
                 (error as? SettingsError)?.message.contains(message) == true
             }
@@ -62,26 +66,26 @@ struct HubPollingTests {
         "the interval starts at the least, doubles while quiet up to the most, halves on another's change, and waits no longer than it"
     )
     func pollSchedule() {
-        var schedule = PollSchedule(bounds: 0.25...5)
-        var intervals: [Double] = []
+        var schedule = PollSchedule(bounds: .milliseconds(250)...(.seconds(5)))
+        var intervals: [Duration] = []
         for _ in 0..<8 {
             intervals.append(schedule.interval)
             let wait = schedule.nextWait()
-            #expect(wait <= schedule.interval && wait >= schedule.interval * PollSchedule.shortestWait)
+            #expect(wait <= schedule.interval && wait >= schedule.interval * (1 - PollSchedule.jitter))
             schedule.quiet()
         }
-        #expect(intervals == [0.25, 0.5, 1, 2, 4, 5, 5, 5])
+        #expect(intervals == [250, 500, 1_000, 2_000, 4_000, 5_000, 5_000, 5_000].map { .milliseconds($0) })
         schedule.heard()
-        #expect(schedule.interval == 2.5, "another's change halves the interval")
+        #expect(schedule.interval == .milliseconds(2_500), "another's change halves the interval")
         schedule.heard()
         schedule.heard()
         schedule.heard()
-        #expect(schedule.interval == 0.3125)
+        #expect(schedule.interval == .microseconds(312_500))
         schedule.heard()
-        #expect(schedule.interval == 0.25, "never below the least")
+        #expect(schedule.interval == .milliseconds(250), "never below the least")
         schedule.quiet()
         schedule.active()
-        #expect(schedule.interval == 0.25, "a push of its own: the least at once")
+        #expect(schedule.interval == .milliseconds(250), "a push of its own: the least at once")
     }
 
     @Test("a polling link compares on its safety net and when forced, not after every change")
@@ -130,345 +134,114 @@ struct HubPollingTests {
     }
 }
 
-@Suite("Hub polling under load: the longest interval stretches with the hub's transactions a second")
-struct PollStretchTests {
-    /// A schedule at its longest interval, its first reading of the hub's load taken at time 0.
-    private func quietSchedule(budget: Double) -> PollSchedule {
-        var schedule = PollSchedule(bounds: 0.25...5, budget: budget)
-        while !schedule.isAtLongest { schedule.quiet() }
-        #expect(schedule.readsLoad, "the first quiet poll at the longest reads the load")
-        schedule.measured(transactions: 1_000, at: 0)
-        return schedule
-    }
-
-    /// Twelve quiet polls (the first `checkedQuietly` of them quiet checks of `kind`), then a
-    /// reading of `transactions` at `now`.
-    private func reading(
-        _ schedule: inout PollSchedule, transactions: Int64, at now: Double, checkedQuietly: Int = 0,
-        by kind: HubQuietCheck.Kind = .statement
-    ) {
-        for poll in 0..<PollSchedule.pollsPerLoadReading {
-            #expect(!schedule.readsLoad, "poll \(poll) reads no load")
-            schedule.quiet(checkedBy: poll < checkedQuietly ? kind : nil)
-        }
-        #expect(schedule.readsLoad)
-        schedule.measured(transactions: transactions, at: now)
-    }
+@Suite("Hub polling by formula: the longest interval is the namespace's machines over the hub's poll rate")
+struct PollFormulaTests {
+    private let floor = Duration.seconds(5)
 
     @Test(
-        "over the budget it stretches so the rate would fall to nine tenths, at most twofold a reading; the interval follows"
-    )
-    func stretches() {
-        var schedule = quietSchedule(budget: 100)
-        reading(&schedule, transactions: 1_000 + 300 * 60, at: 60)
-        #expect(schedule.hubRate == 300)
-        #expect(schedule.stretch == PollSchedule.largestStep, "300 / 90 would be 3.3 times")
-        #expect(schedule.interval == 5, "the interval grows by quiet polls, not at once")
+        "machines / rate, never under the floor nor over the ceiling (nor the floor, where that is longer)",
+        arguments: [
+            (replicas: 0 as Int64, rate: 1_250 as Int64, seconds: 5.0),
+            (10, 1_250, 5), (6_250, 1_250, 5), (10_000, 1_250, 8), (12_500, 1_250, 10),
+            (100_000, 1_250, 80), (150_000, 1_250, 120), (1_000_000, 1_250, 120), (10_000, 1, 120),
+            (10_000, 1_000_000, 5), (.max, 1_250, 120), (-5, 1_250, 5), (10_000, 0, 5), (10_000, -1, 5),
+        ])
+    func formula(replicas: Int64, rate: Int64, seconds: Double) {
+        #expect(PollSchedule.longest(replicas: replicas, rate: rate, floor: floor) == .seconds(seconds))
+    }
+
+    @Test("a floor over the ceiling is the longest: the ceiling never shortens what the URL asks for")
+    func floorOverCeiling() {
+        #expect(PollSchedule.longest(replicas: 1, rate: 1_250, floor: .seconds(600)) == .seconds(600))
+        #expect(PollSchedule.longest(replicas: 10_000_000, rate: 1, floor: .seconds(600)) == .seconds(600))
+    }
+
+    @Test("a plan moves the longest interval; the interval shrinks with it at once and grows by quiet polls")
+    func followsPlans() {
+        var schedule = PollSchedule(bounds: .milliseconds(250)...(.seconds(5)))
+        for _ in 0..<10 { schedule.quiet() }
+        #expect(schedule.interval == .seconds(5) && schedule.isAtLongest)
+        schedule.follow(HubPollPlan(counter: 7, edits: 0, replicas: 20_000, rate: 1_000))
+        #expect(schedule.longest == .seconds(20))
+        #expect(schedule.interval == .seconds(5) && !schedule.isAtLongest, "quiet polls grow toward it")
         schedule.quiet()
-        #expect(schedule.isAtLongest && schedule.interval == 10)
-        // Still over (the fleet's links stretched by no more either): toward nine tenths.
-        reading(&schedule, transactions: 1_000 + 300 * 60 + 150 * 60, at: 120)
-        #expect(abs(schedule.stretch - 2 * 150 / 90) < 1e-9)
+        schedule.quiet()
+        #expect(schedule.interval == .seconds(20) && schedule.isAtLongest)
+        schedule.follow(HubPollPlan(counter: 7, edits: 0, replicas: 3, rate: 1_000))
+        #expect(
+            schedule.longest == .seconds(5) && schedule.interval == .seconds(5), "a smaller fleet at once")
+    }
+
+    @Test("what the hub says out of range is read as its defaults: no rate, a negative count, no edits count")
+    func hostilePlans() {
+        let plan = HubPollPlan(counter: 3, edits: -1, replicas: -40, rate: 0)
+        #expect(plan.rate == HubPollPlan.defaultRate && plan.replicas == 0 && plan.mark.edits == nil)
+        #expect(
+            HubPollPlan(counter: 3, edits: 1, replicas: nil, rate: 2_000_000).rate == HubPollPlan.defaultRate)
+        #expect(HubPollPlan(counter: 3, edits: 1, replicas: 9, rate: 1).rate == 1)
+    }
+
+    @Test("a mark vouches for another only with the same counter and the same known count of edits")
+    func marks() {
+        let mark = HubPollPlan.Mark(counter: 10, edits: 2)
+        #expect(mark.matches(.init(counter: 10, edits: 2)))
+        #expect(!mark.matches(.init(counter: 11, edits: 2)), "a push since")
+        #expect(!mark.matches(.init(counter: 10, edits: 3)), "an edit by hand since")
+        #expect(!HubPollPlan.Mark(counter: 10, edits: nil).matches(.init(counter: 10, edits: nil)))
     }
 
     @Test(
-        "quiet checks count at what they cost: all by statement, the rate weighs three fifths; all by call, two fifths"
+        "a fleet of links that follow their plans makes at most the hub's rate of polls a second, whatever its size"
     )
-    func quietChecksWeighLess() {
-        // Each time two readings in a row over the budget, under twice it: the second stretches.
-        let all = PollSchedule.pollsPerLoadReading
-        var called = quietSchedule(budget: 100)
-        reading(&called, transactions: 1_000 + 400 * 60, at: 60, checkedQuietly: all, by: .call)
-        reading(&called, transactions: 1_000 + 800 * 60, at: 120, checkedQuietly: all, by: .call)
-        #expect(abs(called.stretch - 400 * 0.4 / 90) < 1e-9)
-        var checked = quietSchedule(budget: 100)
-        reading(&checked, transactions: 1_000 + 250 * 60, at: 60, checkedQuietly: all)
-        reading(&checked, transactions: 1_000 + 500 * 60, at: 120, checkedQuietly: all)
-        let weighed = 250 * 0.6 / 90
-        #expect(abs(checked.stretch - weighed) < 1e-9)
-        // The share is counted afresh for each reading: polls of the counter alone weigh in full.
-        while !checked.isAtLongest { checked.quiet() }
-        reading(&checked, transactions: 1_000 + 500 * 60 + 150 * 60, at: 180)
-        #expect(abs(checked.stretch - weighed * 150 / 90) < 1e-9)
-        var half = quietSchedule(budget: 100)
-        reading(&half, transactions: 1_000 + 150 * 60, at: 60, checkedQuietly: all / 2)
-        reading(&half, transactions: 1_000 + 300 * 60, at: 120, checkedQuietly: all / 2)
-        #expect(abs(half.stretch - 150 * (1 + 0.6) / 2 / 90) < 1e-9)
-    }
-
-    @Test(
-        "one reading over the budget but under twice it stretches nothing (a fleet's pulls after a change); two in a row do"
-    )
-    func stretchesOnSustainedLoad() {
-        var schedule = quietSchedule(budget: 100)
-        reading(&schedule, transactions: 1_000 + 150 * 60, at: 60)
-        #expect(schedule.stretch == 1, "one reading at 1.5 times the budget")
-        reading(&schedule, transactions: 1_000 + 150 * 60 + 80 * 60, at: 120)
-        reading(&schedule, transactions: 1_000 + 150 * 60 + 80 * 60 + 150 * 60, at: 180)
-        #expect(schedule.stretch == 1, "a reading within the budget between two over it")
-        reading(&schedule, transactions: 1_000 + 150 * 60 + 80 * 60 + 300 * 60, at: 240)
-        #expect(abs(schedule.stretch - 150 / 90) < 1e-9, "the second in a row")
-        var reset = quietSchedule(budget: 100)
-        reading(&reset, transactions: 1_000 + 150 * 60, at: 60)
-        reading(&reset, transactions: 10, at: 120)
-        reading(&reset, transactions: 10 + 150 * 60, at: 180)
-        #expect(reset.stretch == 1, "a count that went back starts afresh")
-    }
-
-    @Test(
-        "between nine tenths of the budget and the budget nothing changes; under nine tenths it shrinks toward nine tenths, by at most half, never below the most"
-    )
-    func shrinks() {
-        var schedule = quietSchedule(budget: 100)
-        var base: Int64 = 1_000
-        for minute in 1...4 {
-            base += 2_000 * 60
-            reading(&schedule, transactions: base, at: Double(minute) * 60)
-            while !schedule.isAtLongest { schedule.quiet() }
-        }
-        #expect(schedule.stretch == PollSchedule.maximumStretch, "never over twelve times the most")
-        reading(&schedule, transactions: base + 95 * 60, at: 300)
-        #expect(schedule.stretch == PollSchedule.maximumStretch, "95 a second is within a budget of 100")
-        reading(&schedule, transactions: base + 95 * 60 + 81 * 60, at: 360)
-        #expect(
-            abs(schedule.stretch - PollSchedule.maximumStretch * 81 / 90) < 1e-9, "81 a second: toward 90")
-        reading(&schedule, transactions: base + 95 * 60 + 81 * 60 + 90 * 60, at: 420)
-        #expect(
-            abs(schedule.stretch - PollSchedule.maximumStretch * 81 / 90) < 1e-9, "90 a second is the goal")
-        reading(&schedule, transactions: base + 95 * 60 + 171 * 60 + 1 * 60, at: 480)
-        #expect(
-            abs(schedule.stretch - PollSchedule.maximumStretch * 81 / 90 / 2) < 1e-9, "at most half at a time"
-        )
-        #expect(schedule.interval <= schedule.longest)
-        for minute in 9...13 {
-            reading(
-                &schedule, transactions: base + 95 * 60 + 172 * 60 + Int64(minute), at: Double(minute) * 60)
-        }
-        #expect(schedule.stretch == 1 && schedule.longest == 5)
-    }
-
-    @Test(
-        "a fleet of links that each measure the same hub settles within the band, from polling too often or too seldom",
-        arguments: [2.5, 0.8, 0.65, 0.3])
-    func fleetSettles(startingShare: Double) {
-        // 1,000 links polling one hub by quiet checks alone (fast-path calls), so each weighs the
-        // rate it reads at their cost; the hub's rate is what the fleet's longest intervals make it.
-        let (links, cost) = (1_000, HubQuietCheck.Kind.call.cost)
-        let meanWait = 5 * (1 + PollSchedule.shortestWait) / 2
-        // A budget the fleet runs at two and a half times when it polls every 5 s.
-        let budget = Double(links) / meanWait * cost / 2.5
-        func share(_ fleet: [PollSchedule]) -> Double {
-            fleet.reduce(0) { $0 + 1 / ($1.longest * meanWait / 5) } * cost / budget
-        }
-        func fresh() -> PollSchedule {
-            var schedule = PollSchedule(bounds: 0.25...5, budget: budget)
-            while !schedule.isAtLongest { schedule.quiet() }
-            schedule.measured(transactions: 0, at: 0)
-            return schedule
-        }
-        // Where the fleet starts: a busy start-up stretched every link alike, to the stretch at
-        // which it runs at `startingShare` of the budget (1, unstretched, for 2.5): readings of
-        // a rate over the budget, each stretching at most twofold (the first in a row, under
-        // twice the budget, stretches nothing).
-        let start = share([PollSchedule](repeating: fresh(), count: links)) / startingShare
-        var (transactions, now) = (0.0, 0.0)
-        var stretched = fresh()
-        if start > 1.2 {
-            let steps = Int((log(start) / log(PollSchedule.largestStep)).rounded(.up))
-            let step = pow(start, 1 / Double(steps))
-            for _ in 0...steps {
-                for _ in 0..<PollSchedule.pollsPerLoadReading { stretched.quiet(checkedBy: .call) }
-                now += 100
-                transactions += step * PollSchedule.goal * budget / cost * 100
-                stretched.measured(transactions: Int64(transactions), at: now)
-            }
-        }
-        var fleet = [PollSchedule](repeating: stretched, count: links)
-        #expect(abs(share(fleet) - startingShare) < 0.05, "starts at \(share(fleet))")
-        // Then each link in turn reads the load over its last twelve polls, a minute apart.
-        for _ in 0..<8 {
-            for index in fleet.indices {
-                let step = 60 / Double(links)
-                transactions += share(fleet) * budget / cost * step
-                now += step
-                for _ in 0..<PollSchedule.pollsPerLoadReading { fleet[index].quiet(checkedBy: .call) }
-                fleet[index].measured(transactions: Int64(transactions), at: now)
-            }
-        }
-        #expect(
-            PollSchedule.settledBand.contains(share(fleet)),
-            "from \(startingShare) of the budget the fleet settled at \(share(fleet))")
-    }
-
-    @Test("a count that went back, or a reading too soon after the last, stretches nothing")
-    func resets() {
-        var schedule = quietSchedule(budget: 100)
-        reading(&schedule, transactions: 10, at: 60)
-        #expect(schedule.stretch == 1 && schedule.hubRate == nil, "a reset starts a new measure")
-        reading(&schedule, transactions: 100_000, at: 60.5)
-        #expect(schedule.stretch == 1, "half a second is too short to measure")
-        reading(&schedule, transactions: 100_000, at: 70)
-        #expect(schedule.hubRate.map { abs($0 - 99_990 / 10) < 1e-6 } == true, "measured from the kept base")
-    }
-
-    @Test("no budget, or a hub whose statistics cannot be read: never reads the load, never stretches")
-    func withoutBudget() {
-        var unbudgeted = PollSchedule(bounds: 0.25...5, budget: 0)
-        while !unbudgeted.isAtLongest { unbudgeted.quiet() }
-        #expect(!unbudgeted.readsLoad)
-        var schedule = quietSchedule(budget: 100)
-        reading(&schedule, transactions: 1_000_000, at: 60)
-        #expect(schedule.stretch > 1)
-        schedule.stopReadingLoad()
-        #expect(schedule.stretch == 1 && schedule.longest == 5 && !schedule.readsLoad)
-    }
-
-    @Test("settingsd_poll_budget is read from the URL; a bad one is refused with what it must be")
-    func budgetOption() throws {
-        #expect(try HubURL("host=/x settingsd_poll_budget=250").pollBudget(default: 600) == 250)
-        #expect(try HubURL("host=/x settingsd_poll_budget=0").pollBudget(default: 600) == 0)
-        #expect(try HubURL("host=/x").pollBudget(default: 600) == 600)
-        for bad in ["-1", "many", "inf", "1e9"] {
-            #expect {
-                _ = try HubURL("host=/x settingsd_poll_budget=\(bad)").pollBudget(default: 600)
-            } throws: { error in
-                (error as? SettingsError)?.message.contains("settingsd_poll_budget is '\(bad)'") == true
-            }
+    func fleetRate() {
+        for machines in [10, 1_000, 10_000, 50_000] {
+            let plan = HubPollPlan(counter: 0, edits: 0, replicas: Int64(machines), rate: 1_250)
+            var schedule = PollSchedule(bounds: .milliseconds(250)...(.seconds(5)))
+            schedule.follow(plan)
+            for _ in 0..<12 { schedule.quiet() }
+            var total = Duration.zero
+            for _ in 0..<1_000 { total += schedule.nextWait() }
+            let meanWait = total.seconds / 1_000
+            let rate = Double(machines) / meanWait
+            // Each wait is shortened by a twentieth on average: the fleet makes some 5 % more.
+            let most = max(Double(machines) / 5, 1_250) / (1 - PollSchedule.jitter / 2) * 1.01
+            #expect(rate <= most, "\(machines) machines poll \(rate) times a second")
         }
     }
 }
 
-@Suite("Hub quiet checks: when a look at the server's snapshot may stand in for the counter")
-struct QuietCheckTests {
-    private func look(_ snapshot: String, started: String = "2026-12-06 04:00:00+00") -> HubQuietCheck.Look? {
-        HubQuietCheck.Look(snapshot: snapshot, started: started)
+@Suite("Hub poll calls: when the poll is a fast-path call and when a statement")
+struct HubPollCallTests {
+    @Test("the number is asked first; a refusal asks it again, a second in a row or a denial ends calls")
+    func states() {
+        var call = HubPollCall()
+        #expect(call.asksNumber && call.number == nil)
+        call.numbered(4_242)
+        #expect(call.number == 4_242 && !call.asksNumber)
+        call.refused(denied: false)
+        #expect(call.asksNumber, "a restore may have numbered the function anew")
+        call.numbered(4_343)
+        call.answered()
+        call.refused(denied: false)
+        #expect(call.asksNumber, "an answer between two refusals starts the count again")
+        call.numbered(4_343)
+        call.refused(denied: false)
+        call.numbered(4_343)
+        call.refused(denied: false)
+        #expect(call.state == .unusable && call.number == nil && !call.asksNumber, "two in a row")
+        var denied = HubPollCall()
+        denied.numbered(7)
+        denied.refused(denied: true)
+        #expect(denied.state == .unusable)
     }
 
     @Test(
-        "a baseline only after two polls saw the same look and counter; a changed look ends it until two agree again"
-    )
-    func baselineNeedsTwoQuietPolls() throws {
-        var quiet = HubQuietCheck()
-        #expect(quiet.baseline == nil)
-        quiet.record(look("10:12:10"), counter: 4)
-        #expect(quiet.baseline == nil, "one look says nothing of the interval after it")
-        quiet.record(look("10:12:10"), counter: 5)
-        #expect(quiet.baseline == nil, "the same look with another counter is not one server's quiet")
-        quiet.record(look("10:12:10"), counter: 5)
-        let baseline = try #require(quiet.baseline)
-        #expect(baseline.counter == 5)
-        let unchanged = quiet.confirms(look("10:12:10"))
-        #expect(unchanged)
-        let finished = quiet.confirms(look("12:12:"))
-        #expect(!finished, "the running transaction finished")
-        let again = quiet.confirms(look("10:12:10"))
-        #expect(quiet.baseline == nil && !again, "no baseline until two agree again")
-        quiet.record(look("12:12:"), counter: 6)
-        quiet.record(look("12:12:"), counter: 6)
-        #expect(quiet.baseline?.counter == 6)
-        let restarted = quiet.confirms(look("12:12:", started: "2026-12-06 05:00:00+00"))
-        #expect(!restarted, "a restarted server")
-    }
-
-    @Test(
-        "a hub whose snapshot moved at every poll: the link rests from looking, twice as long each time, until two looks agree"
-    )
-    func restsFromLookingOnABusyHub() {
-        var quiet = HubQuietCheck()
-        var next = 0
-        /// Looks that each differ from the one before.
-        func moving(_ count: Int) {
-            for _ in 0..<count {
-                next += 1
-                quiet.record(look("\(next):\(next):"), counter: 1)
-            }
-        }
-        /// The polls the link rests, at most `limit`.
-        func rest(limit: Int = 1_000) -> Int {
-            var polls = 0
-            while !quiet.looks && polls < limit {
-                quiet.readWithoutLooking()
-                polls += 1
-            }
-            return polls
-        }
-        // Two moves, then an agreement: the count starts again.
-        moving(3)
-        quiet.record(look("\(next):\(next):"), counter: 1)
-        moving(HubQuietCheck.restAfter - 1)
-        #expect(quiet.looks, "one move short of a rest")
-        moving(1)
-        #expect(!quiet.looks && quiet.baseline == nil, "resting: the counter alone")
-        #expect(rest() == HubQuietCheck.firstRest)
-        // After a rest the first look has nothing to differ from: restAfter + 1 looks to rest again.
-        moving(HubQuietCheck.restAfter + 1)
-        #expect(rest() == 2 * HubQuietCheck.firstRest, "the hub is still busy: a longer rest")
-        for _ in 0..<10 {
-            moving(HubQuietCheck.restAfter + 1)
-            _ = rest()
-        }
-        moving(HubQuietCheck.restAfter + 1)
-        #expect(rest() == HubQuietCheck.longestRest)
-        quiet.record(look("quiet"), counter: 1)
-        quiet.record(look("quiet"), counter: 1)
-        #expect(quiet.baseline?.look == look("quiet"), "quiet checks again once two agree")
-        moving(HubQuietCheck.restAfter)
-        #expect(rest() == HubQuietCheck.firstRest, "an agreement starts the rests short again")
-    }
-
-    @Test(
-        "an agreed comparison is vouched for once a later look matches the one before it, until a look differs or is missing"
-    )
-    func vouchesForAgreement() {
-        var quiet = HubQuietCheck()
-        quiet.compared(agreed: true)
-        #expect(!quiet.vouchesForAgreement, "no look before the comparison")
-        quiet.record(look("7:7:"), counter: 3)
-        quiet.compared(agreed: true)
-        #expect(!quiet.vouchesForAgreement, "nothing seen since the comparison yet")
-        quiet.record(look("7:7:"), counter: 3)
-        #expect(quiet.vouchesForAgreement, "no transaction finished around the comparison")
-        let confirmed = quiet.confirms(look("7:7:"))
-        #expect(confirmed && quiet.vouchesForAgreement, "a quiet check keeps it")
-        _ = quiet.confirms(look("7:8:7"))
-        #expect(!quiet.vouchesForAgreement, "a transaction began")
-        quiet.record(look("8:8:"), counter: 3)
-        quiet.record(look("8:8:"), counter: 3)
-        #expect(!quiet.vouchesForAgreement, "an agreement is only vouched for from the look before it")
-        quiet.compared(agreed: false)
-        quiet.record(look("8:8:"), counter: 3)
-        #expect(!quiet.vouchesForAgreement, "a comparison that repaired vouches for nothing")
-        quiet.compared(agreed: true)
-        _ = quiet.confirms(nil)
-        #expect(!quiet.vouchesForAgreement, "a look that could not be read")
-        quiet.record(look("8:8:"), counter: 3)
-        quiet.compared(agreed: true)
-        quiet.record(look("8:8:", started: "2026-12-06 09:00:00+00"), counter: 3)
-        #expect(!quiet.vouchesForAgreement, "a restarted or failed-over server")
-        quiet.compared(agreed: true)
-        quiet.readWithoutLooking()
-        quiet.record(look("8:8:", started: "2026-12-06 09:00:00+00"), counter: 3)
-        #expect(!quiet.vouchesForAgreement, "a poll without a look leaves a gap")
-    }
-
-    @Test("a missing look, or one longer than a quiet server's, is no baseline; a refusal ends quiet checks")
-    func hostileOrMissingLooks() {
-        #expect(HubQuietCheck.Look(snapshot: nil, started: "x") == nil)
-        #expect(HubQuietCheck.Look(snapshot: "1:2:", started: nil) == nil)
-        #expect(look(String(repeating: "1,", count: HubQuietCheck.longestLook)) == nil)
-        var quiet = HubQuietCheck()
-        quiet.record(look("1:1:"), counter: 1)
-        quiet.record(nil, counter: 1)
-        quiet.record(look("1:1:"), counter: 1)
-        #expect(quiet.baseline == nil, "a missing look between two equal ones breaks the spell")
-        quiet.record(look("1:1:"), counter: 1)
-        #expect(quiet.baseline != nil)
-        let unread = quiet.confirms(nil)
-        #expect(!unread, "a quiet check that read no look vouches for nothing")
-        quiet.becomeUnavailable()
-        quiet.record(look("1:1:"), counter: 1)
-        quiet.record(look("1:1:"), counter: 1)
-        #expect(!quiet.isAvailable && quiet.baseline == nil)
+        "no number, zero, or one no function can have makes calls unusable",
+        arguments: [nil, 0, -1, 1 << 40] as [Int64?])
+    func badNumbers(number: Int64?) {
+        var call = HubPollCall()
+        call.numbered(number)
+        #expect(call.state == .unusable)
     }
 }
 

@@ -12,105 +12,152 @@ import Testing
 
 extension HubReliability {
     @Suite(
-        "PostgreSQL hub: the pull function across schema versions",
+        "PostgreSQL hub: the pull against its model, its counter, and which schemas serve this build",
         .enabled(if: PostgresCluster.testsEnabled, "PostgreSQL is not installed (apt-get install postgresql)")
     )
     struct HubPullTests {
-        /// One hub database migrated through `version`, for `role` (its namespace is the role).
-        static func hub(
-            _ cluster: PostgresCluster, through version: Int64, role: (name: String, password: String)
-        ) throws -> (admin: PostgresConnection, member: PostgresConnection) {
+        /// A hub in a database of its own, for `role` (its namespace is the role).
+        static func hub(_ cluster: PostgresCluster, role: (name: String, password: String)) throws -> (
+            admin: PostgresConnection, member: PostgresConnection
+        ) {
             let database = try cluster.makeDatabase()
             let admin = try PostgresConnection(conninfo: cluster.conninfo(database: database))
-            try HubSchema.migrate(admin, through: version)
+            try HubSchema.migrate(admin)
             let member = try PostgresConnection(
                 conninfo: cluster.conninfo(user: role.name, password: role.password, database: database))
             return (admin, member)
         }
 
-        /// Every column of every row `settingsd.pull` answers, as text, in order.
-        private static func pull(_ connection: PostgresConnection, _ arguments: [PostgresValue]) throws
-            -> [[String]]
-        {
-            let rows = try connection.execute(
-                "SELECT * FROM settingsd.pull($1, $2, $3, $4, $5, $6, $7, $8)", arguments)
-            return (0..<rows.count).map { row in
-                (0..<9).map { column in
-                    guard !rows.isNull(row, column) else { return "NULL" }
-                    switch column {
-                    case 0: return rows.text(row, column)
-                    case 1, 3:
-                        // Short enough to read in a failure: the length and a hash of the bytes.
-                        let bytes = rows.bytes(row, column)
-                        return
-                            "\(bytes.count) bytes #\(bytes.reduce(UInt64(5381)) { $0 &* 33 &+ UInt64($1) })"
-
-                    default: return String(rows.int64(row, column))
-                    }
-                }
-            }
+        /// One row of the hub, as the model reads it.
+        struct Row {
+            let key: String
+            let value: [UInt8]?
+            let stamp: Int64
+            let replica: [UInt8]
+            let sequence: Int64
+            let pusher: [UInt8]
         }
 
-        /// The rows as every build since schema 8 reads them (`HubNamespace.pull`): a NULL flag is
-        /// 0, the counter is the first row's and the candidate count the last row's.
-        private static func asRead(_ rows: [[String]]) -> [[String]] {
-            rows.enumerated().map { index, row in
-                var read = row
-                for flag in [5, 6] where read[flag] == "NULL" { read[flag] = "0" }
-                if index > 0 { read[7] = "-" }
-                if index < rows.count - 1 { read[8] = "-" }
-                return read
+        /// Every row of `namespace` and its counter, read as the owner.
+        static func rows(of namespace: String, _ admin: PostgresConnection) throws -> (
+            rows: [Row], counter: Int64?
+        ) {
+            let read = try admin.execute(
+                "SELECT key, value, hlc, replica, hub_seq, pushed_by FROM settingsd.entries WHERE namespace = $1",
+                [.text(namespace)])
+            let rows = (0..<read.count).map { row in
+                Row(
+                    key: read.text(row, 0), value: read.isNull(row, 1) ? nil : read.bytes(row, 1),
+                    stamp: read.int64(row, 2), replica: read.bytes(row, 3), sequence: read.int64(row, 4),
+                    pusher: read.bytes(row, 5))
             }
+            let counter = try admin.execute(
+                "SELECT last_seq FROM settingsd.namespaces WHERE namespace = $1", [.text(namespace)])
+            return (rows, counter.count == 1 ? counter.int64(0, 0) : nil)
+        }
+
+        /// What a pull must bring, by the rules `settingsd.pull_batch` states: the rows after the
+        /// cursor within its window (twice the limit, open-ended once it reaches the counter), at
+        /// most `limit`, in hub order; all of them when their values fit the budget, otherwise
+        /// the first and then those while the running sum of readable values' bytes fits; a key
+        /// or value over the caps unreadable; the puller's own rows told by their pusher.
+        static func model(
+            _ rows: [Row], counter: Int64?, after cursor: Int64, for puller: ReplicaID,
+            limits: SettingsLimits,
+            limit: Int, budget: Int
+        ) -> PulledBatch {
+            guard let counter else { return PulledBatch(through: cursor, counter: nil) }
+            let window = Int64(limit) * 2
+            let upto = cursor + window < counter ? cursor + window : Int64.max
+            let candidates = Array(
+                rows.filter { $0.sequence > cursor && $0.sequence <= upto }.sorted {
+                    $0.sequence < $1.sequence
+                }
+                .prefix(limit))
+            let caps = HubNamespace.caps(for: limits)
+            func oversize(_ row: Row) -> Bool {
+                row.key.utf8.count > caps.keyBytes || (row.value?.count ?? 0) > caps.valueBytes
+            }
+            var kept = candidates
+            if candidates.reduce(0, { $0 + ($1.value?.count ?? 0) }) > budget {
+                var running = 0
+                kept = []
+                for (position, row) in candidates.enumerated() {
+                    running += oversize(row) ? 0 : (row.value?.count ?? 0)
+                    if position == 0 || running <= budget { kept.append(row) }
+                }
+            }
+            var batch = PulledBatch(through: cursor, counter: Arrival.isPosition(counter) ? counter : nil)
+            for row in kept {
+                let version = ReplicaID(bytes: row.replica).map {
+                    SettingVersion(
+                        timestamp: HybridTimestamp(rawValue: UInt64(bitPattern: row.stamp)), replica: $0)
+                }
+                batch.take(
+                    sequence: row.sequence, isReadable: !oversize(row), version: version,
+                    isMine: row.pusher == puller.bytes, key: { row.key },
+                    entry: { version, sequence in
+                        guard let value = row.value else {
+                            return SettingEntry(
+                                key: row.key, value: nil, version: version, sequence: sequence)
+                        }
+                        return (try? value.withUnsafeBytes { try SettingValue(decoding: $0) }).map {
+                            SettingEntry(key: row.key, value: $0, version: version, sequence: sequence)
+                        }
+                    })
+            }
+            batch.finish(
+                after: cursor, window: window, limit: limit, returned: Int64(kept.count),
+                candidates: Int64(candidates.count), counter: counter)
+            return batch
         }
 
         @Test(
-            "this build's pull answers what schema 8's did, as links read it, whatever the rows, caps and budget"
+            "a pull, packed or kept, brings what the model says, whatever the rows, cursor, caps, budget and puller"
         )
-        func pullMatchesTheSchemaBefore() throws {
+        func pullMatchesTheModel() throws {
             let cluster = try HubSyncTests.hub()
             let role = try cluster.makeRole("pull")
-            let before = try Self.hub(cluster, through: 8, role: role)
-            let after = try Self.hub(cluster, through: HubSchema.current, role: role)
+            let (admin, member) = try Self.hub(cluster, role: role)
             var generator = SeededGenerator(seed: SeededGenerator.seed)
-            let (rows, sequence, replicas) = Self.randomRows(of: role.name, using: &generator)
-            for hub in [before, after] { try hub.admin.executeScript(rows) }
-
-            for trial in 0..<200 {
-                let arguments: [PostgresValue] = [
-                    .text(role.name),
-                    .int64(
-                        trial < 5
-                            ? [0, sequence, sequence + 2, -1, 1][trial]
-                            : Int64.random(in: 0...sequence, using: &generator)),
-                    .int64([1, 2, 10, 100, 1_000].randomElement(using: &generator) ?? 100),
-                    .bytes(replicas.randomElement(using: &generator) ?? replicas[0]),
-                    .int64([16, 256].randomElement(using: &generator) ?? 256),
-                    .int64([1_000, 10_000].randomElement(using: &generator) ?? 10_000),
-                    .int64([0, 500, 5_000, 50_000, 8 << 20].randomElement(using: &generator) ?? 5_000),
-                    .int64([1, 20, 200, 2_000].randomElement(using: &generator) ?? 200),
-                ]
-                let expected = try Self.asRead(Self.pull(before.member, arguments))
-                let answered = try Self.asRead(Self.pull(after.member, arguments))
-                let firstDifference = zip(answered, expected).enumerated().first {
-                    $0.element.0 != $0.element.1
-                }?.offset
-                #expect(
-                    answered == expected,
-                    "trial \(trial): \(answered.count) rows against \(expected.count), first different row \(firstDifference.map(String.init) ?? "none"); arguments \(arguments)"
-                )
-            }
-
-            // No counter row (deleted by hand): no rows, as before.
-            for hub in [before, after] {
-                try hub.admin.execute(
-                    "DELETE FROM settingsd.namespaces WHERE namespace = $1", [.text(role.name)])
-            }
-            let orphaned: [PostgresValue] = [
-                .text(role.name), .int64(0), .int64(100), .bytes(replicas[0]), .int64(256), .int64(10_000),
-                .int64(8 << 20), .int64(200),
+            let (sql, sequence, replicas) = Self.randomRows(of: role.name, readable: true, using: &generator)
+            try admin.executeScript(sql)
+            let hub = try HubNamespace(connection: member, namespace: role.name, listens: false)
+            let (rows, counter) = try Self.rows(of: role.name, admin)
+            let limits = [
+                SettingsLimits.desktop, SettingsLimits(maximumKeyBytes: 256, maximumValueBytes: 500),
             ]
-            #expect(try Self.pull(after.member, orphaned) == Self.pull(before.member, orphaned))
-            #expect(try Self.pull(after.member, orphaned).isEmpty)
+            for trial in 0..<200 {
+                let cursor =
+                    trial < 5
+                    ? [0, sequence, sequence + 2, -1, 1][trial]
+                    : Int64.random(in: 0...sequence, using: &generator)
+                let puller =
+                    ReplicaID(bytes: replicas.randomElement(using: &generator) ?? replicas[0]) ?? .random()
+                let limit = [1, 2, 10, 100, 1_000].randomElement(using: &generator) ?? 100
+                let caps = limits.randomElement(using: &generator) ?? .desktop
+                let budget = [0, 500, 5_000, 50_000, 8 << 20].randomElement(using: &generator) ?? 5_000
+                let expected = HubSharedBatchTests.summary(
+                    Self.model(
+                        rows, counter: counter, after: cursor, for: puller, limits: caps, limit: limit,
+                        budget: budget))
+                // Packed the first time (and kept where its window reaches the counter), kept the second.
+                for round in 0..<2 {
+                    let batch = try hub.pull(
+                        after: cursor, for: puller, limits: caps, limit: limit, byteBudget: budget)
+                    #expect(
+                        HubSharedBatchTests.summary(batch) == expected,
+                        "trial \(trial): cursor \(cursor), limit \(limit), budget \(budget), round \(round)")
+                }
+            }
+            #expect(
+                try HubSharedBatchTests.keptCounters(admin) == [sequence + 2],
+                "only batches at the counter are kept")
+
+            // No counter row (deleted by hand): no rows.
+            try admin.execute("DELETE FROM settingsd.namespaces WHERE namespace = $1", [.text(role.name)])
+            let orphaned = try hub.pull(after: 0, for: .random(), limits: .desktop)
+            #expect(orphaned.counter == nil && orphaned.entries.isEmpty && !orphaned.complete)
         }
 
         @Test("while others push, a pull never holds a row numbered past the counter it reports")
@@ -162,32 +209,13 @@ extension HubReliability {
             #expect(pastTheCounter == 0)
         }
 
-        @Test("a hub one step behind, or ahead with a step that kept its functions' shape, serves this build")
-        func compatibleSchemasServe() async throws {
+        @Test(
+            "a newer hub serves this build when it says so and is refused when not; a development build's hub is refused with how to replace it"
+        )
+        func compatibleSchemasServe() throws {
             let cluster = try HubSyncTests.hub()
             let role = try cluster.makeRole("compat")
-            let behind = try Self.hub(cluster, through: HubSchema.current - 1, role: role)
-            #expect(try HubSchema.version(behind.admin) == HubSchema.current - 1)
-            try HubSchema.check(behind.member)
-            try HubSchema.check(behind.admin)
-
-            // A link syncs through it, both ways.
-            let url = cluster.conninfo(
-                user: role.name, password: role.password,
-                database: try behind.admin.execute("SELECT current_database()::text").text(0, 0))
-            let (first, second) = (Settings(inMemoryWith: .init()), Settings(inMemoryWith: .init()))
-            let links = [
-                try first.sync(withHub: HubConfiguration(url: url)),
-                try second.sync(withHub: HubConfiguration(url: url)),
-            ]
-            defer { links.forEach { $0.stop() } }
-            try first.set("from an older hub", forKey: "compat.key")
-            try await waitUntil { second.value(forKey: "compat.key") == "from an older hub" }
-            // `hub status` tells the hub's own version, not this build's.
-            #expect(try HubAdministration.report(url: url).schemaVersion == HubSchema.current - 1)
-
-            // A newer hub serves this build when it says so, and is refused when it does not.
-            let ahead = try Self.hub(cluster, through: HubSchema.current, role: role)
+            let ahead = try Self.hub(cluster, role: role)
             try ahead.admin.execute(
                 "UPDATE settingsd.meta SET value = $1 WHERE name = 'schema_version'",
                 [.text(String(HubSchema.current + 1))])
@@ -200,12 +228,20 @@ extension HubReliability {
             } throws: { error in
                 (error as? SettingsError)?.message.contains("newer than this settingsd supports") == true
             }
-            // So is a hub older than the oldest this build's functions work with.
-            let old = try Self.hub(cluster, through: 7, role: role)
+            // A hub a development build made (schema 1 to 14): refused by links and by hub init.
+            let old = try Self.hub(cluster, role: role)
+            try old.admin.execute("UPDATE settingsd.meta SET value = '14' WHERE name = 'schema_version'")
+            for connection in [old.member, old.admin] {
+                #expect {
+                    try HubSchema.check(connection)
+                } throws: { error in
+                    (error as? SettingsError)?.message.contains("DROP SCHEMA settingsd CASCADE") == true
+                }
+            }
             #expect {
-                try HubSchema.check(old.member)
+                try HubSchema.migrate(old.admin)
             } throws: { error in
-                (error as? SettingsError)?.message.contains("older than this settingsd's") == true
+                (error as? SettingsError)?.message.contains("made by a development build") == true
             }
         }
 

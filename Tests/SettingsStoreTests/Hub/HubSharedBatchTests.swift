@@ -11,7 +11,7 @@ import Testing
 
 extension HubReliability {
     @Suite(
-        "PostgreSQL hub: batches that machines at one cursor share (schemas 11 and 12)",
+        "PostgreSQL hub: batches that machines at one cursor share",
         .enabled(if: PostgresCluster.testsEnabled, "PostgreSQL is not installed (apt-get install postgresql)")
     )
     struct HubSharedBatchTests {
@@ -29,7 +29,7 @@ extension HubReliability {
         static func namespace(_ cluster: PostgresCluster, _ role: (name: String, password: String)) throws
             -> (admin: PostgresConnection, hub: HubNamespace)
         {
-            let hub = try HubPullTests.hub(cluster, through: HubSchema.current, role: role)
+            let hub = try HubPullTests.hub(cluster, role: role)
             return (hub.admin, try HubNamespace(connection: hub.member, namespace: role.name, listens: false))
         }
 
@@ -62,7 +62,6 @@ extension HubReliability {
             while batches.count < 1_000 {
                 let batch = try hub.pull(
                     after: cursor, for: puller, limits: limits, limit: limit, byteBudget: budget)
-                #expect(batch.refusedShare == nil)
                 batches.append(batch)
                 guard !batch.complete, batch.through > cursor else { break }
                 cursor = batch.through
@@ -73,57 +72,6 @@ extension HubReliability {
             all.unreadable = batches.reduce(0) { $0 + $1.unreadable }
             all.complete = batches.last?.complete ?? false
             return summary(all)
-        }
-
-        @Test(
-            "a shared batch, packed or kept, brings what the rows one by one do, whatever the rows, caps, budget and puller"
-        )
-        func sharedBatchReadsAsTheRows() throws {
-            let cluster = try HubSyncTests.hub()
-            let role = try cluster.makeRole("share")
-            let (admin, member) = try HubPullTests.hub(cluster, through: HubSchema.current, role: role)
-            var generator = SeededGenerator(seed: SeededGenerator.seed)
-            let (rows, sequence, replicas) = HubPullTests.randomRows(
-                of: role.name, readable: true, using: &generator)
-            try admin.executeScript(rows)
-            let shared = try HubNamespace(connection: member, namespace: role.name, listens: false)
-            #expect(shared.sharesBatches)
-            var single = shared
-            single.sharesBatches = false
-            let limits = [
-                SettingsLimits.desktop, SettingsLimits(maximumKeyBytes: 256, maximumValueBytes: 500),
-            ]
-            for trial in 0..<80 {
-                let cursor =
-                    trial < 5
-                    ? [0, sequence, sequence + 2, -1, 1][trial]
-                    : Int64.random(in: 0...sequence, using: &generator)
-                let puller =
-                    ReplicaID(bytes: replicas.randomElement(using: &generator) ?? replicas[0]) ?? .random()
-                let limit = [1, 2, 10, 100, 1_000].randomElement(using: &generator) ?? 100
-                let caps = limits.randomElement(using: &generator) ?? .desktop
-                let described = "trial \(trial): cursor \(cursor), limit \(limit)"
-                // Within the budget, each batch is the same, packed the first time (and kept where
-                // its window reaches the counter) and kept the second.
-                let expected = try Self.summary(
-                    single.pull(after: cursor, for: puller, limits: caps, limit: limit))
-                for round in 0..<2 {
-                    let batch = try shared.pull(after: cursor, for: puller, limits: caps, limit: limit)
-                    #expect(batch.refusedShare == nil)
-                    #expect(Self.summary(batch) == expected, "\(described), round \(round)")
-                }
-                // A tight budget may cut a shared batch sooner: it counts the puller's own values,
-                // which the rows one by one leave out. Pulled to the end, both bring the same.
-                // (Batches of 10 rows or more: a drain one row at a time is 300 pulls.)
-                let budget = [0, 500, 5_000, 50_000].randomElement(using: &generator) ?? 5_000
-                let most = max(limit, 10)
-                let drained = try Self.drain(
-                    shared, from: cursor, for: puller, limits: caps, limit: most, budget: budget)
-                let drainedSingly = try Self.drain(
-                    single, from: cursor, for: puller, limits: caps, limit: most, budget: budget)
-                #expect(drained == drainedSingly, "\(described), budget \(budget), \(most) rows a batch")
-            }
-            #expect(try Self.keptCounters(admin) == [sequence + 2], "only batches at the counter are kept")
         }
 
         @Test("a kept batch serves every puller at its cursor until the counter moves, then gives way")
@@ -144,18 +92,20 @@ extension HubReliability {
             #expect(own.entries.isEmpty)
             #expect(own.mine.map(\.key) == ["kept.a"])
 
-            // Served as kept: damaged by hand, it is refused and the rows come one by one.
+            // Served as kept: damaged by hand, it is refused with where it broke, and no row of it
+            // is taken; the next push retires it.
             try admin.execute("UPDATE settingsd.batches SET payload = '\\x0102'::bytea")
-            let refused = try hub.pull(after: 0, for: reader, limits: .desktop)
-            #expect(refused.refusedShare?.contains("is malformed at byte 0") == true)
-            #expect(Self.summary(refused) == Self.summary(pulled))
+            #expect {
+                _ = try hub.pull(after: 0, for: reader, limits: .desktop)
+            } throws: { error in
+                (error as? SettingsError)?.message.contains("is malformed at byte 0") == true
+            }
 
             // A push moves the counter: the next batch packed retires those before it.
             let second = try #require(
                 try hub.push([Self.entry("kept.b", .integer(2), by: writer, at: 2)], from: writer, through: 2)
             )
             let after = try hub.pull(after: 0, for: reader, limits: .desktop)
-            #expect(after.refusedShare == nil)
             #expect(after.entries.map(\.key) == ["kept.a", "kept.b"])
             #expect(try Self.keptCounters(admin) == [second.upperBound])
         }
@@ -166,7 +116,7 @@ extension HubReliability {
         func cleanupSkipsBatchesAnotherSessionHolds() throws {
             let cluster = try HubSyncTests.hub()
             let role = try cluster.makeRole("skip")
-            let (admin, member) = try HubPullTests.hub(cluster, through: HubSchema.current, role: role)
+            let (admin, member) = try HubPullTests.hub(cluster, role: role)
             let hub = try HubNamespace(connection: member, namespace: role.name, listens: false)
             let (writer, reader) = (ReplicaID.random(), ReplicaID.random())
             var last: Int64 = 0
@@ -202,38 +152,30 @@ extension HubReliability {
             #expect(left == [3])
         }
 
-        @Test(
-            "a window that ends before a counter already seen is pulled row by row, neither packed nor kept")
-        func windowsBehindTheCounterAreNotShared() throws {
+        @Test("a window that ends before the counter (an initial sync) is packed for its puller and not kept")
+        func windowsBehindTheCounterAreNotKept() throws {
             let cluster = try HubSyncTests.hub()
             let role = try cluster.makeRole("behind")
             let (admin, hub) = try Self.namespace(cluster, role)
-            var single = hub
-            single.sharesBatches = false
             let writer = ReplicaID.random()
             let entries = (1...50).map {
                 Self.entry("behind.\($0)", .integer(Int64($0)), by: writer, at: Int64($0))
             }
             let numbers = try #require(try hub.push(entries, from: writer, through: 50))
-            // The first batch of a sync knows no counter: it is shared (its window, 20 numbers
-            // after 0, does not reach the counter, so it is not kept).
-            let first = try hub.pull(after: 0, for: .random(), limits: .desktop, limit: 10)
-            #expect(first.counter == numbers.upperBound)
-            #expect(try Self.keptCounters(admin).isEmpty)
-            // Later ones, behind the counter the first saw, come as the rows one by one do.
-            var cursor = first.through
-            while cursor + 20 < numbers.upperBound {
-                let batch = try hub.pull(
-                    after: cursor, for: .random(), limits: .desktop, limit: 10, behind: first.counter)
-                let rows = try single.pull(after: cursor, for: .random(), limits: .desktop, limit: 10)
-                #expect(Self.summary(batch) == Self.summary(rows))
+            var cursor: Int64 = 0
+            var keys: [String] = []
+            while true {
+                let batch = try hub.pull(after: cursor, for: .random(), limits: .desktop, limit: 10)
+                #expect(batch.counter == numbers.upperBound)
+                keys += batch.entries.map(\.key)
+                // Its window of 20 numbers reached the counter, or it was kept by none.
+                let reached = cursor + 20 >= numbers.upperBound
+                #expect(
+                    try Self.keptCounters(admin) == (reached ? [numbers.upperBound] : []), "after \(cursor)")
                 cursor = batch.through
+                if batch.complete { break }
             }
-            #expect(try Self.keptCounters(admin).isEmpty)
-            // The window that reaches it is shared and kept.
-            let last = try hub.pull(
-                after: cursor, for: .random(), limits: .desktop, limit: 10, behind: first.counter)
-            #expect(last.entries.count == 10)
+            #expect(keys == entries.map(\.key))
             #expect(try Self.keptCounters(admin) == [numbers.upperBound])
         }
 

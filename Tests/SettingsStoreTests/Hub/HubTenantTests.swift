@@ -30,9 +30,11 @@ extension HubReliability {
             let url = pooler.conninfo(user: role.name, password: role.password)
             let writer = Settings(inMemoryWith: .init())
             let reader = Settings(inMemoryWith: .init())
-            let writerLink = try writer.sync(withHub: HubConfiguration(url: url, pollInterval: 0.05...0.5))
+            let writerLink = try writer.sync(
+                withHub: HubConfiguration(url: url, pollInterval: .milliseconds(50)...(.milliseconds(500))))
             defer { writerLink.stop() }
-            var readerLink = try reader.sync(withHub: HubConfiguration(url: url, pollInterval: 0.05...0.5))
+            var readerLink = try reader.sync(
+                withHub: HubConfiguration(url: url, pollInterval: .milliseconds(50)...(.milliseconds(500))))
             try writer.set(1, forKey: "first")
             try await waitUntil(timeout: 30) { reader.value(forKey: "first") == 1 }
             readerLink.stop()
@@ -50,7 +52,8 @@ extension HubReliability {
             _ = try hub.pull(after: cursor, for: .random(), limits: reader.configuration.limits)
             defer { _ = try? direct.execute("ROLLBACK") }
 
-            readerLink = try reader.sync(withHub: HubConfiguration(url: url, pollInterval: 0.05...0.5))
+            readerLink = try reader.sync(
+                withHub: HubConfiguration(url: url, pollInterval: .milliseconds(50)...(.milliseconds(500))))
             defer { readerLink.stop() }
             let started = Date()
             try await waitUntil(timeout: 30) { reader.value(forKey: "second") == 2 }
@@ -76,7 +79,8 @@ extension HubReliability {
             let writerLink = try writer.sync(withHub: HubConfiguration(url: url))
             defer { writerLink.stop() }
             let readerLink = try reader.sync(
-                withHub: HubConfiguration(url: url, pooling: .transaction, pollInterval: 0.05...0.5))
+                withHub: HubConfiguration(
+                    url: url, pooling: .transaction, pollInterval: .milliseconds(50)...(.milliseconds(500))))
             defer { readerLink.stop() }
             for index in 0..<10 { try writer.set(index, forKey: "key.\(index)") }
             try await waitUntil(timeout: 30) { reader.value(forKey: "key.9") == 9 }

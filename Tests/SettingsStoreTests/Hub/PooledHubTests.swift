@@ -38,9 +38,11 @@ extension HubReliability {
             url: String, _ body: (_ a: Settings, _ b: Settings, _ hubB: HubLink) async throws -> Void
         ) async throws {
             let (a, b) = (Settings(inMemoryWith: .init()), Settings(inMemoryWith: .init()))
-            let hubA = try a.sync(withHub: HubConfiguration(url: url, pollInterval: 0.05...5))
+            let hubA = try a.sync(
+                withHub: HubConfiguration(url: url, pollInterval: .milliseconds(50)...(.seconds(5))))
             defer { hubA.stop() }
-            let hubB = try b.sync(withHub: HubConfiguration(url: url, pollInterval: 0.05...5))
+            let hubB = try b.sync(
+                withHub: HubConfiguration(url: url, pollInterval: .milliseconds(50)...(.seconds(5))))
             defer { hubB.stop() }
             try a.set("first", forKey: "k")
             try await waitUntil(timeout: 60) { b.value(forKey: "k") == "first" }
@@ -99,7 +101,7 @@ extension HubReliability {
             let (_, pooler, role) = try pooler("restart")
             let url = pooler.conninfo(user: role.name, password: role.password)
             let (a, b) = (Settings(inMemoryWith: .init()), Settings(inMemoryWith: .init()))
-            let fast = HubConfiguration(url: url, pollInterval: 0.05...0.5)
+            let fast = HubConfiguration(url: url, pollInterval: .milliseconds(50)...(.milliseconds(500)))
             let hubA = try a.sync(withHub: fast)
             let hubB = try b.sync(withHub: fast)
             defer {
@@ -122,26 +124,27 @@ extension HubReliability {
         }
 
         @Test(
-            "a quiet link backs off to its longest interval, each poll one statement; a change still arrives")
+            "a quiet link backs off to its longest interval, each poll one fast-path call; a change still arrives"
+        )
         func longIdle() async throws {
             // The pooler closes idle server connections after a second: every quiet poll finds none.
             let (_, pooler, role) = try pooler("idle", settings: ["server_idle_timeout": "1"])
             let url = pooler.conninfo(
-                user: role.name, password: role.password,
-                extra: "settingsd_poll_max=0.4 settingsd_poll_budget=0")
+                user: role.name, password: role.password, extra: "settingsd_poll_max=0.4")
             try await withSyncedPair(url: url) { a, b, hubB in
-                try await waitUntil(timeout: 60) { hubB.status.pollSeconds == 0.4 }
+                // Past the first comparison (the next is minutes away): every poll is one call.
+                try await waitUntil(timeout: 60) {
+                    hubB.status.pollSeconds == 0.4 && hubB.status.agreement == "agreed"
+                }
                 let quiet = hubB.status
                 try await Task.sleep(for: .seconds(2.5))
                 let later = hubB.status
                 let polls = later.polls - quiet.polls
                 #expect(polls >= 3, "\(polls) polls in 2.5 s at 0.4 s")
-                // A poll is one statement; one that a quiet check could not answer (the shared
-                // cluster's snapshot moved) reads the counter too. A poll may be between its count
-                // and its statement at either snapshot.
+                #expect(later.pollCalls - quiet.pollCalls == polls, "every quiet poll a call")
+                // A poll may be between its count and its statement at either snapshot.
                 let extra = (later.statements - quiet.statements) - polls
-                let unanswered = polls - (later.quietChecks - quiet.quietChecks)
-                #expect(extra >= -1 && extra <= unanswered + 1, "\(quiet) → \(later)")
+                #expect(extra >= -1 && extra <= 1, "\(quiet) → \(later)")
                 let written = ContinuousClock.now
                 try a.set("after a long idle", forKey: "k")
                 try await waitUntil(timeout: 60) { b.value(forKey: "k") == "after a long idle" }
@@ -151,83 +154,33 @@ extension HubReliability {
         }
 
         @Test(
-            "a link on a hub busier than its poll budget stretches its longest interval, and a change still arrives; one without a budget keeps the most"
+            "a namespace of more machines than the hub's rate allows at the floor polls at machines / rate; a change still arrives"
         )
-        func stretchesUnderLoad() async throws {
-            let (_, pooler, role) = try pooler("stretch")
-            func link(_ settings: Settings, budget: String) throws -> HubLink {
-                let url = pooler.conninfo(
-                    user: role.name, password: role.password,
-                    extra: "settingsd_poll_max=0.1 settingsd_poll_budget=\(budget)")
-                return try settings.sync(withHub: HubConfiguration(url: url, pollInterval: 0.05...5))
-            }
-            let (a, b, c) = (
-                Settings(inMemoryWith: .init()), Settings(inMemoryWith: .init()),
-                Settings(inMemoryWith: .init())
-            )
-            // The links' own polls alone, ten a second each, are over a budget of one.
-            let (hubA, hubB, hubC) = (
-                try link(a, budget: "0"), try link(b, budget: "1"), try link(c, budget: "0")
-            )
-            defer {
-                hubA.stop()
-                hubB.stop()
-                hubC.stop()
-            }
-            try await waitUntil(timeout: 60) { hubB.status.pollSeconds >= 0.5 }
-            #expect(hubB.status.pollSeconds <= 0.1 * PollSchedule.maximumStretch)
-            #expect(hubC.status.pollSeconds == 0.1, "no budget: polls at the most")
-            try a.set("while stretched", forKey: "k")
-            try await waitUntil(timeout: 60) {
-                b.value(forKey: "k") == "while stretched" && c.value(forKey: "k") == "while stretched"
-            }
-        }
-
-        @Test("a role that may not read the hub's statistics polls within its bounds and still syncs")
-        func statisticsRefused() async throws {
-            let (cluster, pooler, role) = try pooler("nostats")
-            // A database of its own: the statistics are refused in it alone.
+        func intervalFollowsTheFleet() async throws {
+            let (cluster, pooler, role) = try pooler("fleet")
+            // A database of its own: the poll rate is the hub's.
             let database = try cluster.makeDatabase()
-            _ = try HubAdministration.initialize(url: cluster.conninfo(database: database))
-            try cluster.psql(
-                "REVOKE EXECUTE ON FUNCTION pg_catalog.pg_stat_get_db_xact_commit(oid) FROM PUBLIC",
-                database: database)
+            _ = try HubAdministration.initialize(url: cluster.conninfo(database: database), pollRate: 10)
             let url = pooler.conninfo(
-                user: role.name, password: role.password, database: database,
-                extra: "settingsd_poll_max=0.1 settingsd_poll_budget=1")
-            try await withSyncedPair(url: url) { a, b, hubB in
-                // Long enough for a dozen quiet polls a few times over: a budget of one would have
-                // stretched the interval had the statistics been readable (stretchesUnderLoad).
-                try await Task.sleep(for: .seconds(4))
-                #expect(hubB.status.pollSeconds == 0.1)
-                #expect(hubB.status.isConnected && hubB.status.lastError == nil, "\(hubB.status)")
-                try a.set("second", forKey: "k")
-                try await waitUntil(timeout: 60) { b.value(forKey: "k") == "second" }
-            }
-        }
-
-        @Test("a poll reads the hub database's transaction count with the counter, simple and prepared")
-        func pollReadsLoad() async throws {
-            let (cluster, pooler, role) = try pooler("load")
-            let pooled = try HubNamespace(
+                user: role.name, password: role.password, database: database, extra: "settingsd_poll_max=0.1")
+            // Twenty other machines of the namespace, as their first rounds record them.
+            let others = try HubNamespace(
                 connection: PostgresConnection(
-                    conninfo: pooler.conninfo(user: role.name, password: role.password)),
+                    conninfo: cluster.conninfo(user: role.name, password: role.password, database: database)),
                 namespace: nil, listens: false)
-            let direct = try PostgresConnection(
-                conninfo: cluster.conninfo(user: role.name, password: role.password))
-            direct.preparesStatements = true
-            let prepared = try HubNamespace(connection: direct, namespace: nil, listens: false)
-            for hub in [pooled, prepared] {
-                let first = try hub.poll(readingLoad: true)
-                #expect(first.counter == (try hub.lastSequence()))
-                let start = try #require(first.transactions)
-                for _ in 0..<20 { _ = try hub.poll(readingLoad: false) }
-                // The server's statistics lag a second or so behind its transactions.
-                try await waitUntil(timeout: 30) {
-                    (try hub.poll(readingLoad: true).transactions ?? 0) >= start + 20
-                }
-                #expect(try hub.poll(readingLoad: false).transactions == nil)
-            }
+            for _ in 0..<20 { try others.push([], from: .random(), through: 0) }
+            let (a, b) = (Settings(inMemoryWith: .init()), Settings(inMemoryWith: .init()))
+            let configuration = HubConfiguration(url: url, pollInterval: .milliseconds(50)...(.seconds(5)))
+            let hubA = try a.sync(withHub: configuration)
+            defer { hubA.stop() }
+            let hubB = try b.sync(withHub: configuration)
+            defer { hubB.stop() }
+            try await waitUntil(timeout: 60) { hubB.status.pollReplicas != nil }
+            #expect(hubB.status.pollReplicas == 20 && hubB.status.pollRate == 10)
+            #expect(hubB.status.longestPollSeconds == 2, "20 machines at 10 polls a second")
+            try a.set("paced", forKey: "k")
+            try await waitUntil(timeout: 60) { b.value(forKey: "k") == "paced" }
+            try await waitUntil(timeout: 60) { hubB.status.pollSeconds == 2 }
         }
 
         @Test(
