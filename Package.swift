@@ -67,7 +67,7 @@ let package = Package(
         .target(
             // Replication: sessions between replicas, the links that carry them, the PostgreSQL hub.
             name: "SettingsSync",
-            dependencies: ["SettingsStore", "SettingsWire", "CLibPQ"],
+            dependencies: ["SettingsStore", "SettingsWire", "CLibPQ", "CLinux"],
             swiftSettings: upcomingFeatures
         ),
         .target(

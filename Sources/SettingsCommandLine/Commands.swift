@@ -156,6 +156,14 @@ enum Commands {
             ],
             options: [Options.json, Options.pollRate], runsInDaemonBinary: true, run: HubCommands.run),
         CommandSpec(
+            name: "bridge",
+            overview:
+                "Join standard input and output to the daemon's socket: what an SSH peer runs on this machine.",
+            options: [Options.socket],
+            run: { arguments in
+                StdioBridge.run(socketPath: arguments.value(Options.socket) ?? SettingsPaths.socket)
+            }),
+        CommandSpec(
             name: "sync",
             overview: "Wait until every connected peer and hub has every local change, and the peers agree.",
             options: [Options.wait, Options.timeout, Options.socket], run: StatusCommands.sync),

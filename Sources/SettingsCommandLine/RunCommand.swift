@@ -42,7 +42,10 @@ struct RunCommand {
         if let count = try arguments.value(RunOptions.historyMax) {
             configuration.store.history.maximumRecords = count
         }
-        configuration.peers = arguments.values(RunOptions.peer)
+        configuration.peers = try Self.channels(
+            for: arguments.values(RunOptions.peer),
+            remoteSettingsd: arguments.value(RunOptions.remoteSettingsd))
+        configuration.folders = arguments.values(RunOptions.folder)
         configuration.dconfDirs = arguments.values(RunOptions.dconf).map { $0.hasSuffix("/") ? $0 : $0 + "/" }
         let namespace = arguments.value(RunOptions.hubNamespace)
         let hubURL = arguments.value(RunOptions.hub) ?? SettingsPaths.hubFromEnvironment
@@ -66,6 +69,18 @@ struct RunCommand {
     }
 
     /// `90d`, `12h`, `30m`, `45s` or a plain number of seconds, in milliseconds.
+    /// The channels `--peer` names: `ssh://` addresses over SSH, anything else a socket path.
+    static func channels(for peers: [String], remoteSettingsd: String?) throws -> [any ReplicaChannel] {
+        try peers.map { peer throws -> any ReplicaChannel in
+            guard SSHAddress.isSSH(peer) else { return UnixSocketChannel(path: peer) }
+            do throws(SettingsError) {
+                return SSHChannel(try SSHAddress(peer), remoteCommand: remoteSettingsd ?? "settingsd")
+            } catch {
+                throw UsageError(error.message, command: "run")
+            }
+        }
+    }
+
     @Sendable static func milliseconds(_ text: String) -> UInt64? {
         let units: [Character: Double] = ["d": 86_400, "h": 3_600, "m": 60, "s": 1]
         let unit = text.last.flatMap { units[$0] }

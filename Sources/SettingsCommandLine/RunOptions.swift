@@ -42,8 +42,16 @@ enum RunOptions {
         "close a client idle this long; watchers and replicas stay (default 300, 0: never)",
         in: 0...31_536_000, expecting: "a number of seconds up to a year (0: never)")
     static let peer = Option<String>(
-        "--peer", "SOCKET", "sync with the daemon at this socket (repeatable; reconnects with backoff)",
+        "--peer", "SOCKET|URL",
+        "sync with the daemon at this socket, or over SSH: ssh://[user@]host[:port][/remote-socket] (repeatable; reconnects with backoff)",
         repeatable: true, completion: .file)
+    static let remoteSettingsd = Option<String>(
+        "--remote-settingsd", "COMMAND",
+        "what SSH peers run on the remote machine to reach settingsd (default: settingsd from its PATH)")
+    static let folder = Option<String>(
+        "--folder", "DIR",
+        "sync through this folder, kept in sync between machines by Syncthing, Nextcloud, Dropbox… (repeatable)",
+        repeatable: true, completion: .directory)
     static let hub = Option<String>(
         "--hub", "URL",
         "sync through this PostgreSQL hub: a libpq connection string or postgresql:// URI (default: $SETTINGSD_HUB)"
@@ -77,8 +85,10 @@ enum RunOptions {
         expecting: "a number of records")
 
     static let all: [any OptionDeclaration] = [
-        database, socket, durability, logLevel, allowUID, maxFrame, tombstoneDays, idleTimeout, peer, hub,
-        hubNamespace, hubStallTimeout, dconf, schemas, systemDirectory, strictSchemas, historyKeep,
+        database, socket, durability, logLevel, allowUID, maxFrame, tombstoneDays, idleTimeout, peer,
+        remoteSettingsd,
+        folder, hub, hubNamespace, hubStallTimeout, dconf, schemas, systemDirectory, strictSchemas,
+        historyKeep,
         historyMax,
     ]
 }

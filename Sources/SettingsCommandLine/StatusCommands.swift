@@ -45,6 +45,7 @@ enum StatusCommands {
             Output.line(line)
         }
         for hub in status.hubs { Output.line(line(of: hub)) }
+        for folder in status.folders { Output.line(line(of: folder)) }
         guard !status.peers.isEmpty else {
             Output.line("peers: none")
             return 0
@@ -85,6 +86,22 @@ enum StatusCommands {
         if let error = hub.lastError { line += ", last error: \(error)" }
         if let rewind = hub.lastRewind { line += ", last rewind: \(rewind)" }
         if let change = hub.lastAccountChange { line += ", \(change)" }
+        return line
+    }
+
+    private static func line(of folder: DaemonStatus.Folder) -> String {
+        var line =
+            "folder \(folder.path): " + (folder.isWatching ? "watching" : "not watching")
+            + ", \(folder.pendingUp) change(s) to write, \(folder.replicas.count) other replica(s)"
+        for replica in folder.replicas {
+            line += "; \(replica.replica) \(replica.agreement), read through \(replica.readThrough)"
+            if let published = replica.publishedThrough { line += " of \(published)" }
+            if let waiting = replica.waitingFor { line += ", waiting for \(waiting)" }
+        }
+        if folder.ignoredFiles > 0 { line += ", \(folder.ignoredFiles) file(s) skipped" }
+        if folder.refusedFiles > 0 { line += ", \(folder.refusedFiles) file(s) refused" }
+        if let error = folder.lastError { line += ", last error: \(error)" }
+        if let fork = folder.lastFork { line += ", \(fork)" }
         return line
     }
 
@@ -133,7 +150,7 @@ enum StatusCommands {
             let status = try client.status(verifyingHubs: verifyingHubs)
             verifyingHubs = false
             let connected = status.peers.filter(\.isConnected)
-            if connected.isEmpty, status.hubs.isEmpty, status.links.isEmpty {
+            if connected.isEmpty, status.hubs.isEmpty, status.links.isEmpty, status.folders.isEmpty {
                 Output.standardError(
                     "no peer is connected and no hub or peer link is set: nothing to wait for\n")
                 return 0
@@ -141,9 +158,13 @@ enum StatusCommands {
             let waiting = backlog(status, connected: connected)
             if waiting.isEmpty {
                 let hubs = status.hubs.isEmpty ? "" : " and \(status.hubs.count) hub(s)"
+                let folders =
+                    status.folders.isEmpty
+                    ? ""
+                    : "; \(status.folders.count) folder(s): every change written and every other replica's files read (what other machines have is up to the folder's syncer)"
                 Output.standardError(
                     (terminal ? "\r\u{1B}[K" : "")
-                        + "in sync with \(connected.count) peer(s)\(hubs): all agree\n")
+                        + "in sync with \(connected.count) peer(s)\(hubs): all agree\(folders)\n")
                 return 0
             }
             if terminal { Output.standardError("\r\u{1B}[Kwaiting: \(waiting)") }
@@ -185,6 +206,18 @@ enum StatusCommands {
                 waiting.append("hub \(hub.address): \(hub.pendingDown) change(s) to pull")
             } else if !hub.agreement.hasPrefix("agreed") {
                 waiting.append("hub \(hub.address): \(hub.agreement)")
+            }
+        }
+        for folder in status.folders {
+            if let error = folder.lastError {
+                waiting.append("folder \(folder.path): \(error)")
+            } else if folder.pendingUp > 0 {
+                waiting.append("folder \(folder.path): \(folder.pendingUp) change(s) to write")
+            }
+            for replica in folder.replicas where !replica.isRead || replica.agreement == "diverged" {
+                waiting.append(
+                    "folder \(folder.path): replica \(replica.replica) \(replica.agreement)"
+                        + (replica.waitingFor.map { ", waiting for \($0)" } ?? ""))
             }
         }
         return waiting.joined(separator: ", ")

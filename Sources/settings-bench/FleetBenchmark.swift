@@ -375,7 +375,11 @@ private struct FleetRun {
         let deadline = FleetSimulation.now() + 120
         while simulation.quietMachines < simulation.count {
             guard FleetSimulation.now() < deadline else {
-                throw SettingsError(.timeout, "fleet: the machines did not settle in 120 s")
+                let intervals = simulation.longestIntervals
+                throw SettingsError(
+                    .timeout,
+                    "fleet: the machines did not settle in 120 s: \(simulation.quietMachines) of \(simulation.count) at their longest interval (\(intervals.first ?? 0)…\(intervals.last ?? 0) s), \(simulation.failures) failures"
+                )
             }
             Thread.sleep(forTimeInterval: 0.1)
         }

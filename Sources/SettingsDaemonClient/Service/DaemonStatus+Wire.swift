@@ -23,6 +23,7 @@ extension DaemonStatus {
         fields["peers"] = .array(peers.map(\.json))
         fields["links"] = .array(links.map(\.json))
         fields["hubs"] = .array(hubs.map(\.json))
+        if !folders.isEmpty { fields["folders"] = .array(folders.map(\.json)) }
         fields["dconf"] = dconf?.json
         return fields
     }
@@ -31,6 +32,7 @@ extension DaemonStatus {
     private static let knownFields: Set<String> = [
         "replica", "keys", "bytes", "sequence", "historyRecords", "clients", "watches", "database", "socket",
         "pid", "uptimeSeconds", "version", "digest", "peers", "links", "hubs", "dconf",
+        "folders",
     ]
 
     /// Reads a `status` result.
@@ -57,6 +59,9 @@ extension DaemonStatus {
         }
         hubs = try (members.optionalArray("hubs") ?? []).map { json throws(SettingsError) in
             try Hub(json: json)
+        }
+        folders = try (members.optionalArray("folders") ?? []).map { json throws(SettingsError) in
+            try Folder(json: json)
         }
         dconf = try fields["dconf"].map { json throws(SettingsError) in try DaemonStatus.Dconf(json: json) }
         otherFields = fields.filter { !Self.knownFields.contains($0.key) }
@@ -162,6 +167,51 @@ extension DaemonStatus.Hub {
         lastAccountChange = try hub.optionalString("lastAccountChange")
         clockOffsetMilliseconds = try hub.optionalInteger("clockOffsetMs") ?? 0
         entriesAheadOfClock = Int(clamping: try hub.optionalInteger("entriesAheadOfClock") ?? 0)
+    }
+}
+
+extension DaemonStatus.Folder {
+    fileprivate var json: JSONValue {
+        var members: [String: JSONValue] = [
+            "path": .string(path), "watching": .bool(isWatching), "pendingUp": .integer(pendingUp),
+            "publishedThrough": .integer(publishedThrough), "ignoredFiles": .integer(Int64(ignoredFiles)),
+            "refusedFiles": .integer(Int64(refusedFiles)),
+            "replicas": .array(
+                replicas.map { replica in
+                    var members: [String: JSONValue] = [
+                        "replica": .string(replica.replica.description),
+                        "readThrough": .integer(replica.readThrough),
+                        "agreement": .string(replica.agreement),
+                    ]
+                    members["publishedThrough"] = replica.publishedThrough.map { .integer($0) }
+                    members["waitingFor"] = replica.waitingFor.map { .string($0) }
+                    return .object(members)
+                }),
+        ]
+        members["lastError"] = lastError.map { .string($0) }
+        members["lastFork"] = lastFork.map { .string($0) }
+        return .object(members)
+    }
+
+    fileprivate init(json: JSONValue) throws(SettingsError) {
+        let folder = try JSONFields(json, what: "each of 'folders'")
+        self.init(path: try folder.string("path"))
+        isWatching = try folder.bool("watching", default: false)
+        pendingUp = try folder.optionalInteger("pendingUp") ?? 0
+        publishedThrough = try folder.optionalInteger("publishedThrough") ?? 0
+        ignoredFiles = Int(clamping: try folder.optionalInteger("ignoredFiles") ?? 0)
+        refusedFiles = Int(clamping: try folder.optionalInteger("refusedFiles") ?? 0)
+        lastError = try folder.optionalString("lastError")
+        lastFork = try folder.optionalString("lastFork")
+        replicas = try (folder.optionalArray("replicas") ?? []).map { json throws(SettingsError) in
+            let replica = try JSONFields(json, what: "each of a folder's 'replicas'")
+            return Replica(
+                replica: try replica.replicaID("replica"),
+                readThrough: try replica.optionalInteger("readThrough") ?? 0,
+                publishedThrough: try replica.optionalInteger("publishedThrough"),
+                agreement: try replica.optionalString("agreement") ?? "unknown",
+                waitingFor: try replica.optionalString("waitingFor"))
+        }
     }
 }
 

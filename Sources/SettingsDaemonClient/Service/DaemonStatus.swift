@@ -95,6 +95,57 @@ package struct DaemonStatus: Sendable, Equatable {
         }
     }
 
+    /// A synced folder link, as the daemon reports it.
+    package struct Folder: Sendable, Equatable {
+        /// The folder.
+        package var path: String
+        /// Whether it is watched now.
+        package var isWatching = false
+        /// Local changes not written to the folder yet.
+        package var pendingUp: Int64 = 0
+        /// This replica's files cover its sequence numbers through this.
+        package var publishedThrough: Int64 = 0
+        /// Every other replica writing there.
+        package var replicas: [Replica] = []
+        /// Files skipped (not settingsd's, a syncer's copies) and refused (whole but wrong).
+        package var ignoredFiles = 0
+        package var refusedFiles = 0
+        /// The last thing that went wrong, and why this replica last took a new id there.
+        package var lastError: String?
+        package var lastFork: String?
+
+        /// Another replica in the folder.
+        package struct Replica: Sendable, Equatable {
+            package var replica: ReplicaID
+            /// Its files applied here, contiguously, through this.
+            package var readThrough: Int64
+            /// How far its files reach, by its state file.
+            package var publishedThrough: Int64?
+            /// `agreed`, `reading`, `not read by it yet`, `diverged` or `unknown`.
+            package var agreement: String
+            /// What reading waits for (a file not whole yet, a gap).
+            package var waitingFor: String?
+
+            package init(
+                replica: ReplicaID, readThrough: Int64, publishedThrough: Int64?, agreement: String,
+                waitingFor: String? = nil
+            ) {
+                self.replica = replica
+                self.readThrough = readThrough
+                self.publishedThrough = publishedThrough
+                self.agreement = agreement
+                self.waitingFor = waitingFor
+            }
+
+            /// Whether every file it published is applied here.
+            package var isRead: Bool { publishedThrough.map { readThrough >= $0 } ?? true }
+        }
+
+        package init(path: String) {
+            self.path = path
+        }
+    }
+
     /// A hub link, as the replica reports it.
     package struct Hub: Sendable, Equatable {
         /// The connection string without its password.
@@ -173,6 +224,8 @@ package struct DaemonStatus: Sendable, Equatable {
     package var links: [Link] = []
     /// The hubs this replica syncs through.
     package var hubs: [Hub] = []
+    /// The synced folders this replica syncs through.
+    package var folders: [Folder] = []
     /// The daemon's dconf bridge, when it runs one.
     package var dconf: Dconf?
     /// Fields of a newer daemon that this build does not know, kept so they still show.

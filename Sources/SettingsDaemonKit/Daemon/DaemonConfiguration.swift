@@ -9,7 +9,7 @@ import SettingsWire
 ///
 /// ```swift
 /// var configuration = DaemonConfiguration()          // the default database and socket
-/// configuration.peers = ["/run/user/1000/other.sock"]
+/// configuration.peers = [UnixSocketChannel(path: "/run/user/1000/other.sock")]
 /// configuration.store.durability = .full
 /// ```
 public struct DaemonConfiguration: Sendable {
@@ -26,8 +26,11 @@ public struct DaemonConfiguration: Sendable {
     public var systemDirectory: String
     /// Whether keys no schema declares are refused.
     public var isStrict: Bool
-    /// Sockets of other replicas (daemons) to sync with, dialled with backoff.
-    public var peers: [String]
+    /// Other replicas (daemons) to sync with, on their sockets or over SSH, dialled with backoff.
+    public var peers: [any ReplicaChannel]
+    /// Folders another program keeps in sync between machines (Syncthing, Nextcloud, Dropbox),
+    /// to sync through.
+    public var folders: [String]
     /// A PostgreSQL hub to sync with, if any.
     public var hub: HubConfiguration?
     /// dconf dirs to mirror both ways (`/org/gnome/`), through the user's session bus.
@@ -43,6 +46,7 @@ public struct DaemonConfiguration: Sendable {
         self.systemDirectory = SettingsPolicy.defaultSystemDirectory
         self.isStrict = false
         self.peers = []
+        self.folders = []
         self.hub = nil
         self.dconfDirs = []
     }

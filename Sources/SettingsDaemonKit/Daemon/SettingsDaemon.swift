@@ -24,6 +24,7 @@ import Synchronization
 public final class SettingsDaemon: Sendable {
     private struct Running {
         var links: [ReplicaLink]
+        var folders: [FolderLink]
         var hub: HubLink?
         var housekeeping: Housekeeping
         var policy: PolicyWatcher
@@ -104,7 +105,8 @@ public final class SettingsDaemon: Sendable {
             schemaDirectories: configuration.schemaDirectories,
             systemDirectory: configuration.systemDirectory, isStrict: configuration.isStrict,
             settings: settings, logger: configuration.logger)
-        let links = configuration.peers.map { replicator.sync(with: $0) }
+        let links = configuration.peers.map { replicator.sync(over: $0) }
+        let folders = configuration.folders.map { replicator.sync(withFolder: $0) }
         do throws(SettingsError) {
             if let dconf {
                 waitForFirstSync(timeout: Self.firstSyncWait)
@@ -112,13 +114,14 @@ public final class SettingsDaemon: Sendable {
             }
         } catch {
             for link in links { link.stop() }
+            for folder in folders { folder.stop() }
             hub?.stop()
             server.stop()
             throw error
         }
         running.withLock {
             $0 = Running(
-                links: links, hub: hub,
+                links: links, folders: folders, hub: hub,
                 housekeeping: Housekeeping(settings: settings, logger: configuration.logger),
                 policy: policy)
         }
@@ -154,6 +157,7 @@ public final class SettingsDaemon: Sendable {
         guard let running = stopping else { return }
         dconf?.stop()
         for link in running.links { link.stop() }
+        for folder in running.folders { folder.stop() }
         running.hub?.stop()
         server.stop()
         settings.close()
@@ -200,17 +204,23 @@ public final class SettingsDaemon: Sendable {
     /// caught up, or `timeout` seconds: a machine joining the fleet then holds the fleet's values
     /// before the dconf bridge compares, so its own dconf values do not pass for newer ones.
     private func waitForFirstSync(timeout: Double) {
-        guard configuration.hub != nil || !configuration.peers.isEmpty else { return }
+        guard configuration.hub != nil || !configuration.peers.isEmpty || !configuration.folders.isEmpty
+        else {
+            return
+        }
         let deadline = Deadline.after(.milliseconds(Int64(timeout * 1000)))
         while !deadline.hasPassed {
             let hubs = replicator.hubs.allSatisfy(\.isConnected)
             let links = replicator.links.allSatisfy { $0.state == .syncing }
             let peers = replicator.peers.allSatisfy { $0.pendingIncoming == 0 }
-            if hubs, links, peers { return }
+            // A folder link is watching once it has read what the folder held at its start.
+            let folders = replicator.folders.allSatisfy(\.isWatching)
+            if hubs, links, peers, folders { return }
             usleep(10_000)
         }
         configuration.logger.log(
-            .warning, "the dconf bridge compares before the first sync finished (hub or peers unreachable)")
+            .warning,
+            "the dconf bridge compares before the first sync finished (hub, peers or folders unreachable)")
     }
 
     private static func open(_ database: String, configuration: SettingsConfiguration) throws(SettingsError)

@@ -29,6 +29,7 @@ enum StatusReport {
                 failures: $0.failures)
         }
         status.hubs = server.replicator.hubs.map(hub(of:))
+        status.folders = server.replicator.folders.map(folder(of:))
         status.clients = server.clients.load(ordering: .relaxed)
         status.watches = server.watches.load(ordering: .relaxed)
         status.socket = server.configuration.socketPath
@@ -58,6 +59,23 @@ enum StatusReport {
         report.clockOffsetMilliseconds = peer.clockOffsetMilliseconds
         report.entriesAheadOfClock = peer.entriesAheadOfClock
         report.lastError = peer.lastError
+        return report
+    }
+
+    private static func folder(of folder: FolderStatus) -> DaemonStatus.Folder {
+        var report = DaemonStatus.Folder(path: folder.path)
+        report.isWatching = folder.isWatching
+        report.pendingUp = folder.pendingUp
+        report.publishedThrough = folder.publishedThrough
+        report.ignoredFiles = folder.ignoredFiles
+        report.refusedFiles = folder.refusedFiles
+        report.lastError = folder.lastError
+        report.lastFork = folder.lastFork
+        report.replicas = folder.replicas.map {
+            DaemonStatus.Folder.Replica(
+                replica: $0.replica, readThrough: $0.readThrough, publishedThrough: $0.publishedThrough,
+                agreement: $0.agreement, waitingFor: $0.waitingFor)
+        }
         return report
     }
 

@@ -47,7 +47,9 @@ package enum FileSystem {
 
     /// The names in the folder at `path` that end with `suffix` (all when empty), sorted by
     /// their bytes; nothing when the folder does not exist.
-    static func files(in path: String, endingWith suffix: String = "") throws(SettingsError) -> [String] {
+    package static func files(in path: String, endingWith suffix: String = "") throws(SettingsError)
+        -> [String]
+    {
         guard let folder = opendir(path) else {
             if errno == ENOENT || errno == ENOTDIR { return [] }
             throw error("cannot list '\(path)'", path: path)

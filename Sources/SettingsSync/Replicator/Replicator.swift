@@ -25,6 +25,8 @@ public final class Replicator: Sendable {
     let registry = PeerRegistry()
     /// The hub links started here and not yet stopped, for `hubs` and their wake-ups.
     private let hubConnectors = Mutex<[ObjectIdentifier: HubConnector]>([:])
+    /// The folder links started here and not yet released, for `folders` and their wake-ups.
+    private let folderConnectors = Mutex<[ObjectIdentifier: FolderConnector]>([:])
     private let commits = Mutex<SubscriptionToken?>(nil)
 
     /// A replicator for `settings`, with no sessions or links yet.
@@ -108,6 +110,31 @@ public final class Replicator: Sendable {
         return HubLink(connector, owner: self)
     }
 
+    /// The folder links started by `sync(withFolder:)` and not stopped, with their state.
+    public var folders: [FolderStatus] {
+        let live = folderConnectors.withLock { connectors in
+            connectors = connectors.filter { !$0.value.isStopped }
+            return Array(connectors.values)
+        }
+        return live.map(\.status).sorted { $0.path < $1.path }
+    }
+
+    /// Starts syncing the store through `folder`, a folder something else keeps in sync between
+    /// machines (Syncthing, Nextcloud, Dropbox, rclone, a USB stick), in both directions (see
+    /// `FolderLink`). The folder is made if missing; while it is unreadable the link retries
+    /// with backoff and says why in its status.
+    ///
+    /// - Returns: The link; it runs until `stop()` or until it is released.
+    public func sync(withFolder folder: String) -> FolderLink {
+        let connector = FolderConnector(settings: settings, root: folder, logger: logger)
+        folderConnectors.withLock { connectors in
+            connectors = connectors.filter { !$0.value.isStopped }
+            connectors[ObjectIdentifier(connector)] = connector
+        }
+        connector.start()
+        return FolderLink(connector, owner: self)
+    }
+
     /// Sessions accepted by a server serving this store join here (`SettingsServer`).
     package func makeSession(
         address: String, send: @escaping (ReplicationMessage) -> Void,
@@ -136,5 +163,6 @@ public final class Replicator: Sendable {
         // Stopped connectors are forgotten when a link starts or `hubs` is read; a nudge to one
         // does nothing.
         for connector in hubConnectors.withLock({ Array($0.values) }) { connector.nudge() }
+        for connector in folderConnectors.withLock({ Array($0.values) }) { connector.nudge() }
     }
 }

@@ -17,3 +17,7 @@ enum SyncReliability {}
 /// The PostgreSQL hub (a real PostgreSQL, and PgBouncer).
 @Suite(.serialized, .ownThreads, .timeLimit(.minutes(3)))
 enum HubReliability {}
+
+/// Ways of syncing beside sockets and the hub: SSH peers (a real sshd) and synced folders.
+@Suite(.serialized, .ownThreads, .timeLimit(.minutes(3)))
+enum TransportReliability {}

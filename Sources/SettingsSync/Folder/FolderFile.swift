@@ -1,0 +1,176 @@
+import SettingsStore
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// One batch or snapshot file of a synced folder: JSON lines, so that a file cut short by a
+/// syncer still parses as far as it got and is known to be incomplete.
+///
+/// ```
+/// {"settingsd":"folder","version":1,"kind":"batch","replica":"…","incarnation":"…","first":101,"last":140,"count":2}
+/// {"key":"ui.theme","value":"dark","version":"…","seq":101}
+/// {"key":"ui.zoom","deleted":true,"version":"…","seq":140}
+/// {"end":2,"checksum":"9f0c1e…"}
+/// ```
+///
+/// The last line counts the entries and carries an FNV-1a 64-bit checksum of every byte before
+/// it: a file without it, or whose sum differs, is incomplete (a syncer still copying it) and
+/// read again when it changes.
+struct FolderFile: Equatable {
+    /// A batch (entries `first…last`) or a snapshot (everything through `last`; `first` is 1).
+    enum Kind: String {
+        case batch
+        case snapshot
+    }
+
+    var kind: Kind
+    /// The replica whose entries these are.
+    var replica: ReplicaID
+    /// Its incarnation when it wrote the file.
+    var incarnation: UUID
+    /// The first local sequence number the file covers.
+    var first: Int64
+    /// The last local sequence number the file covers.
+    var last: Int64
+    /// The entries, each with its writer's local sequence number.
+    var entries: [SettingEntry]
+
+    /// The format's version; a file of a newer one is refused by name.
+    static let version = 1
+    /// The most entries a file may hold; a replica's snapshot of more is refused.
+    static let maximumEntries = 1_000_000
+    /// The largest file read.
+    static let maximumBytes = 512 << 20
+
+    /// The file's bytes.
+    func encoded() -> [UInt8] {
+        var bytes: [UInt8] = []
+        let header: JSONValue = .object([
+            "settingsd": "folder", "version": .integer(Int64(Self.version)), "kind": .string(kind.rawValue),
+            "replica": .string(replica.description), "incarnation": .string(incarnation.uuidString),
+            "first": .integer(first), "last": .integer(last), "count": .integer(Int64(entries.count)),
+        ])
+        header.write(to: &bytes)
+        bytes.append(UInt8(ascii: "\n"))
+        for entry in entries {
+            var members = SettingsChange.KeyChange(entry).jsonMembers
+            members["seq"] = .integer(entry.sequence)
+            JSONValue.object(members).write(to: &bytes)
+            bytes.append(UInt8(ascii: "\n"))
+        }
+        let trailer: JSONValue = .object([
+            "end": .integer(Int64(entries.count)), "checksum": .string(Self.checksum(bytes[...])),
+        ])
+        trailer.write(to: &bytes)
+        bytes.append(UInt8(ascii: "\n"))
+        return bytes
+    }
+
+    /// What reading a file found.
+    enum Reading: Equatable {
+        case complete(FolderFile)
+        /// Cut short or not yet whole (a syncer still copying it): read again when it changes.
+        case incomplete(String)
+        /// Whole but wrong (a newer format, another replica's, malformed): never applied.
+        case invalid(String)
+    }
+
+    /// Reads a file's bytes, checking them against the header and trailer and the name they
+    /// were found under (`replica`, and the kind and range the name says). The entries' keys and
+    /// values are checked by the store's limits when they are applied, as any replica's are.
+    static func read(_ bytes: [UInt8], replica: ReplicaID, name: FolderFileName) -> Reading {
+        let lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+        guard bytes.last == UInt8(ascii: "\n"), lines.count >= 3 else {
+            return .incomplete("it ends before its last line")
+        }
+        let trailerLine = lines[lines.count - 2]
+        let body = bytes[..<trailerLine.startIndex]
+        do throws(SettingsError) {
+            guard let trailer = try? JSONFields(parsing: trailerLine, what: "the trailer"),
+                let end = try? trailer.integer("end"), let sum = try? trailer.string("checksum")
+            else { return .incomplete("it has no trailer yet") }
+            guard sum == checksum(body) else {
+                return .incomplete("its checksum does not match (still being copied?)")
+            }
+            let header = try JSONFields(parsing: lines[0], what: "the header")
+            guard try header.string("settingsd") == "folder" else {
+                return .invalid("it is not a settingsd folder file")
+            }
+            let version = try header.integer("version")
+            guard version == Int64(Self.version) else {
+                return .invalid(
+                    "it is in folder format \(version), this settingsd reads \(Self.version): upgrade it")
+            }
+            guard let kind = Kind(rawValue: try header.string("kind")) else {
+                return .invalid("unknown kind")
+            }
+            guard try header.replicaID("replica") == replica else {
+                return .invalid("its header names another replica than its folder")
+            }
+            guard let incarnation = UUID(uuidString: try header.string("incarnation")) else {
+                return .invalid("its incarnation is not a UUID")
+            }
+            let first = try header.integer("first")
+            let last = try header.integer("last")
+            let count = try header.integer("count")
+            switch (kind, name) {
+            case (.batch, .batch(let nameFirst, let nameLast, let tag)):
+                guard nameFirst == first, nameLast == last, tag == FolderFileName.tag(of: incarnation) else {
+                    return .invalid("its header does not match its name")
+                }
+            case (.snapshot, .snapshot(let through, let tag)):
+                guard through == last, first == 1, tag == FolderFileName.tag(of: incarnation) else {
+                    return .invalid("its header does not match its name")
+                }
+            default:
+                return .invalid("its kind does not match its name")
+            }
+            guard count == end, count == Int64(lines.count - 3), count <= Int64(Self.maximumEntries) else {
+                return .invalid("it counts \(count) entries, holds \(lines.count - 3), ends at \(end)")
+            }
+            var entries: [SettingEntry] = []
+            entries.reserveCapacity(Int(count))
+            for line in lines[1..<(lines.count - 2)] {
+                let entry = try Self.entry(JSONFields(parsing: line, what: "an entry"))
+                guard entry.sequence >= first, entry.sequence <= last else {
+                    return .invalid(
+                        "an entry's sequence number \(entry.sequence) is outside \(first)…\(last)")
+                }
+                entries.append(entry)
+            }
+            return .complete(
+                FolderFile(
+                    kind: kind, replica: replica, incarnation: incarnation, first: first, last: last,
+                    entries: entries))
+        } catch {
+            return .invalid(error.message)
+        }
+    }
+
+    /// FNV-1a, 64 bits, in 16 hexadecimal digits: finds a file cut short or damaged in copying
+    /// (not a defence against someone who edits it: the entries' versions and the arrival gate
+    /// are).
+    static func checksum(_ bytes: ArraySlice<UInt8>) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x0000_0100_0000_01b3
+        }
+        let text = String(hash, radix: 16)
+        return String(repeating: "0", count: 16 - text.count) + text
+    }
+
+    private static func entry(_ fields: JSONFields) throws(SettingsError) -> SettingEntry {
+        let state = try SettingsChange.KeyChange(fields: fields)
+        guard state.refusedVersion == nil else {
+            throw SettingsError(.protocolError, "an entry cannot be a refusal (field 'refused')")
+        }
+        guard let sequence = try fields.optionalInteger("seq") else {
+            throw SettingsError(.protocolError, "an entry lacks its sequence number ('seq')")
+        }
+        return SettingEntry(key: state.key, value: state.value, version: state.version, sequence: sequence)
+    }
+}
