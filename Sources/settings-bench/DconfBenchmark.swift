@@ -209,7 +209,7 @@ private final class LineWatch: Sendable {
 }
 
 /// Context switches per thread name and CPU of a process, from /proc.
-private struct ThreadCounters {
+struct ThreadCounters {
     private var switches: [String: Int] = [:]
     let cpuSeconds: Double
 
@@ -236,4 +236,7 @@ private struct ThreadCounters {
     }
 
     func wakeups(of thread: String) -> Int { switches[thread] ?? 0 }
+
+    /// Context switches of every thread of the process.
+    var totalWakeups: Int { switches.values.reduce(0, +) }
 }

@@ -378,7 +378,7 @@ private struct FleetRun {
                 let intervals = simulation.longestIntervals
                 throw SettingsError(
                     .timeout,
-                    "fleet: the machines did not settle in 120 s: \(simulation.quietMachines) of \(simulation.count) at their longest interval (\(intervals.first ?? 0)…\(intervals.last ?? 0) s), \(simulation.failures) failures"
+                    "fleet: the machines did not settle in 120 s: \(simulation.quietMachines) of \(simulation.count) at their longest interval (\(intervals.first ?? 0)…\(intervals.last ?? 0) s), \(simulation.failures) failures; \(simulation.unsettled)"
                 )
             }
             Thread.sleep(forTimeInterval: 0.1)

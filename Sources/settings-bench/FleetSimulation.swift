@@ -81,6 +81,11 @@ final class FleetSimulation: Sendable {
 
     /// The machines that have not reached the goal: their cursor, the counter they saw, and their
     /// interval, for a failure's message.
+    /// A few machines not at their longest interval, as a failed settle reports them.
+    var unsettled: String {
+        workers.flatMap { $0.describeUnsettled() }.prefix(5).joined(separator: "; ")
+    }
+
     var laggards: String {
         let goal = self.goal.withLock { $0.sequence }
         return workers.flatMap { $0.describe(below: goal) }.prefix(5).joined(separator: "; ")
@@ -372,6 +377,13 @@ private final class Worker: Sendable {
 
     func machines(planningFor replicas: Int64) -> Int {
         planned.withLock { $0.count { $0 >= replicas } }
+    }
+
+    func describeUnsettled() -> [String] {
+        let now = FleetSimulation.now()
+        return machines.filter { !($0.schedule?.isAtLongest ?? true) }.map { machine in
+            "interval \(machine.schedule?.interval.seconds ?? 0) s of \(machine.schedule?.longest.seconds ?? 0) s, cursor \(machine.cursor), counter seen \(machine.seenCounter), next poll in \(String(format: "%.1f", machine.due - now)) s"
+        }
     }
 
     func describe(below goal: Int64) -> [String] {

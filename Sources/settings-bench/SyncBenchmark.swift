@@ -25,9 +25,14 @@ struct SyncBenchmark {
             let b = try BenchDaemon(
                 binary: binary, scratch: scratch, name: "b", arguments: ["--peer", a.socket])
             try waitForEqualDigests(a.socket, b.socket)
+            let socketSeconds = (clock.now - start).seconds
             report.seconds(
-                "initial sync, \(keys / 1000)k keys, two daemons", (clock.now - start).seconds,
+                "initial sync, \(keys / 1000)k keys, two daemons", socketSeconds,
                 target: .atMost(0.4, "<= 0.4 s (100k)"))
+            if selected("ssh") {
+                try ssh(into: &report, keys: keys, from: a, scratch: scratch, socketSeconds: socketSeconds)
+            }
+            if selected("folder") { try folder(into: &report, keys: keys, scratch: scratch) }
             if selected("latency") {
                 progress("measuring set-to-remote-watch latency")
                 try remoteWatchLatency(into: &report, from: a, to: b)
@@ -41,7 +46,7 @@ struct SyncBenchmark {
         }
     }
 
-    private func load(_ count: Int, into daemon: BenchDaemon) throws {
+    func load(_ count: Int, into daemon: BenchDaemon) throws {
         let client = try BlockingClient(socketPath: daemon.socket, timeout: 120)
         for chunk in stride(from: 0, to: count, by: 10_000) {
             let changes = (chunk..<min(chunk + 10_000, count)).map {
@@ -55,7 +60,7 @@ struct SyncBenchmark {
         try DaemonStatus(fields: BlockingClient(socketPath: socket).request(.status)).digest
     }
 
-    private func waitForEqualDigests(_ first: String, _ second: String, timeout: Double = 300) throws {
+    func waitForEqualDigests(_ first: String, _ second: String, timeout: Double = 300) throws {
         let deadline = Date().addingTimeInterval(timeout)
         while try digest(first) != digest(second) {
             guard Date() < deadline else { throw SettingsError(.timeout, "daemons did not converge") }
@@ -199,7 +204,7 @@ struct SyncBenchmark {
         }
     }
 
-    private func progress(_ message: String) {
+    func progress(_ message: String) {
         FileHandle.standardError.write(Data("sync: \(message)\n".utf8))
     }
 }

@@ -14,7 +14,8 @@ let usage = """
     --quick  fewer rounds and smaller stores: a smoke run, not figures to report
     --only PART  one part of a suite (or several, comma-separated): store (reads, writes, schema, history, batch, open,
                  gsettings),
-                 daemon (process, round-trips, idle, writers, watch), sync (initial, latency, writes, catch-up),
+                 daemon (process, round-trips, idle, writers, watch), sync (initial, ssh, folder, latency, writes,
+                 catch-up),
                  hub (push, fanout, fanout100, writers)
     --machines N[,N…]  fleet: the fleet sizes (default 10,100,1000,10000)
     --poll-max S       fleet: the floor of the links' longest poll interval (default 5 s)
@@ -32,9 +33,11 @@ let usage = """
                 pipelined gets beside Redis, 32 durable writers beside raw SQLite and Redis
                 (appendonly, everysec), set-to-watch latency; uses the settingsd next to this binary
                 (build with: swift build -c release --static-swift-stdlib)
-      sync      initial sync between two daemons, set-to-remote-watch latency, local sets on a
-                replica while it takes an initial sync, catch-up of 100 changes on a large
-                replica (uses the settingsd next to this binary)
+      sync      initial sync between two daemons, beside the same over SSH (a private sshd on
+                loopback) and through a shared folder (set-to-watch latency, idle wake-ups, the
+                folder's size), set-to-remote-watch latency, local sets on a replica while it
+                takes an initial sync, catch-up of 100 changes on a large replica (uses the
+                settingsd next to this binary)
       hub       daemons through a PostgreSQL hub: push beside raw libpq upserts, initial sync,
                 catch-up, fan-out latency to 10 daemons, 10 concurrent writers (starts a private
                 cluster, or uses $SETTINGSD_HUB as an administrator)

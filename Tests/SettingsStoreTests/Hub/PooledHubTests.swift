@@ -132,9 +132,8 @@ extension HubReliability {
             let url = pooler.conninfo(
                 user: role.name, password: role.password, extra: "settingsd_poll_max=0.4")
             try await withSyncedPair(url: url) { a, b, hubB in
-                // Past the first comparison (the next is minutes away): every poll is one call.
                 try await waitUntil(timeout: 60) {
-                    hubB.status.pollSeconds == 0.4 && hubB.status.agreement == "agreed"
+                    hubB.status.pollSeconds == 0.4 && hubB.status.comparisons > 0
                 }
                 let quiet = hubB.status
                 try await Task.sleep(for: .seconds(2.5))
@@ -142,9 +141,12 @@ extension HubReliability {
                 let polls = later.polls - quiet.polls
                 #expect(polls >= 3, "\(polls) polls in 2.5 s at 0.4 s")
                 #expect(later.pollCalls - quiet.pollCalls == polls, "every quiet poll a call")
-                // A poll may be between its count and its statement at either snapshot.
+                // A poll may be between its count and its statement at either snapshot; a
+                // comparison (the first may still run) adds statements of its own.
                 let extra = (later.statements - quiet.statements) - polls
-                #expect(extra >= -1 && extra <= 1, "\(quiet) → \(later)")
+                if later.comparisons == quiet.comparisons {
+                    #expect(extra >= -1 && extra <= 1, "\(quiet) → \(later)")
+                }
                 let written = ContinuousClock.now
                 try a.set("after a long idle", forKey: "k")
                 try await waitUntil(timeout: 60) { b.value(forKey: "k") == "after a long idle" }
