@@ -14,12 +14,13 @@ let package = Package(
         .library(name: "SettingsStore", targets: ["SettingsStore"]),
         // The daemon's clients: SettingsClient (async) and the typed service, over its socket.
         .library(name: "SettingsDaemonClient", targets: ["SettingsDaemonClient"]),
-        // Syncing a store with other replicas: socket peers and the PostgreSQL hub.
+        // Syncing a store with other replicas: socket and SSH peers, synced folders, the PostgreSQL hub.
         .library(name: "SettingsSync", targets: ["SettingsSync"]),
         // GSettings schemas, GVariant, dconf and the live dconf bridge.
         .library(name: "SettingsGNOME", targets: ["SettingsGNOME"]),
         // A whole daemon in a process of one's own: server, links, bridge, housekeeping.
         .library(name: "SettingsDaemonKit", targets: ["SettingsDaemonKit"]),
+        // UserDefaults, NSUbiquitousKeyValueStore and @AppStorage on settingsd.
         .library(name: "SettingsFoundation", targets: ["SettingsFoundation"]),
         .executable(name: "settingsd", targets: ["settingsd"]),
         .executable(name: "settingsd-daemon", targets: ["settingsd-daemon"]),

@@ -81,5 +81,7 @@ default:
 /// The `settingsd` built next to this benchmark.
 func siblingSettingsd() -> String {
     let folder = CommandLine.arguments[0].split(separator: "/").dropLast().joined(separator: "/")
-    return (CommandLine.arguments[0].hasPrefix("/") ? "/" : "") + folder + "/settingsd"
+    // Absolute: an SSH peer runs it as the remote command, from the remote user's home.
+    let base = CommandLine.arguments[0].hasPrefix("/") ? "" : FileManager.default.currentDirectoryPath + "/"
+    return (CommandLine.arguments[0].hasPrefix("/") ? "/" : base) + folder + "/settingsd"
 }

@@ -24,7 +24,10 @@ extension FolderConnector {
     private func agreement(with replica: ReplicaID, _ reader: Reader, readThrough: Int64) -> String {
         guard let other = reader.state else { return "unknown" }
         let (sequence, digest) = settings.sequenceAndDigest
-        guard readThrough >= other.published, reader.appliedAhead.isEmpty, reader.waitingFor == nil else {
+        // Its digest describes exactly what it had published when it wrote the state: compared
+        // only when this replica has applied exactly that much of it (more arrived since: its
+        // next state file says more).
+        guard readThrough == other.published, reader.appliedAhead.isEmpty, reader.waitingFor == nil else {
             return "reading"
         }
         guard other.considered >= other.sequence, (other.read[localID] ?? 0) >= writtenThrough,

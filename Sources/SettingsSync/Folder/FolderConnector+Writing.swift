@@ -96,14 +96,16 @@ extension FolderConnector {
             considered: consideredThrough,
             sequence: sequence, digest: digest, read: read)
         guard state != lastState else { return }
-        _ = try write(state.encoded(), as: FolderFileName.stateName)
+        // Not synced to disk: a state file lost in a crash is written again at the next change,
+        // and until then others read the agreement as `unknown`.
+        _ = try write(state.encoded(), as: FolderFileName.stateName, durable: false)
         lastState = state
     }
 
     /// Writes `bytes` to `name` in this replica's folder: to a hidden temporary name first,
-    /// synced, then renamed into place, so a syncer (and a reader) only ever sees it whole.
-    /// Returns its size.
-    func write(_ bytes: [UInt8], as name: String) throws(SettingsError) -> Int {
+    /// synced to disk when `durable`, then renamed into place, so a syncer (and a reader) only
+    /// ever sees it whole. Returns its size.
+    func write(_ bytes: [UInt8], as name: String, durable: Bool = true) throws(SettingsError) -> Int {
         let path = ownFolder + "/" + name
         let temporary = ownFolder + "/.tmp-\(UUID().uuidString.prefix(8))-" + name
         let fd = Glibc.open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
@@ -122,7 +124,7 @@ extension FolderConnector {
             }
             written += count
         }
-        let synced = fsync(fd) == 0
+        let synced = !durable || fsync(fd) == 0
         close(fd)
         guard synced, rename(temporary, path) == 0 else {
             let error = FileSystem.error("cannot write '\(path)'", path: path)

@@ -45,9 +45,11 @@ final class FolderConnector: @unchecked Sendable {  // engine state on its seria
     static let maximumReplicas = 256
     /// The most entries per batch file written.
     static let batchEntries = 10_000
-    /// Own batch files past which they are compacted into a snapshot (and as many bytes as the
-    /// last snapshot, or a mebibyte, whichever is more).
-    static let compactionFiles = 64
+    /// Own batches are compacted into a snapshot when they hold more bytes than the last
+    /// snapshot (so the folder never holds more than twice a snapshot, and each byte is written
+    /// at most twice on average), or a mebibyte for a small store, or when they are this many
+    /// files (a syncer handles each file on its own).
+    static let compactionFiles = 1_000
     static let compactionBytes = 1 << 20
 
     let root: String

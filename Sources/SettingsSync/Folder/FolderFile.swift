@@ -10,11 +10,16 @@ import SettingsStore
 /// syncer still parses as far as it got and is known to be incomplete.
 ///
 /// ```
-/// {"settingsd":"folder","version":1,"kind":"batch","replica":"…","incarnation":"…","first":101,"last":140,"count":2}
-/// {"key":"ui.theme","value":"dark","version":"…","seq":101}
-/// {"key":"ui.zoom","deleted":true,"version":"…","seq":140}
+/// {"settingsd":"folder","version":1,"kind":"batch","replica":"…","incarnation":"…","first":101,"last":140,"count":2,"writers":["…"],"base":1796636242169}
+/// ["ui.theme","dark",0,0,0,101]
+/// ["ui.zoom",null,7831,3,0,140]
 /// {"end":2,"checksum":"9f0c1e…"}
 /// ```
+///
+/// An entry is `[key, value (null: deleted), milliseconds after base, counter, writer,
+/// sequence]`: its version is `(base + milliseconds).counter@writers[writer]`, so a file repeats
+/// no replica id and no full time. A snapshot's entries carry sequence 0 (it covers everything
+/// through `last`).
 ///
 /// The last line counts the entries and carries an FNV-1a 64-bit checksum of every byte before
 /// it: a file without it, or whose sum differs, is incomplete (a syncer still copying it) and
@@ -48,17 +53,29 @@ struct FolderFile: Equatable {
     /// The file's bytes.
     func encoded() -> [UInt8] {
         var bytes: [UInt8] = []
+        var writers: [ReplicaID] = []
+        var indexes: [ReplicaID: Int] = [:]
+        for entry in entries where indexes[entry.version.replica] == nil {
+            indexes[entry.version.replica] = writers.count
+            writers.append(entry.version.replica)
+        }
+        let base = entries.map(\.version.timestamp.milliseconds).min() ?? 0
         let header: JSONValue = .object([
             "settingsd": "folder", "version": .integer(Int64(Self.version)), "kind": .string(kind.rawValue),
             "replica": .string(replica.description), "incarnation": .string(incarnation.uuidString),
             "first": .integer(first), "last": .integer(last), "count": .integer(Int64(entries.count)),
+            "writers": .array(writers.map { .string($0.description) }), "base": .integer(Int64(base)),
         ])
         header.write(to: &bytes)
         bytes.append(UInt8(ascii: "\n"))
         for entry in entries {
-            var members = SettingsChange.KeyChange(entry).jsonMembers
-            members["seq"] = .integer(entry.sequence)
-            JSONValue.object(members).write(to: &bytes)
+            let stamp = entry.version.timestamp
+            let line: JSONValue = .array([
+                .string(entry.key), entry.value?.json ?? .null, .integer(Int64(stamp.milliseconds - base)),
+                .integer(Int64(stamp.counter)), .integer(Int64(indexes[entry.version.replica] ?? 0)),
+                .integer(kind == .batch ? entry.sequence : 0),
+            ])
+            line.write(to: &bytes)
             bytes.append(UInt8(ascii: "\n"))
         }
         let trailer: JSONValue = .object([
@@ -131,11 +148,22 @@ struct FolderFile: Equatable {
             guard count == end, count == Int64(lines.count - 3), count <= Int64(Self.maximumEntries) else {
                 return .invalid("it counts \(count) entries, holds \(lines.count - 3), ends at \(end)")
             }
+            let writers = try (header.optionalArray("writers") ?? []).map { json throws(SettingsError) in
+                guard case .string(let text) = json, let id = ReplicaID(text) else {
+                    throw SettingsError(.protocolError, "a writer is not a replica id")
+                }
+                return id
+            }
+            let base = try header.optionalInteger("base") ?? 0
+            guard (0..<(1 << 46)).contains(base) else { return .invalid("its base time is out of range") }
             var entries: [SettingEntry] = []
             entries.reserveCapacity(Int(count))
             for line in lines[1..<(lines.count - 2)] {
-                let entry = try Self.entry(JSONFields(parsing: line, what: "an entry"))
-                guard entry.sequence >= first, entry.sequence <= last else {
+                let entry = try Self.entry(JSONValue.parse(line), writers: writers, base: base)
+                guard
+                    kind == .snapshot
+                        ? entry.sequence == 0 : (entry.sequence >= first && entry.sequence <= last)
+                else {
                     return .invalid(
                         "an entry's sequence number \(entry.sequence) is outside \(first)…\(last)")
                 }
@@ -163,14 +191,28 @@ struct FolderFile: Equatable {
         return String(repeating: "0", count: 16 - text.count) + text
     }
 
-    private static func entry(_ fields: JSONFields) throws(SettingsError) -> SettingEntry {
-        let state = try SettingsChange.KeyChange(fields: fields)
-        guard state.refusedVersion == nil else {
-            throw SettingsError(.protocolError, "an entry cannot be a refusal (field 'refused')")
+    /// Reads one entry line, `[key, value, milliseconds after base, counter, writer, sequence]`.
+    private static func entry(_ json: JSONValue, writers: [ReplicaID], base: Int64) throws(SettingsError)
+        -> SettingEntry
+    {
+        guard case .array(let fields) = json, fields.count == 6, case .string(let key) = fields[0],
+            case .integer(let milliseconds) = fields[2], case .integer(let counter) = fields[3],
+            case .integer(let writer) = fields[4], case .integer(let sequence) = fields[5]
+        else {
+            throw SettingsError(
+                .protocolError, "an entry must read [key, value, milliseconds, counter, writer, sequence]")
         }
-        guard let sequence = try fields.optionalInteger("seq") else {
-            throw SettingsError(.protocolError, "an entry lacks its sequence number ('seq')")
-        }
-        return SettingEntry(key: state.key, value: state.value, version: state.version, sequence: sequence)
+        // Stamps as the arrival gate takes them (before 2^46 ms), a counter of 16 bits.
+        guard milliseconds >= 0, (0..<(1 << 46)).contains(base + milliseconds),
+            (0...Int64(UInt16.max)).contains(counter),
+            writers.indices.contains(Int(clamping: writer))
+        else { throw SettingsError(.protocolError, "an entry's version is out of range (key '\(key)')") }
+        let value =
+            fields[1] == .null
+            ? nil : try JSONFields(.object(["value": fields[1]]), what: "an entry").value("value")
+        let version = SettingVersion(
+            timestamp: HybridTimestamp(milliseconds: UInt64(base + milliseconds), counter: UInt16(counter)),
+            replica: writers[Int(writer)])
+        return SettingEntry(key: key, value: value, version: version, sequence: sequence)
     }
 }

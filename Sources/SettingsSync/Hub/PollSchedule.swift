@@ -55,11 +55,13 @@ package struct PollSchedule {
         return min(max(formula, floor), max(ceiling, floor))
     }
 
-    /// The hub's plan was read: the longest interval follows it.
+    /// The hub's plan was read: the longest interval follows it, and a link that was quiet (at
+    /// its longest) stays so at the new longest.
     package mutating func follow(_ plan: HubPollPlan) {
+        let wasQuiet = isAtLongest
         self.plan = plan
         longest = Self.longest(replicas: plan.replicas, rate: plan.rate, floor: bounds.upperBound)
-        interval = min(interval, longest)
+        interval = wasQuiet ? longest : min(interval, longest)
     }
 
     /// Whether the link polls at its longest interval (all is quiet).

@@ -156,18 +156,26 @@ struct PollFormulaTests {
         #expect(PollSchedule.longest(replicas: 10_000_000, rate: 1, floor: .seconds(600)) == .seconds(600))
     }
 
-    @Test("a plan moves the longest interval; the interval shrinks with it at once and grows by quiet polls")
+    @Test(
+        "a plan moves the longest interval: a quiet link takes it at once, a busy one grows to it by quiet polls, a smaller one applies at once"
+    )
     func followsPlans() {
         var schedule = PollSchedule(bounds: .milliseconds(250)...(.seconds(5)))
         for _ in 0..<10 { schedule.quiet() }
         #expect(schedule.interval == .seconds(5) && schedule.isAtLongest)
         schedule.follow(HubPollPlan(counter: 7, edits: 0, replicas: 20_000, rate: 1_000))
         #expect(schedule.longest == .seconds(20))
-        #expect(schedule.interval == .seconds(5) && !schedule.isAtLongest, "quiet polls grow toward it")
+        #expect(schedule.interval == .seconds(20) && schedule.isAtLongest, "a quiet link stays quiet")
+        schedule.heard()
+        #expect(schedule.interval == .seconds(10))
+        schedule.follow(HubPollPlan(counter: 8, edits: 0, replicas: 40_000, rate: 1_000))
+        #expect(schedule.longest == .seconds(40))
+        #expect(
+            schedule.interval == .seconds(10) && !schedule.isAtLongest, "a busy link grows by quiet polls")
         schedule.quiet()
         schedule.quiet()
-        #expect(schedule.interval == .seconds(20) && schedule.isAtLongest)
-        schedule.follow(HubPollPlan(counter: 7, edits: 0, replicas: 3, rate: 1_000))
+        #expect(schedule.interval == .seconds(40) && schedule.isAtLongest)
+        schedule.follow(HubPollPlan(counter: 8, edits: 0, replicas: 3, rate: 1_000))
         #expect(
             schedule.longest == .seconds(5) && schedule.interval == .seconds(5), "a smaller fleet at once")
     }
