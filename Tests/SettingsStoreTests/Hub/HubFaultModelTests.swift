@@ -186,6 +186,10 @@ extension HubReliability {
             var model = Model()
             // What the daemons wrote while on the other namespace: it must stay there.
             var awayModel = Model()
+            // Keys of the other namespace no replica holds any more (each daemon went home after
+            // writing there): a fault that loses hub rows loses them for good, and they are not
+            // checked after it.
+            var awayForgotten: Set<String> = []
             let faults = [
                 "dump", "restore", "failover", "truncate", "counter reset", "schema re-created",
                 "copied file", "restored file", "frozen backend", "account change", "full disk",
@@ -201,6 +205,10 @@ extension HubReliability {
                     write(names[index], on: daemon, model: &model, using: &generator)
                 }
                 var step = fault
+                if ["restore", "failover", "truncate", "schema re-created"].contains(fault) {
+                    awayForgotten.formUnion(awayModel.expected.keys)
+                    awayModel = Model()
+                }
                 switch fault {
                 case "dump":
                     let file = directory.file("dump-\(model.dumps.count).pgdump")
@@ -272,8 +280,12 @@ extension HubReliability {
                     let held = try hubState(servers, namespace: away).live
                     let wrong = Set(held.keys).union(awayModel.live.keys).filter {
                         held[$0] != awayModel.live[$0]
+                            && (awayModel.expected[$0] != nil || !awayForgotten.contains($0))
                     }
-                    #expect(wrong.isEmpty, "seed \(seed): the other namespace differs on \(wrong.sorted())")
+                    #expect(
+                        wrong.isEmpty,
+                        "seed \(seed): the other namespace differs on \(wrong.sorted().map { "\($0): hub \(held[$0] ?? "none"), model \(awayModel.live[$0] ?? "none")" })"
+                    )
                     #expect(moved.terminate() == 0)
                     try home.start()
                     // Back on its own namespace the store holds nothing synced until it has pulled
