@@ -123,7 +123,7 @@ struct FleetBenchmark {
             "\(name) idle: statements that were polls by fast-path call",
             pooled.idlePollCallShare * 100, unit: "%", format: "%.0f %%", target: .reported)
         report.quantity(
-            "\(name) idle: comparisons of digests per second (quiet checks spare the rest)",
+            "\(name) idle: comparisons of digests per second (a quiet hub's mark spares the rest)",
             pooled.idleComparisonsPerSecond, unit: "/s", format: "%.1f", target: .reported)
         let longest =
             pooled.longestIntervals.isEmpty ? [interval.upperBound.seconds] : pooled.longestIntervals
