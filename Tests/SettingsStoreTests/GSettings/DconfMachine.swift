@@ -13,12 +13,14 @@ final class DconfMachine {
     let session: DconfSession
     let database: String
     private let arguments: [String]
+    /// Variables added to the session's environment for the daemon.
+    private let variables: [String: String]
     private(set) var daemon: DaemonProcess?
 
     /// A machine in a folder of its own, its daemon started; `profile` is a dconf profile's text.
     init(
         _ name: String, hub: String? = nil, profile: String? = nil, arguments extra: [String] = [],
-        starting: Bool = true
+        environment variables: [String: String] = [:], starting: Bool = true
     ) async throws {
         let folder = TemporaryDirectory("\(name)-\(UUID().uuidString.prefix(6))")
         session = try await DconfSession(folder, profile: profile)
@@ -26,13 +28,15 @@ final class DconfMachine {
         arguments =
             ["--dconf", "/org/gnome/", "--schemas", "/usr/share/glib-2.0/schemas"]
             + (hub.map { ["--hub", $0] } ?? []) + extra
+        self.variables = variables
         if starting { try start() }
     }
 
     /// Starts the daemon (again).
     func start() throws {
         daemon = try DaemonProcess(
-            session.directory, database: database, arguments: arguments, environment: session.environment)
+            session.directory, database: database, arguments: arguments,
+            environment: session.environment.merging(variables) { $1 })
     }
 
     /// SIGKILL, as a crash would.
