@@ -31,6 +31,13 @@ extension FolderConnector {
         }
     }
 
+    /// Warns once that `name` in `folder` is a copy a syncer made, and skips it.
+    private func warnSyncerCopy(_ name: String, in folder: String) {
+        warnOnce(
+            folder + "/" + name,
+            "skipping '\(name)': a copy the folder's syncer made (settingsd never edits a file in place)")
+    }
+
     /// The replica whose folder `name` in the folder is; nil (warned once) for anything else:
     /// a syncer's temporaries (silently), its conflict copies, files and folders not settingsd's.
     func replicaFolder(named name: String) -> ReplicaID? {
@@ -38,9 +45,7 @@ extension FolderConnector {
         case .temporary:
             return nil
         case .syncerCopy:
-            warnOnce(
-                root + "/" + name,
-                "skipping '\(name)': a copy the folder's syncer made (settingsd never edits a file in place)")
+            warnSyncerCopy(name, in: root)
             return nil
         default:
             break
@@ -60,10 +65,8 @@ extension FolderConnector {
     func scan(_ replica: ReplicaID) throws(SettingsError) {
         guard readers[replica] != nil || readers.count < Self.maximumReplicas else { return }
         var reader = readers[replica] ?? Reader()
-        defer {
-            readers[replica] = reader
-            report(replica, reader)
-        }
+        // Its status is reported by the write that follows every scan (`publish()`).
+        defer { readers[replica] = reader }
         let folder = root + "/" + replica.description
         let listing = files(in: folder)
         if listing.hasState,
@@ -258,10 +261,7 @@ extension FolderConnector {
             case .temporary:
                 continue
             case .syncerCopy:
-                warnOnce(
-                    folder + "/" + name,
-                    "skipping '\(name)': a copy the folder's syncer made (settingsd never edits a file in place)"
-                )
+                warnSyncerCopy(name, in: folder)
             case .foreign:
                 warnOnce(folder + "/" + name, "skipping '\(name)' in '\(folder)': not a settingsd file")
             }

@@ -32,6 +32,17 @@ package enum PostgresConnectionString {
     /// `$PGUSER`, else the name of the process's user. Nil when a service file may name it
     /// (`service` in the string, or `$PGSERVICE`), or the string does not parse.
     package static func loginRole(_ conninfo: String) -> String? {
+        guard let values = options(of: conninfo) else { return nil }
+        if let user = values["user"], !user.isEmpty { return user }
+        if values["service"] != nil { return nil }
+        if let service = getenv("PGSERVICE"), service.pointee != 0 { return nil }
+        if let user = getenv("PGUSER"), user.pointee != 0 { return String(cString: user) }
+        guard let entry = getpwuid(geteuid()), let name = entry.pointee.pw_name else { return nil }
+        return String(cString: name)
+    }
+
+    /// The keywords `conninfo` sets, with their values, as libpq parses it; nil when it cannot.
+    private static func options(of conninfo: String) -> [String: String]? {
         guard let pq = try? LibPQ.functions(), let options = pq.conninfoParse(conninfo, nil) else {
             return nil
         }
@@ -42,12 +53,7 @@ package enum PostgresConnectionString {
             if let value = option.pointee.val { values[String(cString: keyword)] = String(cString: value) }
             option += 1
         }
-        if let user = values["user"], !user.isEmpty { return user }
-        if values["service"] != nil { return nil }
-        if let service = getenv("PGSERVICE"), service.pointee != 0 { return nil }
-        if let user = getenv("PGUSER"), user.pointee != 0 { return String(cString: user) }
-        guard let entry = getpwuid(geteuid()), let name = entry.pointee.pw_name else { return nil }
-        return String(cString: name)
+        return values
     }
 
     /// Whether libpq can parse `conninfo`; the reason when it cannot, with every quoted part of
@@ -85,16 +91,7 @@ package enum PostgresConnectionString {
     /// sockets (libpq uses no TLS there) and for `sslmode=verify-full`. `sslmode` nil means the
     /// hub link's default, `require` (encrypted, the server not verified).
     static func transportWarning(_ conninfo: String) -> String? {
-        guard let pq = try? LibPQ.functions(), let options = pq.conninfoParse(conninfo, nil) else {
-            return nil
-        }
-        defer { pq.conninfoFree(options) }
-        var values: [String: String] = [:]
-        var option = options
-        while let keyword = option.pointee.keyword {
-            if let value = option.pointee.val { values[String(cString: keyword)] = String(cString: value) }
-            option += 1
-        }
+        guard let values = options(of: conninfo) else { return nil }
         let hosts = (values["host"] ?? "").split(separator: ",")
         let isTCP = values["hostaddr"] != nil || hosts.contains { !$0.hasPrefix("/") && !$0.hasPrefix("@") }
         let mode = values["sslmode"] ?? "require"
