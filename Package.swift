@@ -41,6 +41,12 @@ let package = Package(
             name: "CDconf"
         ),
         .systemLibrary(
+            // libsodium: the ciphers and hashes sealed sync uses (SettingsSync/Sealing only).
+            name: "CSodium",
+            pkgConfig: "libsodium",
+            providers: [.apt(["libsodium-dev"])]
+        ),
+        .systemLibrary(
             // Linux headers the Glibc module leaves out: malloc.h (malloc_trim after a store loads,
             // see HeapRelease.swift), sys/epoll.h (the daemon's event loop, PollLoop.swift) and
             // posix_spawn's close-everything action (the test fixtures' servers).
@@ -68,7 +74,7 @@ let package = Package(
         .target(
             // Replication: sessions between replicas, the links that carry them, the PostgreSQL hub.
             name: "SettingsSync",
-            dependencies: ["SettingsStore", "SettingsWire", "CLibPQ", "CLinux"],
+            dependencies: ["SettingsStore", "SettingsWire", "CLibPQ", "CLinux", "CSodium"],
             swiftSettings: upcomingFeatures
         ),
         .target(

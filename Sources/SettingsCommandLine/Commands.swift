@@ -156,6 +156,19 @@ enum Commands {
             ],
             options: [Options.json, Options.pollRate], runsInDaemonBinary: true, run: HubCommands.run),
         CommandSpec(
+            name: "keys",
+            overview:
+                "Make, show, export, import or rotate the sync key that seals (end-to-end encrypts) what this machine sends to a hub or a synced folder.",
+            arguments: [
+                ArgumentSpec(
+                    name: "ACTION",
+                    help:
+                        "init (make a key), show (its id and where it is kept), export (print its recovery text), import (read one from standard input), rotate (a new key; the old one still opens what it sealed)",
+                    completion: .choices(["init", "show", "export", "import", "rotate"]))
+            ],
+            options: [KeysCommands.passphrase, KeysCommands.salt, KeysCommands.saltFrom, KeysCommands.force],
+            run: KeysCommands.run),
+        CommandSpec(
             name: "bridge",
             overview:
                 "Join standard input and output to the daemon's socket: what an SSH peer runs on this machine.",

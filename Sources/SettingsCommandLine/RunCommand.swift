@@ -45,7 +45,12 @@ struct RunCommand {
         configuration.peers = try Self.channels(
             for: arguments.values(RunOptions.peer),
             remoteSettingsd: arguments.value(RunOptions.remoteSettingsd))
-        configuration.folders = arguments.values(RunOptions.folder)
+        let plainFolders = arguments.values(RunOptions.plainFolder)
+        configuration.folders = arguments.values(RunOptions.folder) + plainFolders
+        configuration.plainFolders = Set(plainFolders)
+        let keyFile = SyncKeyFile.standard
+        configuration.keyring = try keyFile.load()
+        if configuration.keyring != nil { configuration.keyringLocation = "the file \(keyFile.path)" }
         configuration.dconfDirs = arguments.values(RunOptions.dconf).map { $0.hasSuffix("/") ? $0 : $0 + "/" }
         let namespace = arguments.value(RunOptions.hubNamespace)
         let hubURL = arguments.value(RunOptions.hub) ?? SettingsPaths.hubFromEnvironment

@@ -52,6 +52,10 @@ enum RunOptions {
         "--folder", "DIR",
         "sync through this folder, kept in sync between machines by Syncthing, Nextcloud, Dropbox… (repeatable)",
         repeatable: true, completion: .directory)
+    static let plainFolder = Option<String>(
+        "--plain-folder", "DIR",
+        "sync through this folder in the clear, even with a sync key (repeatable)",
+        repeatable: true, completion: .directory)
     static let hub = Option<String>(
         "--hub", "URL",
         "sync through this PostgreSQL hub: a libpq connection string or postgresql:// URI (default: $SETTINGSD_HUB)"
@@ -87,7 +91,7 @@ enum RunOptions {
     static let all: [any OptionDeclaration] = [
         database, socket, durability, logLevel, allowUID, maxFrame, tombstoneDays, idleTimeout, peer,
         remoteSettingsd,
-        folder, hub, hubNamespace, hubStallTimeout, dconf, schemas, systemDirectory, strictSchemas,
+        folder, plainFolder, hub, hubNamespace, hubStallTimeout, dconf, schemas, systemDirectory, strictSchemas,
         historyKeep,
         historyMax,
     ]

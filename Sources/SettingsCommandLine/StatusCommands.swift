@@ -34,6 +34,7 @@ enum StatusCommands {
         Output.line("watches: \(status.watches)")
         if let digest = status.digest { Output.line("digest: \(digest)") }
         if let records = status.historyRecords { Output.line("history records: \(records)") }
+        Output.line("sync key: \(status.syncKey ?? "none (what leaves this machine is not sealed)")")
         if let dconf = status.dconf { Output.line(line(of: dconf)) }
         // Fields a newer daemon adds still show, under their wire names.
         for (name, value) in status.otherFields.sorted(by: { $0.key < $1.key }) {
@@ -65,6 +66,13 @@ enum StatusCommands {
         return 0
     }
 
+    /// ", sealed under key …, n sealed row(s) refused (last: …)" or ", in the clear".
+    private static func sealNotes(_ key: String?, refused: Int, last: String?) -> String {
+        var notes = key.map { ", sealed under key \($0)" } ?? ", in the clear"
+        if refused > 0 { notes += ", \(refused) sealed row(s) refused (last: \(last ?? "?"))" }
+        return notes
+    }
+
     private static func line(of hub: DaemonStatus.Hub) -> String {
         var line =
             "hub \(hub.address), namespace \(hub.namespace ?? "?"): "
@@ -86,6 +94,7 @@ enum StatusCommands {
         if let error = hub.lastError { line += ", last error: \(error)" }
         if let rewind = hub.lastRewind { line += ", last rewind: \(rewind)" }
         if let change = hub.lastAccountChange { line += ", \(change)" }
+        line += sealNotes(hub.sealedUnder, refused: hub.sealedRowsRefused, last: hub.lastSealRefusal)
         return line
     }
 
@@ -102,6 +111,7 @@ enum StatusCommands {
         if folder.refusedFiles > 0 { line += ", \(folder.refusedFiles) file(s) refused" }
         if let error = folder.lastError { line += ", last error: \(error)" }
         if let fork = folder.lastFork { line += ", \(fork)" }
+        line += sealNotes(folder.sealedUnder, refused: folder.sealedRowsRefused, last: folder.lastSealRefusal)
         return line
     }
 

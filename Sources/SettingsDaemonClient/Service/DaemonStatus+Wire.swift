@@ -25,6 +25,7 @@ extension DaemonStatus {
         fields["hubs"] = .array(hubs.map(\.json))
         if !folders.isEmpty { fields["folders"] = .array(folders.map(\.json)) }
         fields["dconf"] = dconf?.json
+        fields["syncKey"] = syncKey.map { .string($0) }
         return fields
     }
 
@@ -32,7 +33,7 @@ extension DaemonStatus {
     private static let knownFields: Set<String> = [
         "replica", "keys", "bytes", "sequence", "historyRecords", "clients", "watches", "database", "socket",
         "pid", "uptimeSeconds", "version", "digest", "peers", "links", "hubs", "dconf",
-        "folders",
+        "folders", "syncKey",
     ]
 
     /// Reads a `status` result.
@@ -51,6 +52,7 @@ extension DaemonStatus {
         uptimeSeconds = try members.optionalNumber("uptimeSeconds")
         version = try members.string("version")
         digest = try members.optionalString("digest")
+        syncKey = try members.optionalString("syncKey")
         peers = try (members.optionalArray("peers") ?? []).map { json throws(SettingsError) in
             try Peer(json: json)
         }
@@ -144,6 +146,9 @@ extension DaemonStatus.Hub {
         members["lastRewind"] = lastRewind.map { .string($0) }
         members["lastAccountChange"] = lastAccountChange.map { .string($0) }
         members["lastError"] = lastError.map { .string($0) }
+        members["sealedUnder"] = sealedUnder.map { .string($0) }
+        if sealedRowsRefused > 0 { members["sealedRowsRefused"] = .integer(Int64(sealedRowsRefused)) }
+        members["lastSealRefusal"] = lastSealRefusal.map { .string($0) }
         return .object(members)
     }
 
@@ -167,6 +172,9 @@ extension DaemonStatus.Hub {
         lastAccountChange = try hub.optionalString("lastAccountChange")
         clockOffsetMilliseconds = try hub.optionalInteger("clockOffsetMs") ?? 0
         entriesAheadOfClock = Int(clamping: try hub.optionalInteger("entriesAheadOfClock") ?? 0)
+        sealedUnder = try hub.optionalString("sealedUnder")
+        sealedRowsRefused = Int(clamping: try hub.optionalInteger("sealedRowsRefused") ?? 0)
+        lastSealRefusal = try hub.optionalString("lastSealRefusal")
     }
 }
 
@@ -190,6 +198,9 @@ extension DaemonStatus.Folder {
         ]
         members["lastError"] = lastError.map { .string($0) }
         members["lastFork"] = lastFork.map { .string($0) }
+        members["sealedUnder"] = sealedUnder.map { .string($0) }
+        if sealedRowsRefused > 0 { members["sealedRowsRefused"] = .integer(Int64(sealedRowsRefused)) }
+        members["lastSealRefusal"] = lastSealRefusal.map { .string($0) }
         return .object(members)
     }
 
@@ -203,6 +214,9 @@ extension DaemonStatus.Folder {
         refusedFiles = Int(clamping: try folder.optionalInteger("refusedFiles") ?? 0)
         lastError = try folder.optionalString("lastError")
         lastFork = try folder.optionalString("lastFork")
+        sealedUnder = try folder.optionalString("sealedUnder")
+        sealedRowsRefused = Int(clamping: try folder.optionalInteger("sealedRowsRefused") ?? 0)
+        lastSealRefusal = try folder.optionalString("lastSealRefusal")
         replicas = try (folder.optionalArray("replicas") ?? []).map { json throws(SettingsError) in
             let replica = try JSONFields(json, what: "each of a folder's 'replicas'")
             return Replica(

@@ -113,6 +113,10 @@ package struct DaemonStatus: Sendable, Equatable {
         /// The last thing that went wrong, and why this replica last took a new id there.
         package var lastError: String?
         package var lastFork: String?
+        /// The key the folder is sealed under (nil: plain), sealed entries refused, the last one.
+        package var sealedUnder: String?
+        package var sealedRowsRefused = 0
+        package var lastSealRefusal: String?
 
         /// Another replica in the folder.
         package struct Replica: Sendable, Equatable {
@@ -185,6 +189,10 @@ package struct DaemonStatus: Sendable, Equatable {
         package var clockOffsetMilliseconds: Int64 = 0
         /// Entries from the hub stamped beyond this clock's bound.
         package var entriesAheadOfClock = 0
+        /// The key the namespace is sealed under (nil: plain), sealed rows refused, the last one.
+        package var sealedUnder: String?
+        package var sealedRowsRefused = 0
+        package var lastSealRefusal: String?
 
         /// A hub at `address`.
         package init(address: String) {
@@ -226,6 +234,8 @@ package struct DaemonStatus: Sendable, Equatable {
     package var hubs: [Hub] = []
     /// The synced folders this replica syncs through.
     package var folders: [Folder] = []
+    /// The sync key's id and where it is kept (never the key), when the daemon holds one.
+    package var syncKey: String?
     /// The daemon's dconf bridge, when it runs one.
     package var dconf: Dconf?
     /// Fields of a newer daemon that this build does not know, kept so they still show.

@@ -31,8 +31,16 @@ public struct DaemonConfiguration: Sendable {
     /// Folders another program keeps in sync between machines (Syncthing, Nextcloud, Dropbox),
     /// to sync through.
     public var folders: [String]
+    /// Folders of `folders` synced in the clear even with a `keyring`.
+    public var plainFolders: Set<String>
     /// A PostgreSQL hub to sync with, if any.
     public var hub: HubConfiguration?
+    /// The sync keys: with them, what goes to the hub and every folder is sealed (end-to-end
+    /// encrypted) unless marked plain; nil, everything travels in the clear and sealed targets
+    /// are refused. `settingsd run` reads them from the user's key store (`settingsd keys`).
+    public var keyring: SyncKeyring?
+    /// Where the keys are kept, in words, for `status` (never what they are).
+    public var keyringLocation: String?
     /// dconf dirs to mirror both ways (`/org/gnome/`), through the user's session bus.
     public var dconfDirs: [String]
 
@@ -47,7 +55,9 @@ public struct DaemonConfiguration: Sendable {
         self.isStrict = false
         self.peers = []
         self.folders = []
+        self.plainFolders = []
         self.hub = nil
+        self.keyring = nil
         self.dconfDirs = []
     }
 

@@ -70,8 +70,11 @@ public final class SettingsDaemon: Sendable {
                 settings: settings, dirs: configuration.dconfDirs,
                 statePath: configuration.databasePath + "-dconf", logger: configuration.logger)
         self.dconf = dconf
-        self.server = try SettingsServer(
-            replicator: replicator, configuration: configuration.server, dconf: dconf)
+        var server = configuration.server
+        server.syncKey = configuration.keyring.map { keyring in
+            "key \(keyring.keyID), kept in \(configuration.keyringLocation ?? "this process")"
+        }
+        self.server = try SettingsServer(replicator: replicator, configuration: server, dconf: dconf)
     }
 
     /// Stops everything still running: a released daemon never keeps serving.
@@ -85,7 +88,11 @@ public final class SettingsDaemon: Sendable {
     /// - Throws: What `SettingsServer.start()` throws, or `invalidValue` for a hub URL that
     ///   cannot be parsed; nothing is left running then.
     public func start() throws(SettingsError) {
-        let hub = try configuration.hub.map { hub throws(SettingsError) in try replicator.sync(withHub: hub) }
+        let hub = try configuration.hub.map { hub throws(SettingsError) in
+            var hub = hub
+            hub.keyring = configuration.keyring
+            return try replicator.sync(withHub: hub)
+        }
         do throws(SettingsError) {
             try server.start()
         } catch {
@@ -106,7 +113,11 @@ public final class SettingsDaemon: Sendable {
             systemDirectory: configuration.systemDirectory, isStrict: configuration.isStrict,
             settings: settings, logger: configuration.logger)
         let links = configuration.peers.map { replicator.sync(over: $0) }
-        let folders = configuration.folders.map { replicator.sync(withFolder: $0) }
+        let folders = configuration.folders.map { folder in
+            replicator.sync(
+                withFolder: folder, keyring: configuration.keyring,
+                isPlain: configuration.plainFolders.contains(folder))
+        }
         do throws(SettingsError) {
             if let dconf {
                 waitForFirstSync(timeout: Self.firstSyncWait)

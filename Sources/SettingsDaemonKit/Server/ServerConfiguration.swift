@@ -40,6 +40,8 @@ public struct ServerConfiguration: Sendable {
     /// one import (as `ServerConnection.stagedCost` counts them: an entry's key and value and
     /// what holding it costs). 256 MiB unless a test sets less.
     package var stagedImportLimit = 256 << 20
+    /// The sync key's id and where it is kept, for `status` (nil: no key).
+    package var syncKey: String?
 
     /// Creates a configuration; every limit has a sensible default, and numbers out of range are
     /// clamped as each property says.

@@ -30,6 +30,7 @@ enum StatusReport {
         }
         status.hubs = server.replicator.hubs.map(hub(of:))
         status.folders = server.replicator.folders.map(folder(of:))
+        status.syncKey = server.configuration.syncKey
         status.clients = server.clients.load(ordering: .relaxed)
         status.watches = server.watches.load(ordering: .relaxed)
         status.socket = server.configuration.socketPath
@@ -71,6 +72,9 @@ enum StatusReport {
         report.refusedFiles = folder.refusedFiles
         report.lastError = folder.lastError
         report.lastFork = folder.lastFork
+        report.sealedUnder = folder.sealedUnder
+        report.sealedRowsRefused = folder.sealedRowsRefused
+        report.lastSealRefusal = folder.lastSealRefusal
         report.replicas = folder.replicas.map {
             DaemonStatus.Folder.Replica(
                 replica: $0.replica, readThrough: $0.readThrough, publishedThrough: $0.publishedThrough,
@@ -99,6 +103,9 @@ enum StatusReport {
         report.lastAccountChange = hub.lastAccountChange
         report.clockOffsetMilliseconds = hub.clockOffsetMilliseconds
         report.entriesAheadOfClock = hub.entriesAheadOfClock
+        report.sealedUnder = hub.sealedUnder
+        report.sealedRowsRefused = hub.sealedRowsRefused
+        report.lastSealRefusal = hub.lastSealRefusal
         return report
     }
 

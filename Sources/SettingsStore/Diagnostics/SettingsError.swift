@@ -35,6 +35,7 @@ public struct SettingsError: Error, Sendable, Equatable, CustomStringConvertible
             case schemaViolation
             case locked
             case accountMismatch
+            case sealMismatch
         }
 
         private let kind: Kind
@@ -46,11 +47,11 @@ public struct SettingsError: Error, Sendable, Equatable, CustomStringConvertible
         /// Every code this version knows, in declaration order.
         package static var all: [Code] { Kind.allCases.map(Code.init) }
 
-        /// Whether the code arises only in a client or while a store opens, never in an answer
+        /// Whether the code arises only in a client, while a store opens or in a sync link, never in an answer
         /// or event of a daemon (`docs/PROTOCOL.md` lists the others).
         package var isLocal: Bool {
             switch kind {
-            case .daemonNotRunning, .connectionLost, .databaseInUse, .unsupportedSchema: true
+            case .daemonNotRunning, .connectionLost, .databaseInUse, .unsupportedSchema, .sealMismatch: true
             default: false
             }
         }
@@ -122,6 +123,10 @@ public struct SettingsError: Error, Sendable, Equatable, CustomStringConvertible
         /// A replica's hello: the two replicas sync as different hub namespaces, and the one
         /// that would have to move cannot (its own hub link holds it to its namespace).
         public static let accountMismatch = Code(.accountMismatch)
+        /// A sync target (a hub namespace, a synced folder) is end-to-end encrypted under another
+        /// key than this machine's, or this machine would sync it plain (it holds no sync key, or
+        /// the target is marked plain here): nothing is read or written there.
+        public static let sealMismatch = Code(.sealMismatch)
     }
 
     /// Whether the store could not persist a change for reasons of its own (a full disk, a

@@ -45,6 +45,43 @@ package enum FileSystem {
         }
     }
 
+    /// Writes `bytes` to `path` with `mode`: to a hidden temporary name beside it first, synced
+    /// to disk when `durable`, then renamed into place, so a reader (or a syncer) only ever sees
+    /// the file whole.
+    package static func writeAtomically(
+        _ bytes: [UInt8], to path: String, mode: UInt32 = 0o600, durable: Bool = true
+    ) throws(SettingsError) {
+        let slash = path.lastIndex(of: "/")
+        let folder = slash.map { String(path[..<$0]) } ?? "."
+        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        var suffix = (0..<4).map { _ in UInt8.random(in: 0...255) }.map { String($0, radix: 16) }.joined()
+        suffix = String(suffix.prefix(8))
+        let temporary = folder + "/.tmp-\(suffix)-" + name
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_TRUNC | O_CLOEXEC, mode_t(mode))
+        guard fd >= 0 else { throw error("cannot write '\(temporary)'", path: temporary) }
+        var written = 0
+        while written < bytes.count {
+            let count = bytes.withUnsafeBytes {
+                write(fd, $0.baseAddress.map { $0 + written }, bytes.count - written)
+            }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else {
+                let failure = error("cannot write '\(temporary)'", path: temporary)
+                close(fd)
+                unlink(temporary)
+                throw failure
+            }
+            written += count
+        }
+        let synced = !durable || fsync(fd) == 0
+        close(fd)
+        guard synced, rename(temporary, path) == 0 else {
+            let failure = error("cannot write '\(path)'", path: path)
+            unlink(temporary)
+            throw failure
+        }
+    }
+
     /// The names in the folder at `path` that end with `suffix` (all when empty), sorted by
     /// their bytes; nothing when the folder does not exist.
     package static func files(in path: String, endingWith suffix: String = "") throws(SettingsError)

@@ -41,6 +41,7 @@ extension FolderConnector {
     /// The replica whose folder `name` in the folder is; nil (warned once) for anything else:
     /// a syncer's temporaries (silently), its conflict copies, files and folders not settingsd's.
     func replicaFolder(named name: String) -> ReplicaID? {
+        guard name != FolderFileName.sealName else { return nil }
         switch FolderFileName(name) {
         case .temporary:
             return nil
@@ -151,6 +152,10 @@ extension FolderConnector {
             covered = max(covered, batch.last)
         }
         needsSnapshot = covered < present
+        // Files sealed otherwise than the folder (it was plain, or sealed under an older key):
+        // a sealed snapshot replaces them.
+        let own = listing.batches.map(\.name) + listing.snapshots.map(\.name)
+        if !own.allSatisfy(isSealedAsFolder) { needsSnapshot = true }
     }
 
     /// Throws `replicaForked` (after taking a new id) when a file of this replica's id, written
@@ -191,9 +196,10 @@ extension FolderConnector {
             // Removed meanwhile (a compaction), or unreadable: the next event says more.
             return nil
         }
-        switch FolderFile.read(bytes, replica: replica, name: name) {
+        switch FolderFile.read(bytes, replica: replica, name: name, sealer: sealer) {
         case .complete(let file):
             reader.incomplete[path] = nil
+            noteRefused(file.refusals, in: path)
             return file
         case .incomplete(let reason):
             if reader.incomplete[path] != bytes.count {

@@ -27,7 +27,7 @@ extension FolderConnector {
                     entries: needed)
                 let name = FolderFileName.batchName(
                     first: file.first, last: last, tag: FolderFileName.tag(of: incarnation))
-                let bytes = try write(file.encoded(), as: name)
+                let bytes = try write(file.encoded(sealedBy: sealer), as: name)
                 ownBatches[name] = (last, bytes)
                 writtenThrough = last
             }
@@ -74,7 +74,7 @@ extension FolderConnector {
         let file = FolderFile(
             kind: .snapshot, replica: localID, incarnation: incarnation, first: 1, last: through,
             entries: entries)
-        let bytes = try write(file.encoded(), as: name)
+        let bytes = try write(file.encoded(sealedBy: sealer), as: name)
         let replaced =
             ownBatches.filter { $0.value.last <= through }.map(\.key) + [ownSnapshot?.name].compactMap { $0 }
         ownSnapshot = (name, through, bytes)
@@ -94,7 +94,7 @@ extension FolderConnector {
         let state = FolderReplicaState(
             replica: localID, incarnation: incarnation, published: writtenThrough,
             considered: consideredThrough,
-            sequence: sequence, digest: digest, read: read)
+            sequence: sequence, digest: sealer.map { $0.masked(digest) } ?? digest, read: read)
         guard state != lastState else { return }
         // Not synced to disk: a state file lost in a crash is written again at the next change,
         // and until then others read the agreement as `unknown`.
@@ -106,31 +106,7 @@ extension FolderConnector {
     /// synced to disk when `durable`, then renamed into place, so a syncer (and a reader) only
     /// ever sees it whole. Returns its size.
     func write(_ bytes: [UInt8], as name: String, durable: Bool = true) throws(SettingsError) -> Int {
-        let path = ownFolder + "/" + name
-        let temporary = ownFolder + "/.tmp-\(UUID().uuidString.prefix(8))-" + name
-        let fd = Glibc.open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw FileSystem.error("cannot write '\(temporary)'", path: temporary) }
-        var written = 0
-        while written < bytes.count {
-            let count = bytes.withUnsafeBytes {
-                Glibc.write(fd, $0.baseAddress.map { $0 + written }, bytes.count - written)
-            }
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else {
-                let error = FileSystem.error("cannot write '\(temporary)'", path: temporary)
-                close(fd)
-                unlink(temporary)
-                throw error
-            }
-            written += count
-        }
-        let synced = !durable || fsync(fd) == 0
-        close(fd)
-        guard synced, rename(temporary, path) == 0 else {
-            let error = FileSystem.error("cannot write '\(path)'", path: path)
-            unlink(temporary)
-            throw error
-        }
+        try FileSystem.writeAtomically(bytes, to: ownFolder + "/" + name, durable: durable)
         return bytes.count
     }
 }

@@ -53,6 +53,9 @@ final class FolderConnector: @unchecked Sendable {  // engine state on its seria
     static let compactionBytes = 1 << 20
 
     let root: String
+    /// The keys the link seals with (nil: none), and whether the folder is marked plain here.
+    let keyring: SyncKeyring?
+    let marksPlain: Bool
     let settings: Settings
     let logger: SettingsLogger?
     let queue = DispatchQueue(label: "settingsd.folder")
@@ -83,9 +86,18 @@ final class FolderConnector: @unchecked Sendable {  // engine state on its seria
     var repairedAt: [ReplicaID: Int64] = [:]
     var watcher: FolderWatcher?
     var backoff = Backoff()
+    /// Seals what this replica writes and opens what it reads, when the folder is sealed.
+    var sealer: EntrySealer?
+    /// Own files found sealed as the folder is.
+    var sealChecked: Set<String> = []
 
-    init(settings: Settings, root: String, logger: SettingsLogger?) {
+    init(
+        settings: Settings, root: String, keyring: SyncKeyring? = nil, marksPlain: Bool = false,
+        logger: SettingsLogger?
+    ) {
         self.settings = settings
+        self.keyring = keyring
+        self.marksPlain = marksPlain
         self.root = root.count > 1 && root.hasSuffix("/") ? String(root.dropLast()) : root
         self.logger = logger
         self.localID = settings.replicaID
@@ -147,6 +159,7 @@ final class FolderConnector: @unchecked Sendable {  // engine state on its seria
         }
         do throws(SettingsError) {
             try FileSystem.createDirectories(ownFolder)
+            try joinSealing()
             if watcher == nil {
                 let watcher = try FolderWatcher(root: root, queue: queue) { [weak self] changes in
                     self?.changed(changes)
@@ -192,7 +205,11 @@ final class FolderConnector: @unchecked Sendable {  // engine state on its seria
                 try scanAll()
             } else {
                 for case .replica(let name) in changes {
-                    if name == localID.description {
+                    if name == FolderFileName.sealName {
+                        try joinSealing()
+                        try scanOwnFolder()
+                        try scanAll()
+                    } else if name == localID.description {
                         try scanOwnFolder()
                     } else if let replica = replicaFolder(named: name) {
                         if readers[replica] == nil { watcher?.watch(replica: name) }

@@ -21,6 +21,11 @@ import SettingsStore
 /// no replica id and no full time. A snapshot's entries carry sequence 0 (it covers everything
 /// through `last`).
 ///
+/// In a sealed folder an entry's key is its key id and its value the sealed entry in base 64
+/// (`EntrySealer`): `["3f9c…", "AaYx…", 0, 0, 0, 101]`, and the header names the key
+/// (`"sealed":"<key id>"`). A file in the clear is refused there, and an entry that does not
+/// open is refused alone (`refusals`).
+///
 /// The last line counts the entries and carries an FNV-1a 64-bit checksum of every byte before
 /// it: a file without it, or whose sum differs, is incomplete (a syncer still copying it) and
 /// read again when it changes.
@@ -42,6 +47,8 @@ struct FolderFile: Equatable {
     var last: Int64
     /// The entries, each with its writer's local sequence number.
     var entries: [SettingEntry]
+    /// Sealed entries of the file that were refused when it was read.
+    var refusals = SealRefusals()
 
     /// The format's version; a file of a newer one is refused by name.
     static let version = 1
@@ -50,8 +57,8 @@ struct FolderFile: Equatable {
     /// The largest file read.
     static let maximumBytes = 512 << 20
 
-    /// The file's bytes.
-    func encoded() -> [UInt8] {
+    /// The file's bytes, its entries sealed by `sealer` when the folder is sealed.
+    func encoded(sealedBy sealer: EntrySealer? = nil) -> [UInt8] {
         var bytes: [UInt8] = []
         var writers: [ReplicaID] = []
         var indexes: [ReplicaID: Int] = [:]
@@ -60,18 +67,27 @@ struct FolderFile: Equatable {
             writers.append(entry.version.replica)
         }
         let base = entries.map(\.version.timestamp.milliseconds).min() ?? 0
-        let header: JSONValue = .object([
+        var fields: [String: JSONValue] = [
             "settingsd": "folder", "version": .integer(Int64(Self.version)), "kind": .string(kind.rawValue),
             "replica": .string(replica.description), "incarnation": .string(incarnation.uuidString),
             "first": .integer(first), "last": .integer(last), "count": .integer(Int64(entries.count)),
             "writers": .array(writers.map { .string($0.description) }), "base": .integer(Int64(base)),
-        ])
+        ]
+        if let sealer { fields["sealed"] = .string(sealer.key.id) }
+        let header: JSONValue = .object(fields)
         header.write(to: &bytes)
         bytes.append(UInt8(ascii: "\n"))
         for entry in entries {
             let stamp = entry.version.timestamp
+            var key = JSONValue.string(entry.key)
+            var value = entry.value?.json ?? .null
+            if let sealer {
+                let sealed = sealer.seal(entry)
+                key = .string(sealed.keyID)
+                value = .string(Data(sealed.sealed).base64EncodedString())
+            }
             let line: JSONValue = .array([
-                .string(entry.key), entry.value?.json ?? .null, .integer(Int64(stamp.milliseconds - base)),
+                key, value, .integer(Int64(stamp.milliseconds - base)),
                 .integer(Int64(stamp.counter)), .integer(Int64(indexes[entry.version.replica] ?? 0)),
                 .integer(kind == .batch ? entry.sequence : 0),
             ])
@@ -98,7 +114,12 @@ struct FolderFile: Equatable {
     /// Reads a file's bytes, checking them against the header and trailer and the name they
     /// were found under (`replica`, and the kind and range the name says). The entries' keys and
     /// values are checked by the store's limits when they are applied, as any replica's are.
-    static func read(_ bytes: [UInt8], replica: ReplicaID, name: FolderFileName) -> Reading {
+    ///
+    /// In a sealed folder (`sealer`), a file in the clear is refused whole, and each entry is
+    /// opened: one that does not open is left out and noted in the file's `refusals`.
+    static func read(_ bytes: [UInt8], replica: ReplicaID, name: FolderFileName, sealer: EntrySealer? = nil)
+        -> Reading
+    {
         let lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
         guard bytes.last == UInt8(ascii: "\n"), lines.count >= 3 else {
             return .incomplete("it ends before its last line")
@@ -156,10 +177,22 @@ struct FolderFile: Equatable {
             }
             let base = try header.optionalInteger("base") ?? 0
             guard (0..<(1 << 46)).contains(base) else { return .invalid("its base time is out of range") }
+            let sealedUnder = header.members["sealed"]
+            if sealer != nil, sealedUnder == nil {
+                return .invalid("it is in the clear, in a sealed folder (never applied)")
+            }
+            if sealer == nil, case .string(let key)? = sealedUnder {
+                return .invalid("it is sealed under key \(key), and this machine syncs the folder in the clear")
+            }
             var entries: [SettingEntry] = []
+            var refusals = SealRefusals()
             entries.reserveCapacity(Int(count))
             for line in lines[1..<(lines.count - 2)] {
-                let entry = try Self.entry(JSONValue.parse(line), writers: writers, base: base)
+                var entry = try Self.entry(JSONValue.parse(line), writers: writers, base: base, sealed: sealer != nil)
+                if let sealer {
+                    guard let opened = Self.open(entry, sealer: sealer, refusals: &refusals) else { continue }
+                    entry = opened
+                }
                 guard
                     kind == .snapshot
                         ? entry.sequence == 0 : (entry.sequence >= first && entry.sequence <= last)
@@ -172,7 +205,7 @@ struct FolderFile: Equatable {
             return .complete(
                 FolderFile(
                     kind: kind, replica: replica, incarnation: incarnation, first: first, last: last,
-                    entries: entries))
+                    entries: entries, refusals: refusals))
         } catch {
             return .invalid(error.message)
         }
@@ -191,9 +224,30 @@ struct FolderFile: Equatable {
         return String(repeating: "0", count: 16 - text.count) + text
     }
 
-    /// Reads one entry line, `[key, value, milliseconds after base, counter, writer, sequence]`.
-    private static func entry(_ json: JSONValue, writers: [ReplicaID], base: Int64) throws(SettingsError)
-        -> SettingEntry
+    /// A sealed entry as `entry(_:writers:base:sealed:)` read it (its key the key id, its value
+    /// the sealed bytes as data), opened; nil when refused (noted in `refusals`).
+    private static func open(_ entry: SettingEntry, sealer: EntrySealer, refusals: inout SealRefusals)
+        -> SettingEntry?
+    {
+        guard case .data(let sealed)? = entry.value else {
+            refusals.note(.malformed("its value is not sealed"), key: entry.key)
+            return nil
+        }
+        let result = sealed.withUnsafeBytes { bytes in
+            sealer.open(keyID: entry.key, sealed: bytes, version: entry.version, sequence: entry.sequence)
+        }
+        switch result {
+        case .success(let opened): return opened
+        case .failure(let refusal):
+            refusals.note(refusal, key: entry.key)
+            return nil
+        }
+    }
+
+    /// Reads one entry line, `[key, value, milliseconds after base, counter, writer, sequence]`;
+    /// when `sealed`, the value is the sealed entry in base 64, returned as data to open.
+    private static func entry(_ json: JSONValue, writers: [ReplicaID], base: Int64, sealed: Bool)
+        throws(SettingsError) -> SettingEntry
     {
         guard case .array(let fields) = json, fields.count == 6, case .string(let key) = fields[0],
             case .integer(let milliseconds) = fields[2], case .integer(let counter) = fields[3],
@@ -207,9 +261,18 @@ struct FolderFile: Equatable {
             (0...Int64(UInt16.max)).contains(counter),
             writers.indices.contains(Int(clamping: writer))
         else { throw SettingsError(.protocolError, "an entry's version is out of range (key '\(key)')") }
-        let value =
-            fields[1] == .null
-            ? nil : try JSONFields(.object(["value": fields[1]]), what: "an entry").value("value")
+        let value: SettingValue?
+        if sealed {
+            guard case .string(let text) = fields[1] else {
+                throw SettingsError(.protocolError, "a sealed entry's value is not a string (key id '\(key)')")
+            }
+            // Not base 64 at all: refused with the entry, as a seal that does not open.
+            value = .data(Data(base64Encoded: text) ?? Data())
+        } else {
+            value =
+                fields[1] == .null
+                ? nil : try JSONFields(.object(["value": fields[1]]), what: "an entry").value("value")
+        }
         let version = SettingVersion(
             timestamp: HybridTimestamp(milliseconds: UInt64(base + milliseconds), counter: UInt16(counter)),
             replica: writers[Int(writer)])

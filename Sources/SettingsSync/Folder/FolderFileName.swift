@@ -33,6 +33,8 @@ enum FolderFileName: Equatable {
 
     /// The state file's name.
     static let stateName = "state.json"
+    /// The seal record's name, at the top of a sealed folder (`SealRecord`).
+    static let sealName = "seal.json"
 
     /// The tag of an incarnation in file names.
     static func tag(of incarnation: UUID) -> String {

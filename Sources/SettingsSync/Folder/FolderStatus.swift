@@ -20,6 +20,12 @@ public struct FolderStatus: Sendable, Equatable {
     public var lastError: String?
     /// Why this replica last took a new id here (its folder showed a copy of its store), if it did.
     public var lastFork: String?
+    /// The id of the key the folder is sealed under (end-to-end encrypted), nil while plain.
+    public var sealedUnder: String?
+    /// Sealed entries (or plain files in a sealed folder) refused since the link started.
+    public var sealedRowsRefused = 0
+    /// The last of them, in words.
+    public var lastSealRefusal: String?
 
     /// Another replica writing in the folder.
     public struct Replica: Sendable, Equatable {

@@ -13,6 +13,9 @@ struct HubAntiEntropy {
     /// its limits, against its schema): left out of the hub's side of every comparison, so a
     /// forged row makes the namespace `agreed (n hub entries refused)`, not diverged for ever.
     private(set) var refused: Set<UInt64> = []
+    /// Seals entries before they are fingerprinted, when the namespace is sealed: the hub sees
+    /// only sealed rows.
+    var sealer: EntrySealer?
 
     /// Notes hub rows this replica does not take.
     mutating func refuse(_ rows: some Sequence<UInt64>) {
@@ -48,7 +51,7 @@ struct HubAntiEntropy {
             if (entry.value?.nestingDepth ?? 0) > SettingValue.maximumNestingDepth {
                 fingerprints[entry.key] = nil
             } else {
-                fingerprints[entry.key] = HubFingerprint.of(entry)
+                fingerprints[entry.key] = HubFingerprint.of(entry, sealedBy: sealer)
             }
         }
         if let last = changed.last { seenSequence = last.sequence }
@@ -58,6 +61,7 @@ struct HubAntiEntropy {
     mutating func reset() {
         fingerprints = [:]
         seenSequence = 0
+        refused = []
     }
 
     /// The fingerprint this replica holds for `key`, when it holds an entry of it that syncs.

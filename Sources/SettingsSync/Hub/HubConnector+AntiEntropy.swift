@@ -43,6 +43,9 @@ extension HubConnector {
         let rows = try hub.entries(inBuckets: differing.sorted(), limits: settings.configuration.limits)
         entropy.forgetRefused(
             inBuckets: differing, present: Set(rows.entries.map(\.fingerprint) + rows.unreadable))
+        // Sealed rows refused here are counted once, not at every comparison that meets them.
+        noteRefused(
+            hub.takeRefusals(), in: hub, counting: rows.unreadable.filter { !entropy.refused.contains($0) }.count)
         entropy.refuse(rows.unreadable)
         // Down: what the hub holds otherwise. The store keeps, per key, the higher version.
         // Rows numbered past the cursor were pushed meanwhile: the pull brings them.

@@ -32,15 +32,17 @@ extension HubConnector {
             if !strangers.isEmpty {
                 let fetched = try hub.entries(forKeys: strangers.map(\.key), limits: limits)
                 entries += fetched.entries.map(\.entry)
+                noteRefused(hub.takeRefusals(), in: hub)
                 logger?.log(
                     .warning,
                     "the hub holds \(strangers.count) entr\(strangers.count == 1 ? "y" : "ies") pushed under this replica's id that it does not hold (a copy of its file, or forged rows); merging them"
                 )
             }
-            if batch.unreadable > 0 {
+            noteRefused(batch.refusals, in: hub)
+            if batch.unreadable > batch.refusals.count {
                 logger?.log(
                     .warning,
-                    "skipped \(batch.unreadable) hub entries that this build cannot read or that are out of range (oversize keys or values, forged sequence numbers)"
+                    "skipped \(batch.unreadable - batch.refusals.count) hub entries that this build cannot read or that are out of range (oversize keys or values, forged sequence numbers)"
                 )
             }
             let isInitial = initialTarget.map { batch.through <= $0 && $0 > 0 } ?? false
@@ -57,7 +59,7 @@ extension HubConnector {
             noteAhead(outcome.aheadOfClock)
             if outcome.applied < entries.count {
                 // Known as refused, so anti-entropy does not offer them (and announce them) again.
-                entropy.refuse(refusedRows(entries.map { ($0, HubFingerprint.of($0)) }))
+                entropy.refuse(refusedRows(entries.map { ($0, HubFingerprint.of($0, sealedBy: hub.sealer)) }))
             }
             cursor = batch.through
             update { $0.lastContactMilliseconds = settings.configuration.clock() }

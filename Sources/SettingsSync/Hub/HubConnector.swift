@@ -48,6 +48,8 @@ final class HubConnector: Sendable {
     private let conninfo: String
     private let pooling: HubPooling
     private let pollInterval: ClosedRange<Duration>
+    /// `?settingsd_seal=off`: the namespace stays plain even when this machine holds a key.
+    let marksPlain: Bool
     let settings: Settings
     let logger: SettingsLogger?
     private let state: Mutex<State>
@@ -62,6 +64,7 @@ final class HubConnector: Sendable {
         conninfo = try url.checkedConninfo()
         pooling = try url.pooling(default: configuration.pooling)
         pollInterval = try url.pollInterval(default: configuration.pollInterval)
+        marksPlain = try url.marksPlain()
         self.settings = settings
         self.configuration = configuration
         self.logger = logger
@@ -252,7 +255,7 @@ final class HubConnector: Sendable {
         on connection: PostgresConnection, polls: Bool, poll: inout PollSchedule, connected: () -> Void
     ) throws(SettingsError) {
         try HubSchema.check(connection)
-        let hub = try HubNamespace(
+        var hub = try HubNamespace(
             connection: connection, namespace: configuration.namespace, listens: !polls)
         try measureClock(on: connection)
         let localID = settings.replicaID
@@ -268,6 +271,9 @@ final class HubConnector: Sendable {
         var checks = CheckSchedule(
             safetyNet: polls ? configuration.comparisonInterval : .seconds(Self.safetyNetInterval),
             comparesAfterChanges: !polls)
+        try joinSealing(
+            on: &hub, as: localID, incarnation: incarnation, pushed: pushed, cursor: &cursor,
+            initialTarget: initialTarget, entropy: &checks.entropy)
         var retriedBehind = false
         // Per connection: a reconnect may reach a server that numbers the function otherwise.
         var call = HubPollCall()

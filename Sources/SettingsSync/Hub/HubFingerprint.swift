@@ -9,16 +9,26 @@ import SettingsWire
 /// MD5 because PostgreSQL has it built in and it is fast; it only has to tell rows apart, not
 /// resist anyone: a tenant can write any row it likes anyway.
 enum HubFingerprint {
-    /// The fingerprint of `entry` as the hub's generated column holds it.
-    static func of(_ entry: SettingEntry) -> UInt64 {
-        let encoded = entry.value?.encoded() ?? []
+    /// The fingerprint of `entry` as the hub's generated column holds it: of the entry as it is,
+    /// or of its sealed row when `sealer` seals what goes to the hub.
+    static func of(_ entry: SettingEntry, sealedBy sealer: EntrySealer? = nil) -> UInt64 {
+        if let sealer {
+            let (keyID, sealed) = sealer.seal(entry)
+            return of(key: keyID, version: entry.version, value: sealed)
+        }
+        return of(key: entry.key, version: entry.version, value: entry.value?.encoded())
+    }
+
+    /// The fingerprint of a row of `key`, `version` and `value` bytes (nil: a tombstone).
+    static func of(key: String, version: SettingVersion, value: [UInt8]?) -> UInt64 {
+        let encoded = value ?? []
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(entry.key.utf8.count + 26 + encoded.count)
-        bytes.append(contentsOf: entry.key.utf8)
+        bytes.reserveCapacity(key.utf8.count + 26 + encoded.count)
+        bytes.append(contentsOf: key.utf8)
         bytes.append(0)
-        withUnsafeBytes(of: entry.version.timestamp.rawValue.bigEndian) { bytes.append(contentsOf: $0) }
-        withUnsafeBytes(of: entry.version.replica.uuid.uuid) { bytes.append(contentsOf: $0) }
-        bytes.append(entry.value == nil ? 0 : 1)
+        withUnsafeBytes(of: version.timestamp.rawValue.bigEndian) { bytes.append(contentsOf: $0) }
+        withUnsafeBytes(of: version.replica.uuid.uuid) { bytes.append(contentsOf: $0) }
+        bytes.append(value == nil ? 0 : 1)
         bytes.append(contentsOf: encoded)
         return bytes.withUnsafeBytes { MD5.prefix64($0) }
     }

@@ -23,6 +23,15 @@ package struct HubNamespace {
 
     /// What this connection last read or wrote of each replica's pushed position.
     private let ledger = PushLedger()
+    private let refusalLedger = RefusalLedger()
+
+    /// Seals what is pushed and opens what is pulled, when the namespace is sealed (set once the
+    /// link decided, `Sealing`); every push and pull names its key, and the hub refuses them
+    /// when the namespace is sealed otherwise.
+    package var sealer: EntrySealer?
+
+    /// The key id pushes and pulls name: the sealer's, NULL when plain.
+    private var sealedUnder: PostgresValue { sealer.map { .text($0.key.id) } ?? .null }
 
     /// Entries per push or pull statement.
     package static let batchEntries = 1_000
@@ -118,21 +127,27 @@ package struct HubNamespace {
         after cursor: Int64, for replica: ReplicaID, limits: SettingsLimits,
         limit: Int = batchEntries, byteBudget: Int = batchBytes
     ) throws(SettingsError) -> PulledBatch {
-        let caps = Self.caps(for: limits)
+        let caps = caps(for: limits)
         // A window of hub sequence numbers bounds the work whatever plan PostgreSQL picks: on a
         // table its statistics think small (a new hub, a burst of pushes since the last ANALYZE)
         // it would read every row after the cursor and sort them, which made an initial sync
         // quadratic. Numbers no row holds now only make a window come back short; the window
         // that reaches the counter has no end.
         let window = Int64(limit) * 2
-        let rows = try connection.execute(
-            "SELECT * FROM settingsd.pull_batch($1, $2, $3, $4, $5, $6, $7)",
-            [
-                .text(name), .int64(cursor), .int64(Int64(limit)), .int64(Int64(caps.keyBytes)),
-                .int64(Int64(caps.valueBytes)), .int64(Int64(byteBudget)), .int64(window),
-            ])
+        let rows: PostgresRows
+        do {
+            rows = try connection.execute(
+                "SELECT * FROM settingsd.pull_batch($1, $2, $3, $4, $5, $6, $7, $8)",
+                [
+                    .text(name), sealedUnder, .int64(cursor), .int64(Int64(limit)), .int64(Int64(caps.keyBytes)),
+                    .int64(Int64(caps.valueBytes)), .int64(Int64(byteBudget)), .int64(window),
+                ])
+        } catch  where error.message.contains("[SQLSTATE \(HubSchema.sealChangedState)]") {
+            throw Self.sealChanged(error)
+        }
         do throws(PackedBatch.Malformed) {
-            return try Self.batch(packedIn: rows, after: cursor, for: replica, window: window, limit: limit)
+            return try Self.batch(
+                packedIn: rows, after: cursor, for: replica, window: window, limit: limit, sealer: sealer)
         } catch {
             throw SettingsError(
                 .protocolError,
@@ -145,7 +160,8 @@ package struct HubNamespace {
     /// count on each, and the parts of one packed value in order; no rows when the namespace
     /// has no counter row. The caller's own rows are told by their pusher.
     private static func batch(
-        packedIn rows: PostgresRows, after cursor: Int64, for replica: ReplicaID, window: Int64, limit: Int
+        packedIn rows: PostgresRows, after cursor: Int64, for replica: ReplicaID, window: Int64, limit: Int,
+        sealer: EntrySealer?
     ) throws(PackedBatch.Malformed) -> PulledBatch {
         guard rows.count > 0 else { return PulledBatch(through: cursor, counter: nil) }
         let counter = rows.int64(0, 0)
@@ -154,6 +170,8 @@ package struct HubNamespace {
         packed.reserveCapacity((0..<rows.count).reduce(0) { $0 + rows.withBytes($1, 2) { $0.count } })
         for row in 0..<rows.count { rows.withBytes(row, 2) { packed.append(contentsOf: $0) } }
         var returned: Int64 = 0
+        var refusals = SealRefusals()
+        defer { batch.refusals = refusals }
         let me = replica.bytes
         // `withUnsafeBytes` rethrows untyped errors: the refusal comes out as a value.
         let failure = packed.withUnsafeBytes { bytes -> PackedBatch.Malformed? in
@@ -164,16 +182,20 @@ package struct HubNamespace {
                         SettingVersion(
                             timestamp: HybridTimestamp(rawValue: UInt64(bitPattern: row.stamp)), replica: $0)
                     }
+                    let opened: (SettingVersion, Int64) -> SettingEntry? = { version, sequence in
+                        guard let key = row.key else { return nil }
+                        return Self.entry(
+                            key: String(decoding: key, as: UTF8.self), value: row.value, version: version,
+                            sequence: sequence, sealer: sealer, refusals: &refusals)
+                    }
                     batch.take(
                         sequence: row.sequence, isReadable: !row.isOversize, version: version,
                         isMine: row.pusher.elementsEqual(me),
-                        key: { row.key.map { String(decoding: $0, as: UTF8.self) } },
-                        entry: { version, sequence in
-                            guard let key = row.key else { return nil }
-                            return Self.entry(
-                                key: String(decoding: key, as: UTF8.self), value: row.value, version: version,
-                                sequence: sequence)
-                        })
+                        key: { version in
+                            guard sealer != nil else { return row.key.map { String(decoding: $0, as: UTF8.self) } }
+                            return opened(version, 0)?.key
+                        },
+                        entry: opened)
                 }
                 return nil
             } catch {
@@ -206,15 +228,29 @@ package struct HubNamespace {
         -> ClosedRange<Int64>?
     {
         let expected = ledger.records[replica]
+        var keys: [String] = []
+        var values: [[UInt8]?] = []
+        keys.reserveCapacity(entries.count)
+        values.reserveCapacity(entries.count)
+        for entry in entries {
+            if let sealer {
+                let sealed = sealer.seal(entry)
+                keys.append(sealed.keyID)
+                values.append(sealed.sealed)
+            } else {
+                keys.append(entry.key)
+                values.append(entry.value?.encoded())
+            }
+        }
         // The batch travels as four arrays, so the statement's text never changes with its size;
         // `settingsd.push` does the rest inside PostgreSQL.
         let result: PostgresRows
         do {
             result = try connection.execute(
-                "SELECT settingsd.push($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+                "SELECT settingsd.push($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
                 [
-                    .text(name), .bytes(replica.bytes), .int64(through), .textArray(entries.map(\.key)),
-                    .bytesArray(entries.map { $0.value?.encoded() }),
+                    .text(name), sealedUnder, .bytes(replica.bytes), .int64(through), .textArray(keys),
+                    .bytesArray(values),
                     .int64Array(entries.map { Int64(bitPattern: $0.version.timestamp.rawValue) }),
                     .bytesArray(entries.map { $0.version.replica.bytes }),
                     incarnation.map { .bytes(ReplicaID($0).bytes) } ?? .null,
@@ -224,6 +260,8 @@ package struct HubNamespace {
         } catch  where error.message.contains("[SQLSTATE \(HubSchema.positionMovedState)]") {
             // Another copy of the replica pushed meanwhile, or the hub's record changed.
             throw SettingsError(.replicaForked, error.message, sql: error.sql)
+        } catch  where error.message.contains("[SQLSTATE \(HubSchema.sealChangedState)]") {
+            throw Self.sealChanged(error)
         }
         guard entries.isEmpty || (result.count == 1 && !result.isNull(0, 0)) else {
             throw SettingsError(.io, "the hub did not number a push to namespace '\(name)'")
@@ -293,13 +331,16 @@ package struct HubNamespace {
         throws(SettingsError) -> (entries: [(entry: SettingEntry, fingerprint: UInt64)], unreadable: [UInt64])
     {
         try rows(
-            where: "key = ANY($2::text[])", .textArray(keys), limits: limits)
+            where: "key = ANY($2::text[])", .textArray(sealer.map { sealer in keys.map(sealer.keyID(for:)) } ?? keys),
+            limits: limits)
     }
 
     private func rows(
         where condition: String, _ selector: PostgresValue, limits: SettingsLimits
     ) throws(SettingsError) -> (entries: [(entry: SettingEntry, fingerprint: UInt64)], unreadable: [UInt64]) {
-        let caps = Self.caps(for: limits)
+        let caps = caps(for: limits)
+        // Nothing comes back when the namespace is sealed otherwise than this link seals: its
+        // rows are never read as this link's.
         let rows = try connection.execute(
             """
             SELECT CASE WHEN readable THEN key END, CASE WHEN readable THEN value END, hlc, replica,
@@ -308,21 +349,29 @@ package struct HubNamespace {
                     octet_length(key) <= $3::bigint AND coalesce(octet_length(value), 0) <= $4::bigint
                         AND hub_seq BETWEEN 0 AND 4611686018427387904 AS readable
                 FROM settingsd.entries
-                WHERE namespace = $1 AND \(condition)) AS rows
+                WHERE namespace = $1 AND \(condition)
+                    AND (SELECT s.key_id FROM settingsd.seals AS s WHERE s.namespace = $1) IS NOT DISTINCT FROM $5::text
+                ) AS rows
             """,
-            [.text(name), selector, .int64(Int64(caps.keyBytes)), .int64(Int64(caps.valueBytes))])
+            [.text(name), selector, .int64(Int64(caps.keyBytes)), .int64(Int64(caps.valueBytes)), sealedUnder])
         var entries: [(entry: SettingEntry, fingerprint: UInt64)] = []
         var unreadable: [UInt64] = []
+        var refusals = SealRefusals()
         for row in 0..<rows.count {
             let fingerprint = UInt64(bitPattern: rows.int64(row, 5))
             guard rows.int64(row, 4) == 1, let version = Self.version(rows, row),
-                let entry = Self.entry(rows, row, version: version, sequence: rows.int64(row, 6))
+                let entry = rows.withBytes(row, 1, { bytes in
+                    Self.entry(
+                        key: rows.text(row, 0), value: rows.isNull(row, 1) ? nil : bytes, version: version,
+                        sequence: rows.int64(row, 6), sealer: sealer, refusals: &refusals)
+                })
             else {
                 unreadable.append(fingerprint)
                 continue
             }
             entries.append((entry, fingerprint))
         }
+        refusalLedger.refusals.take(refusals)
         return (entries, unreadable)
     }
 
@@ -333,6 +382,14 @@ package struct HubNamespace {
         (Arrival.keyCap(forLimit: limits.maximumKeyBytes), 2 * limits.maximumValueBytes + 1024)
     }
 
+    /// `caps(for:)` for this namespace: a sealed row's key is a key id, and its value carries
+    /// the key name and the seal besides.
+    func caps(for limits: SettingsLimits) -> (keyBytes: Int, valueBytes: Int) {
+        let plain = Self.caps(for: limits)
+        guard sealer != nil else { return plain }
+        return (max(plain.keyBytes, 32), plain.valueBytes + plain.keyBytes + EntrySealer.overhead)
+    }
+
     /// The version in columns 2 (stamp) and 3 (replica) of `row`, nil for a malformed replica id.
     private static func version(_ rows: PostgresRows, _ row: Int) -> SettingVersion? {
         guard let replica = rows.withBytes(row, 3, { ReplicaID(bytes: $0) }) else { return nil }
@@ -340,28 +397,35 @@ package struct HubNamespace {
             timestamp: HybridTimestamp(rawValue: UInt64(bitPattern: rows.int64(row, 2))), replica: replica)
     }
 
-    /// The entry of `row` (key in column 0, value in 1, NULL for a tombstone), nil for a value
-    /// this build cannot read.
-    private static func entry(_ rows: PostgresRows, _ row: Int, version: SettingVersion, sequence: Int64)
-        -> SettingEntry?
-    {
-        rows.withBytes(row, 1) { bytes in
-            entry(
-                key: rows.text(row, 0), value: rows.isNull(row, 1) ? nil : bytes, version: version,
-                sequence: sequence)
-        }
-    }
-
-    /// The entry of `key` with the value in its binary encoding (nil: a tombstone), nil for a
-    /// value this build cannot read; both pull statements' rows come through here.
+    /// The entry of a row: `key` and the value's bytes (nil: a tombstone), opened by `sealer`
+    /// when the namespace is sealed; nil for a value this build cannot read, or a sealed row
+    /// refused (noted in `refusals`). Both pull statements' rows come through here.
     private static func entry(
-        key: String, value: UnsafeRawBufferPointer?, version: SettingVersion, sequence: Int64
+        key: String, value: UnsafeRawBufferPointer?, version: SettingVersion, sequence: Int64,
+        sealer: EntrySealer?, refusals: inout SealRefusals
     ) -> SettingEntry? {
+        if let sealer {
+            guard let value else {
+                refusals.note(.malformed("a tombstone in the clear"), key: key)
+                return nil
+            }
+            switch sealer.open(keyID: key, sealed: value, version: version, sequence: sequence) {
+            case .success(let entry): return entry
+            case .failure(let refusal):
+                refusals.note(refusal, key: key)
+                return nil
+            }
+        }
         guard let value else {
             return SettingEntry(key: key, value: nil, version: version, sequence: sequence)
         }
         guard let decoded = try? SettingValue(decoding: value) else { return nil }
         return SettingEntry(key: key, value: decoded, version: version, sequence: sequence)
+    }
+
+    /// The statement failed because the namespace is sealed otherwise than this link seals.
+    static func sealChanged(_ error: SettingsError) -> SettingsError {
+        SettingsError(.sealMismatch, error.message, sql: error.sql)
     }
 
     /// A stable replica id for a hub's namespace, derived from the hub's id and the name.
@@ -389,6 +453,22 @@ package struct PushedRecord: Equatable, Sendable {
     /// Whether the hub holds a row for the replica: one that never pushed is not counted among
     /// the machines a namespace's poll plan spreads the hub's rate over.
     package var isRegistered = true
+}
+
+/// Sealed rows refused by the reads of one `HubNamespace` since the link last took them; a
+/// class so that the namespace value that reads updates what its copies hold (one connection,
+/// one thread).
+private final class RefusalLedger {
+    var refusals = SealRefusals()
+}
+
+extension HubNamespace {
+    /// The sealed rows that reads outside pulls (comparisons, fetches by key) refused since the
+    /// last call.
+    package func takeRefusals() -> SealRefusals {
+        defer { refusalLedger.refusals = SealRefusals() }
+        return refusalLedger.refusals
+    }
 }
 
 /// The pushed records one `HubNamespace` read or wrote; a class so the namespace value that

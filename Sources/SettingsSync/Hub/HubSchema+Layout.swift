@@ -107,19 +107,25 @@ extension HubSchema {
         CREATE POLICY everyone ON settingsd.meta USING (true);
         GRANT USAGE ON SCHEMA settingsd TO settingsd_user;
         GRANT SELECT ON settingsd.meta TO settingsd_user;
-        \(namespacedTables.map { table in
-            """
-            ALTER TABLE settingsd.\(table) ENABLE ROW LEVEL SECURITY;
-            ALTER TABLE settingsd.\(table) FORCE ROW LEVEL SECURITY;
-            CREATE POLICY members ON settingsd.\(table) FOR SELECT
-                USING (\(isMember("current_user", of: "namespace")) AND \(notReserved("namespace")));
-            CREATE POLICY writer ON settingsd.\(table) TO CURRENT_USER
-                USING (namespace OPERATOR(pg_catalog.=) \(writing))
-                WITH CHECK (namespace OPERATOR(pg_catalog.=) \(writing));
-            GRANT SELECT ON settingsd.\(table) TO settingsd_user;
-            """
-        }.joined(separator: "\n"))
+        \(namespacedTables.map(guarding).joined(separator: "\n"))
         REVOKE ALL ON FUNCTION settingsd.fingerprint(text, bigint, bytea, bytea) FROM PUBLIC;
         GRANT EXECUTE ON FUNCTION settingsd.fingerprint(text, bigint, bytea, bytea) TO settingsd_user;
         """
+}
+
+extension HubSchema {
+    /// Row-level security for one table with a `namespace` column: members read their
+    /// namespaces' rows, the owner writes the one a write function named.
+    static func guarding(_ table: String) -> String {
+        """
+        ALTER TABLE settingsd.\(table) ENABLE ROW LEVEL SECURITY;
+        ALTER TABLE settingsd.\(table) FORCE ROW LEVEL SECURITY;
+        CREATE POLICY members ON settingsd.\(table) FOR SELECT
+            USING (\(isMember("current_user", of: "namespace")) AND \(notReserved("namespace")));
+        CREATE POLICY writer ON settingsd.\(table) TO CURRENT_USER
+            USING (namespace OPERATOR(pg_catalog.=) \(writing))
+            WITH CHECK (namespace OPERATOR(pg_catalog.=) \(writing));
+        GRANT SELECT ON settingsd.\(table) TO settingsd_user;
+        """
+    }
 }

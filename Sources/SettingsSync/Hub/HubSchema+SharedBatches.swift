@@ -150,8 +150,14 @@ extension HubSchema {
     ///
     /// The membership check is inline (`enterBody`): the pull is the statement a fleet runs most
     /// after the poll.
-    private static let pullBatch = """
-        CREATE FUNCTION settingsd.pull_batch(ns name, after_seq bigint, most bigint,
+    ///
+    /// From schema 16 the pull names the key the link seals with (NULL: none) and fails with
+    /// `sealChangedState` unless it is the namespace's (`checksSeal`).
+    static let pullBatch = pullBatch(checksSeal: false)
+
+    static func pullBatch(checksSeal: Bool) -> String {
+        """
+        CREATE FUNCTION settingsd.pull_batch(ns name, \(checksSeal ? "sealed_under text, " : "")after_seq bigint, most bigint,
                 key_cap bigint, value_cap bigint, budget bigint, span bigint)
             RETURNS TABLE (counter bigint, candidate_count bigint, part bytea)
             LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
@@ -162,6 +168,7 @@ extension HubSchema {
                 parts integer;
             BEGIN
                 \(enterBody)
+                \(checksSeal ? sealCheck : "")
                 RETURN QUERY
                     SELECT b.last_seq, b.candidates, b.payload
                     FROM settingsd.batches AS b JOIN settingsd.namespaces AS n
@@ -203,6 +210,7 @@ extension HubSchema {
                     FROM generate_series(0, parts - 1) AS i ORDER BY i;
             END $$;
         """
+    }
 
     /// The most bytes of a kept batch in one part: its row stays within a page, out of TOAST.
     static let partBytes = 7_800

@@ -10,6 +10,19 @@ extension HubSchema {
     static let pushSignature =
         "settingsd.push(name, bytea, bigint, text[], bytea[], bigint[], bytea[], bytea, bigint, bytea)"
 
+    /// The SQLSTATE of a push or pull that names another key than the namespace is sealed under
+    /// (or names one when it is plain, or none when it is sealed): the link joins again.
+    static let sealChangedState = "SD002"
+
+    /// Fails the statement unless `sealed_under` names the key the namespace `ns` is sealed
+    /// under (both NULL: plain).
+    static let sealCheck = """
+        IF (SELECT s.key_id FROM settingsd.seals AS s WHERE s.namespace = ns) IS DISTINCT FROM sealed_under THEN
+                    RAISE EXCEPTION 'hub namespace % is sealed otherwise than this link seals (%): joining again', ns,
+                        coalesce(sealed_under, 'plain') USING ERRCODE = '\(sealChangedState)';
+                END IF;
+        """
+
     /// The functions that write. Each checks that the session's login role (`session_user`:
     /// inside the function `current_user` is the owner) is a member of the namespace, then names
     /// it in `settingsd.writing` for the transaction, which the owner's `writer` policies admit.
@@ -79,8 +92,15 @@ extension HubSchema {
     /// The pusher names the position it last read or wrote (`expected_seq`, NULL: unchecked); a
     /// record that is not that one fails the whole push with `positionMovedState`, so nothing of
     /// it lands: two live copies of one store file can never both push under its id.
-    private static let pushFunction = """
-        CREATE FUNCTION settingsd.push(ns name, pusher bytea, pushed_through bigint,
+    ///
+    /// From schema 16 the push names the key the pusher seals with (NULL: none) and fails with
+    /// `sealChangedState` unless it is the namespace's (`checksSeal`): nothing plain lands in a
+    /// sealed namespace, nothing sealed under a key the others left behind.
+    private static let pushFunction = pushFunction(checksSeal: false)
+
+    static func pushFunction(checksSeal: Bool) -> String {
+        """
+        CREATE FUNCTION settingsd.push(ns name, \(checksSeal ? "sealed_under text, " : "")pusher bytea, pushed_through bigint,
                 new_keys text[], new_values bytea[], new_stamps bigint[], new_writers bytea[],
                 pusher_incarnation bytea, expected_seq bigint, expected_incarnation bytea)
             RETURNS bigint
@@ -92,6 +112,7 @@ extension HubSchema {
                 found_incarnation bytea;
             BEGIN
                 PERFORM settingsd.enter(ns);
+                \(checksSeal ? sealCheck : "")
                 IF size > 0 THEN
                     UPDATE settingsd.namespaces AS n SET last_seq = n.last_seq + size
                         WHERE n.namespace = ns RETURNING n.last_seq - size INTO base;
@@ -131,4 +152,5 @@ extension HubSchema {
                 RETURN base;
             END $$;
         """
+    }
 }

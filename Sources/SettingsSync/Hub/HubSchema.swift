@@ -13,9 +13,9 @@ import SettingsWire
 /// write goes through a function that checks membership and runs as the schema's owner, so
 /// isolation is PostgreSQL's, not the client's.
 ///
-/// The first release's schema is version 15, made in one step (`layout`). Versions 1 to 14 were
-/// development builds' steps towards it; no release shipped them, and a hub at one of them is
-/// refused with how to replace it (`migrate`).
+/// The first release's schema is version 15, made in one step (`layout`); version 16 adds seal
+/// records (`seals`). Versions 1 to 14 were development builds' steps towards 15; no release
+/// shipped them, and a hub at one of them is refused with how to replace it (`migrate`).
 enum HubSchema {
     /// One schema step; versions increase by one from `first`.
     struct Migration {
@@ -32,7 +32,7 @@ enum HubSchema {
         }
     }
 
-    static let migrations: [Migration] = [Migration(version: first, sql: layout)]
+    static let migrations: [Migration] = [Migration(version: first, sql: layout), seals]
 
     /// The version of the first release's schema, which `hub init` makes in one step.
     static let first: Int64 = 15
@@ -55,7 +55,8 @@ enum HubSchema {
         "NOT pg_catalog.starts_with(\(name)::text, 'settingsd_')"
     }
 
-    /// The tables with a `namespace` column, which row-level security guards.
+    /// The tables with a `namespace` column that schema 15 made, which row-level security guards
+    /// (schema 16 adds `seals`, guarded the same way).
     static let namespacedTables = ["namespaces", "entries", "replicas", "channels", "fleets"]
 
     /// The namespace a write function named for this transaction (NULL: none).

@@ -36,6 +36,11 @@ public struct HubConfiguration: Sendable, Equatable {
     /// (`PollSchedule.comparisonInterval`; tests shorten it).
     package var comparisonInterval = PollSchedule.comparisonInterval
 
+    /// The sync keys the link seals with (nil: none, so the namespace stays plain, and a sealed
+    /// one is refused). `?settingsd_seal=off` in `url` marks the namespace plain even then (a
+    /// fleet namespace whose organisation owns the hub).
+    package var keyring: SyncKeyring?
+
     /// Creates a configuration; `url` may carry settingsd's own options (`settingsd_pool`,
     /// `settingsd_poll_min`, `settingsd_poll_max`, see the README).
     public init(url: String, namespace: String? = nil, stallTimeout: Duration = .seconds(30)) {
@@ -49,6 +54,7 @@ public struct HubConfiguration: Sendable, Equatable {
         _ = try url.checkedConninfo()
         _ = try url.pooling(default: pooling)
         _ = try url.pollInterval(default: pollInterval)
+        _ = try url.marksPlain()
     }
 
     /// Creates a configuration that also says how to reach the hub and how often to poll it.
@@ -126,4 +132,11 @@ public struct HubStatus: Sendable, Equatable {
     /// `SettingsConfiguration.maximumClockSkew` (a machine with a clock far ahead, a forged row):
     /// applied, but they do not move this clock, so later writes here still win.
     package var entriesAheadOfClock = 0
+    /// The id of the key the namespace is sealed under (end-to-end encrypted), nil while plain.
+    public var sealedUnder: String?
+    /// Sealed rows refused since the link started (altered, moved to another key, replayed at
+    /// another version, sealed for another namespace, or under a key this machine does not hold).
+    public var sealedRowsRefused = 0
+    /// The last of them, in words.
+    public var lastSealRefusal: String?
 }

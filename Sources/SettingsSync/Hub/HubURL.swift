@@ -56,6 +56,17 @@ package struct HubURL: Equatable {
         return lower...upper
     }
 
+    /// Whether `settingsd_seal=off` marks the namespace plain: its entries are not sealed even
+    /// when this machine holds a sync key (`on`, the default, seals them when it does).
+    func marksPlain() throws(SettingsError) -> Bool {
+        switch options["seal"] {
+        case nil, "on": return false
+        case "off": return true
+        case let text?:
+            throw SettingsError(.invalidValue, "the hub URL's settingsd_seal is '\(text)': it must be on or off")
+        }
+    }
+
     private func duration(_ name: String) throws(SettingsError) -> Duration? {
         guard let text = options[name] else { return nil }
         guard let value = Double(text), value.isFinite, value >= 0.01, value <= 3_600 else {

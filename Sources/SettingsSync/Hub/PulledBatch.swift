@@ -13,6 +13,8 @@ package struct PulledBatch {
     package var unreadable = 0
     /// The batch held every row after the cursor: no need to pull again.
     package var complete = false
+    /// Sealed rows refused (tampered with, or sealed under a key this machine does not hold).
+    package var refusals = SealRefusals()
     /// The namespace's counter as the statement saw it (nil: the namespace has no counter row).
     /// When the batch is complete, nothing through it was left out.
     package var counter: Int64?
@@ -26,7 +28,7 @@ package struct PulledBatch {
     /// never computed with, nor taken as the cursor; a row that is oversize, has a malformed
     /// version, key or value is counted unreadable; the puller's own rows keep only their keys.
     mutating func take(
-        sequence: Int64, isReadable: Bool, version: SettingVersion?, isMine: Bool, key: () -> String?,
+        sequence: Int64, isReadable: Bool, version: SettingVersion?, isMine: Bool, key: (SettingVersion) -> String?,
         entry: (SettingVersion, Int64) -> SettingEntry?
     ) {
         guard Arrival.isPosition(sequence) else {
@@ -38,7 +40,7 @@ package struct PulledBatch {
             unreadable += 1
             return
         }
-        if isMine, let key = key() {
+        if isMine, let key = key(version) {
             mine.append((key, version))
         } else if !isMine, let entry = entry(version, sequence) {
             entries.append(entry)

@@ -124,9 +124,14 @@ public final class Replicator: Sendable {
     /// `FolderLink`). The folder is made if missing; while it is unreadable the link retries
     /// with backoff and says why in its status.
     ///
+    /// With `keyring`, what goes into the folder is sealed (end-to-end encrypted, see
+    /// docs/SYNC.md) unless `isPlain` marks it plain; a folder sealed under a key the keyring
+    /// does not hold is refused (`sealMismatch` in its status).
+    ///
     /// - Returns: The link; it runs until `stop()` or until it is released.
-    public func sync(withFolder folder: String) -> FolderLink {
-        let connector = FolderConnector(settings: settings, root: folder, logger: logger)
+    public func sync(withFolder folder: String, keyring: SyncKeyring? = nil, isPlain: Bool = false) -> FolderLink {
+        let connector = FolderConnector(
+            settings: settings, root: folder, keyring: keyring, marksPlain: isPlain, logger: logger)
         folderConnectors.withLock { connectors in
             connectors = connectors.filter { !$0.value.isStopped }
             connectors[ObjectIdentifier(connector)] = connector

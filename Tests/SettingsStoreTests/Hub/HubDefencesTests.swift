@@ -145,9 +145,9 @@ extension HubReliability {
             }
             for call in [
                 "SELECT settingsd.join('\(alice.name)')",
-                "SELECT settingsd.push('\(alice.name)', '\\x00', 0, ARRAY['k'], ARRAY[NULL::bytea], ARRAY[1::bigint], ARRAY['\\x00'::bytea], NULL, NULL, NULL)",
+                "SELECT settingsd.push('\(alice.name)', NULL, '\\x00', 0, ARRAY['k'], ARRAY[NULL::bytea], ARRAY[1::bigint], ARRAY['\\x00'::bytea], NULL, NULL, NULL)",
                 // The reading functions run as the owner too: they check membership the same way.
-                "SELECT * FROM settingsd.pull_batch('\(alice.name)', 0, 10, 1000, 1000, 1000000, 20)",
+                "SELECT * FROM settingsd.pull_batch('\(alice.name)', NULL, 0, 10, 1000, 1000, 1000000, 20)",
                 "SELECT * FROM settingsd.poll_plan('\(alice.name)', '\\x00')",
                 "SELECT settingsd.notify('\(alice.name)')",
                 "SELECT * FROM settingsd.digest('\(alice.name)')",
@@ -164,7 +164,7 @@ extension HubReliability {
                 url,
                 """
                 SELECT length(settingsd.join(current_user));
-                SELECT settingsd.push(current_user, '\\x00', 0, ARRAY['k'], ARRAY[NULL::bytea], ARRAY[1::bigint], ARRAY['\\x00'::bytea], NULL, NULL, NULL);
+                SELECT settingsd.push(current_user, NULL, '\\x00', 0, ARRAY['k'], ARRAY[NULL::bytea], ARRAY[1::bigint], ARRAY['\\x00'::bytea], NULL, NULL, NULL);
                 SELECT key, hub_seq FROM settingsd.entries
                 """)
             #expect(own.status == 0, "\(own.error)")
@@ -184,7 +184,7 @@ extension HubReliability {
             let holder = try holding(
                 url,
                 """
-                BEGIN; SELECT settingsd.push(current_user, '\\x00', 0, ARRAY['held'], ARRAY[NULL::bytea],
+                BEGIN; SELECT settingsd.push(current_user, NULL, '\\x00', 0, ARRAY['held'], ARRAY[NULL::bytea],
                     ARRAY[1::bigint], ARRAY['\\x00'::bytea], NULL, NULL, NULL); SELECT pg_sleep(7); COMMIT
                 """)
             #expect(daemon.cli("set", "during.lock", "1").status == 0)

@@ -95,7 +95,7 @@ extension HubReliability {
                 }
                 batch.take(
                     sequence: row.sequence, isReadable: !oversize(row), version: version,
-                    isMine: row.pusher == puller.bytes, key: { row.key },
+                    isMine: row.pusher == puller.bytes, key: { _ in row.key },
                     entry: { version, sequence in
                         guard let value = row.value else {
                             return SettingEntry(

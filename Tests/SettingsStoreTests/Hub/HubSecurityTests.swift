@@ -72,7 +72,7 @@ extension HubReliability {
             #expect(refusal?.code == .accessDenied)
             #expect(throws: SettingsError.self) {
                 try connection.execute(
-                    "SELECT settingsd.push('settingsd_user', '\\x00'::bytea, 1, ARRAY['k'], ARRAY['\\x00'::bytea], ARRAY[1::bigint], ARRAY['\\x00'::bytea], NULL, NULL, NULL)"
+                    "SELECT settingsd.push('settingsd_user', NULL, '\\x00'::bytea, 1, ARRAY['k'], ARRAY['\\x00'::bytea], ARRAY[1::bigint], ARRAY['\\x00'::bytea], NULL, NULL, NULL)"
                 )
             }
         }

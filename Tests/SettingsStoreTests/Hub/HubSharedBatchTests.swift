@@ -224,7 +224,7 @@ extension HubReliability {
             }
             #expect {
                 try outsider.execute(
-                    "SELECT * FROM settingsd.pull_batch($1, 0, 1000, 1024, 4096, 8388608, 2000)",
+                    "SELECT * FROM settingsd.pull_batch($1, NULL, 0, 1000, 1024, 4096, 8388608, 2000)",
                     [.text(owner.name)])
             } throws: { error in
                 (error as? SettingsError)?.message.contains("may not use hub namespace") == true

@@ -202,7 +202,7 @@ extension SyncReliability {
                 let batch = rows[start..<min(start + 10, rows.count)].filter { named.insert($0.key).inserted }
                 let through = numbers[Int.random(in: 0..<numbers.count, using: &generator)]
                 return """
-                    SELECT settingsd.push(current_user, \(batch.first?.replica ?? "NULL"), \(through),
+                    SELECT settingsd.push(current_user, NULL, \(batch.first?.replica ?? "NULL"), \(through),
                         ARRAY[\(batch.map(\.key).joined(separator: ", "))]::text[],
                         ARRAY[\(batch.map(\.value).joined(separator: ", "))]::bytea[],
                         ARRAY[\(batch.map { String($0.hlc) }.joined(separator: ", "))]::bigint[],
