@@ -239,7 +239,7 @@ struct FolderFile: Equatable {
         switch result {
         case .success(let opened): return opened
         case .failure(let refusal):
-            refusals.note(refusal, key: entry.key)
+            refusals.note(refusal, key: entry.key, version: entry.version)
             return nil
         }
     }

@@ -44,8 +44,7 @@ extension HubConnector {
         entropy.forgetRefused(
             inBuckets: differing, present: Set(rows.entries.map(\.fingerprint) + rows.unreadable))
         // Sealed rows refused here are counted once, not at every comparison that meets them.
-        noteRefused(
-            hub.takeRefusals(), in: hub, counting: rows.unreadable.filter { !entropy.refused.contains($0) }.count)
+        noteRefused(hub.takeRefusals(), in: hub)
         entropy.refuse(rows.unreadable)
         // Down: what the hub holds otherwise. The store keeps, per key, the higher version.
         // Rows numbered past the cursor were pushed meanwhile: the pull brings them.
@@ -78,6 +77,8 @@ extension HubConnector {
             try hub.push(batch, from: replica, through: pushed, incarnation: incarnation)
             start += batch.count
         }
+        // Listeners pull the repair now, not at their next safety-net look.
+        if !outgoing.isEmpty { try? hub.notifyListeners() }
         if inFlight, applied + outgoing.count == 0 { return .busy }
         guard applied + outgoing.count > 0 else {
             // Nothing to repair: what differs is only what this replica refuses.

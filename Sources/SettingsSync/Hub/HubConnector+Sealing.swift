@@ -90,17 +90,19 @@ extension HubConnector {
         return count
     }
 
-    /// Logs and counts sealed rows a read refused (`count` of them new to the status).
-    func noteRefused(_ refusals: SealRefusals, in hub: HubNamespace, counting count: Int? = nil) {
+    /// Logs and counts sealed rows a read refused, each row once however often it is met.
+    func noteRefused(_ refusals: SealRefusals, in hub: HubNamespace) {
         guard refusals.count > 0 else { return }
-        let counted = count ?? refusals.count
-        update { status in
-            status.sealedRowsRefused += counted
-            status.lastSealRefusal = refusals.first.last
+        let counted = state.withLock { state in
+            let fresh = refusals.rows.subtracting(state.refusedRows)
+            if state.refusedRows.count < 100_000 { state.refusedRows.formUnion(fresh) }
+            state.status.sealedRowsRefused += fresh.count
+            state.status.lastSealRefusal = refusals.first.last
+            return fresh.count
         }
         guard counted > 0 else { return }
         logger?.log(
             .warning,
-            "refused \(refusals.count) sealed row(s) of hub namespace \(hub.name), never applied: \(refusals.summary)")
+            "refused \(counted) sealed row(s) of hub namespace \(hub.name), never applied: \(refusals.summary)")
     }
 }

@@ -17,7 +17,7 @@ import Synchronization
 /// stopped. The replicator wakes it after every commit (`nudge()`); its handle stops it when
 /// released.
 final class HubConnector: Sendable {
-    private struct State {
+    struct State {
         var isStopped = false
         var status: HubStatus
         /// Local sequence numbers taken by entries that came from the hub: never pushed back.
@@ -36,6 +36,8 @@ final class HubConnector: Sendable {
         var warnedAhead = false
         /// The namespace the link holds the store to (`Settings.enterAccount`), once entered.
         var enteredNamespace: String?
+        /// Sealed rows refused so far (`SealRefusals.rows`), each counted once.
+        var refusedRows: Set<String> = []
     }
 
     /// How long the link waits for a notification before catching up anyway, in seconds, and
@@ -52,7 +54,7 @@ final class HubConnector: Sendable {
     let marksPlain: Bool
     let settings: Settings
     let logger: SettingsLogger?
-    private let state: Mutex<State>
+    let state: Mutex<State>
     /// Wakes the link's thread: a commit to push, `verify()`, `stop()`.
     let wake: WakePipe
     private let finished = DispatchSemaphore(value: 0)

@@ -406,13 +406,13 @@ package struct HubNamespace {
     ) -> SettingEntry? {
         if let sealer {
             guard let value else {
-                refusals.note(.malformed("a tombstone in the clear"), key: key)
+                refusals.note(.malformed("a tombstone in the clear"), key: key, version: version)
                 return nil
             }
             switch sealer.open(keyID: key, sealed: value, version: version, sequence: sequence) {
             case .success(let entry): return entry
             case .failure(let refusal):
-                refusals.note(refusal, key: key)
+                refusals.note(refusal, key: key, version: version)
                 return nil
             }
         }
