@@ -103,10 +103,15 @@ public final class PostgresCluster: Sendable {
 
     /// Writes the schema `settingsd` of `database` to `file` (`pg_dump`, custom format).
     /// `plain`: as SQL text, which a test can search.
-    public func dumpHub(to file: String, database: String = PostgresCluster.database, plain: Bool = false) throws {
+    public func dumpHub(to file: String, database: String = PostgresCluster.database, plain: Bool = false)
+        throws
+    {
         try Self.run(
             "\(bin)/pg_dump",
-            ["-h", folder, "-U", "postgres", "-d", database, "-n", "settingsd", plain ? "-Fp" : "-Fc", "-f", file])
+            [
+                "-h", folder, "-U", "postgres", "-d", database, "-n", "settingsd", plain ? "-Fp" : "-Fc",
+                "-f", file,
+            ])
     }
 
     /// Replaces the schema `settingsd` of `database` with the one `dumpHub` wrote to `file`, as

@@ -18,7 +18,8 @@ enum KeysCommands {
     static let saltFrom = Option<String>(
         "--salt-from", "DIR",
         "with --passphrase: take the salt from this sealed folder's seal record", completion: .directory)
-    static let force = Flag("--force", "init: replace the key this machine holds (what is sealed under it is lost)")
+    static let force = Flag(
+        "--force", "init: replace the key this machine holds (what is sealed under it is lost)")
 
     static func run(_ arguments: ParsedArguments) throws -> Int32 {
         let positionals = try arguments.positionals(1...1)
@@ -38,7 +39,8 @@ enum KeysCommands {
             } else {
                 Output.line("made at random")
             }
-            Output.line("previous keys: \(keyring.previous.map(\.id).joined(separator: ", ").nonEmpty ?? "none")")
+            Output.line(
+                "previous keys: \(keyring.previous.map(\.id).joined(separator: ", ").nonEmpty ?? "none")")
             return 0
         case "export":
             try refuse([passphrase, force], [salt, saltFrom], in: arguments, for: "export")
@@ -55,12 +57,14 @@ enum KeysCommands {
                 key = try derive(arguments, salt: try givenSalt(arguments) ?? missingSalt())
             } else {
                 try refuse([], [salt, saltFrom], in: arguments, for: "import without --passphrase")
-                key = try SyncKey(recoveryText: String(decoding: try FileIO.read("-", limit: 1 << 16), as: UTF8.self))
+                key = try SyncKey(
+                    recoveryText: String(decoding: try FileIO.read("-", limit: 1 << 16), as: UTF8.self))
             }
             let keyring = try store.load().map { $0.importing(key) } ?? SyncKeyring(current: key)
             try store.save(keyring)
             Output.standardError(
-                "this machine now seals with key \(keyring.keyID) (kept in \(store.path)); restart the daemon to use it\n")
+                "this machine now seals with key \(keyring.keyID) (kept in \(store.path)); restart the daemon to use it\n"
+            )
             return 0
         case "rotate":
             try refuse([passphrase, force], [salt, saltFrom], in: arguments, for: "rotate")
@@ -72,7 +76,8 @@ enum KeysCommands {
             )
             return 0
         case let action:
-            throw UsageError("keys has no action '\(action)' (init, show, export, import or rotate)", command: "keys")
+            throw UsageError(
+                "keys has no action '\(action)' (init, show, export, import or rotate)", command: "keys")
         }
     }
 
@@ -116,7 +121,8 @@ enum KeysCommands {
         }
         guard let folder = arguments.value(saltFrom) else { return nil }
         let path = folder + "/seal.json"
-        let record = try SealRecord.read(try FileIO.read(path, limit: 1 << 16), from: "the folder '\(folder)'")
+        let record = try SealRecord.read(
+            try FileIO.read(path, limit: 1 << 16), from: "the folder '\(folder)'")
         guard let derivation = record.derivation else {
             throw SettingsError(
                 .invalidValue,
@@ -128,7 +134,8 @@ enum KeysCommands {
 
     private static func missingSalt() throws -> [UInt8] {
         throw UsageError(
-            "import --passphrase needs the salt the key was derived with: --salt HEX or --salt-from DIR", command: "keys")
+            "import --passphrase needs the salt the key was derived with: --salt HEX or --salt-from DIR",
+            command: "keys")
     }
 
     /// One line of standard input, echo turned off while it is read from a terminal.
@@ -145,7 +152,9 @@ enum KeysCommands {
         var byte: UInt8 = 0
         while read(STDIN_FILENO, &byte, 1) == 1, byte != UInt8(ascii: "\n") {
             bytes.append(byte)
-            guard bytes.count <= 4_096 else { throw UsageError("the passphrase is over 4096 bytes", command: "keys") }
+            guard bytes.count <= 4_096 else {
+                throw UsageError("the passphrase is over 4096 bytes", command: "keys")
+            }
         }
         if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
         return String(decoding: bytes, as: UTF8.self)

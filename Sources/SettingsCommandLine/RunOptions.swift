@@ -91,7 +91,8 @@ enum RunOptions {
     static let all: [any OptionDeclaration] = [
         database, socket, durability, logLevel, allowUID, maxFrame, tombstoneDays, idleTimeout, peer,
         remoteSettingsd,
-        folder, plainFolder, hub, hubNamespace, hubStallTimeout, dconf, schemas, systemDirectory, strictSchemas,
+        folder, plainFolder, hub, hubNamespace, hubStallTimeout, dconf, schemas, systemDirectory,
+        strictSchemas,
         historyKeep,
         historyMax,
     ]

@@ -24,7 +24,8 @@ extension FolderConnector {
     func joinSealing() throws(SettingsError) {
         var record: SealRecord?
         if access(sealPath, F_OK) == 0 {
-            record = try SealRecord.read(FileSystem.read(sealPath, limit: 1 << 16), from: "the folder '\(root)'")
+            record = try SealRecord.read(
+                FileSystem.read(sealPath, limit: 1 << 16), from: "the folder '\(root)'")
         }
         let sealing = try Sealing.decide(
             record: record, keyring: keyring, marksPlain: marksPlain, target: Self.sealTarget,
@@ -72,6 +73,8 @@ extension FolderConnector {
             status.lastSealRefusal = refusals.first.last
         }
         logger?.log(
-            .warning, "folder \(root): refused \(refusals.count) sealed entries of '\(path)', never applied: \(refusals.summary)")
+            .warning,
+            "folder \(root): refused \(refusals.count) sealed entries of '\(path)', never applied: \(refusals.summary)"
+        )
     }
 }

@@ -182,13 +182,15 @@ struct FolderFile: Equatable {
                 return .invalid("it is in the clear, in a sealed folder (never applied)")
             }
             if sealer == nil, case .string(let key)? = sealedUnder {
-                return .invalid("it is sealed under key \(key), and this machine syncs the folder in the clear")
+                return .invalid(
+                    "it is sealed under key \(key), and this machine syncs the folder in the clear")
             }
             var entries: [SettingEntry] = []
             var refusals = SealRefusals()
             entries.reserveCapacity(Int(count))
             for line in lines[1..<(lines.count - 2)] {
-                var entry = try Self.entry(JSONValue.parse(line), writers: writers, base: base, sealed: sealer != nil)
+                var entry = try Self.entry(
+                    JSONValue.parse(line), writers: writers, base: base, sealed: sealer != nil)
                 if let sealer {
                     guard let opened = Self.open(entry, sealer: sealer, refusals: &refusals) else { continue }
                     entry = opened
@@ -264,7 +266,8 @@ struct FolderFile: Equatable {
         let value: SettingValue?
         if sealed {
             guard case .string(let text) = fields[1] else {
-                throw SettingsError(.protocolError, "a sealed entry's value is not a string (key id '\(key)')")
+                throw SettingsError(
+                    .protocolError, "a sealed entry's value is not a string (key id '\(key)')")
             }
             // Not base 64 at all: refused with the entry, as a seal that does not open.
             value = .data(Data(base64Encoded: text) ?? Data())

@@ -48,7 +48,8 @@ extension HubConnector {
             guard try hub.replaceSeal(with: SealRecord(sealer: sealer), expecting: record) else {
                 throw SettingsError(
                     .sealMismatch,
-                    "another machine changed the seal of hub namespace '\(hub.name)' meanwhile; joining again")
+                    "another machine changed the seal of hub namespace '\(hub.name)' meanwhile; joining again"
+                )
             }
             hub.sealer = sealer
             let count = try reseal(to: hub, as: replica, incarnation: incarnation, through: pushed)
@@ -103,6 +104,7 @@ extension HubConnector {
         guard counted > 0 else { return }
         logger?.log(
             .warning,
-            "refused \(counted) sealed row(s) of hub namespace \(hub.name), never applied: \(refusals.summary)")
+            "refused \(counted) sealed row(s) of hub namespace \(hub.name), never applied: \(refusals.summary)"
+        )
     }
 }

@@ -23,10 +23,15 @@ extension HubNamespace {
 
     /// Seals the namespace under `record`'s key when it is still sealed under `expected`'s (nil:
     /// plain, and then its rows are deleted in the same transaction); returns whether it did.
-    package func replaceSeal(with record: SealRecord, expecting expected: SealRecord?) throws(SettingsError) -> Bool {
+    package func replaceSeal(with record: SealRecord, expecting expected: SealRecord?) throws(SettingsError)
+        -> Bool
+    {
         let rows = try connection.execute(
             "SELECT settingsd.seal($1, $2, $3, $4)::int::bigint",
-            [.text(name), .text(record.keyID), .bytes(record.encoded()), expected.map { .text($0.keyID) } ?? .null])
+            [
+                .text(name), .text(record.keyID), .bytes(record.encoded()),
+                expected.map { .text($0.keyID) } ?? .null,
+            ])
         return rows.count == 1 && rows.int64(0, 0) == 1
     }
 }

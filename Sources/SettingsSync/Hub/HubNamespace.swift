@@ -139,7 +139,8 @@ package struct HubNamespace {
             rows = try connection.execute(
                 "SELECT * FROM settingsd.pull_batch($1, $2, $3, $4, $5, $6, $7, $8)",
                 [
-                    .text(name), sealedUnder, .int64(cursor), .int64(Int64(limit)), .int64(Int64(caps.keyBytes)),
+                    .text(name), sealedUnder, .int64(cursor), .int64(Int64(limit)),
+                    .int64(Int64(caps.keyBytes)),
                     .int64(Int64(caps.valueBytes)), .int64(Int64(byteBudget)), .int64(window),
                 ])
         } catch  where error.message.contains("[SQLSTATE \(HubSchema.sealChangedState)]") {
@@ -192,7 +193,9 @@ package struct HubNamespace {
                         sequence: row.sequence, isReadable: !row.isOversize, version: version,
                         isMine: row.pusher.elementsEqual(me),
                         key: { version in
-                            guard sealer != nil else { return row.key.map { String(decoding: $0, as: UTF8.self) } }
+                            guard sealer != nil else {
+                                return row.key.map { String(decoding: $0, as: UTF8.self) }
+                            }
                             return opened(version, 0)?.key
                         },
                         entry: opened)
@@ -331,7 +334,8 @@ package struct HubNamespace {
         throws(SettingsError) -> (entries: [(entry: SettingEntry, fingerprint: UInt64)], unreadable: [UInt64])
     {
         try rows(
-            where: "key = ANY($2::text[])", .textArray(sealer.map { sealer in keys.map(sealer.keyID(for:)) } ?? keys),
+            where: "key = ANY($2::text[])",
+            .textArray(sealer.map { sealer in keys.map(sealer.keyID(for:)) } ?? keys),
             limits: limits)
     }
 
@@ -353,18 +357,24 @@ package struct HubNamespace {
                     AND (SELECT s.key_id FROM settingsd.seals AS s WHERE s.namespace = $1) IS NOT DISTINCT FROM $5::text
                 ) AS rows
             """,
-            [.text(name), selector, .int64(Int64(caps.keyBytes)), .int64(Int64(caps.valueBytes)), sealedUnder])
+            [
+                .text(name), selector, .int64(Int64(caps.keyBytes)), .int64(Int64(caps.valueBytes)),
+                sealedUnder,
+            ])
         var entries: [(entry: SettingEntry, fingerprint: UInt64)] = []
         var unreadable: [UInt64] = []
         var refusals = SealRefusals()
         for row in 0..<rows.count {
             let fingerprint = UInt64(bitPattern: rows.int64(row, 5))
             guard rows.int64(row, 4) == 1, let version = Self.version(rows, row),
-                let entry = rows.withBytes(row, 1, { bytes in
-                    Self.entry(
-                        key: rows.text(row, 0), value: rows.isNull(row, 1) ? nil : bytes, version: version,
-                        sequence: rows.int64(row, 6), sealer: sealer, refusals: &refusals)
-                })
+                let entry = rows.withBytes(
+                    row, 1,
+                    { bytes in
+                        Self.entry(
+                            key: rows.text(row, 0), value: rows.isNull(row, 1) ? nil : bytes,
+                            version: version,
+                            sequence: rows.int64(row, 6), sealer: sealer, refusals: &refusals)
+                    })
             else {
                 unreadable.append(fingerprint)
                 continue

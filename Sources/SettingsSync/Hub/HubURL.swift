@@ -63,7 +63,8 @@ package struct HubURL: Equatable {
         case nil, "on": return false
         case "off": return true
         case let text?:
-            throw SettingsError(.invalidValue, "the hub URL's settingsd_seal is '\(text)': it must be on or off")
+            throw SettingsError(
+                .invalidValue, "the hub URL's settingsd_seal is '\(text)': it must be on or off")
         }
     }
 

@@ -28,7 +28,8 @@ package struct PulledBatch {
     /// never computed with, nor taken as the cursor; a row that is oversize, has a malformed
     /// version, key or value is counted unreadable; the puller's own rows keep only their keys.
     mutating func take(
-        sequence: Int64, isReadable: Bool, version: SettingVersion?, isMine: Bool, key: (SettingVersion) -> String?,
+        sequence: Int64, isReadable: Bool, version: SettingVersion?, isMine: Bool,
+        key: (SettingVersion) -> String?,
         entry: (SettingVersion, Int64) -> SettingEntry?
     ) {
         guard Arrival.isPosition(sequence) else {

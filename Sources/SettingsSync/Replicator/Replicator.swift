@@ -129,7 +129,9 @@ public final class Replicator: Sendable {
     /// does not hold is refused (`sealMismatch` in its status).
     ///
     /// - Returns: The link; it runs until `stop()` or until it is released.
-    public func sync(withFolder folder: String, keyring: SyncKeyring? = nil, isPlain: Bool = false) -> FolderLink {
+    public func sync(withFolder folder: String, keyring: SyncKeyring? = nil, isPlain: Bool = false)
+        -> FolderLink
+    {
         let connector = FolderConnector(
             settings: settings, root: folder, keyring: keyring, marksPlain: isPlain, logger: logger)
         folderConnectors.withLock { connectors in

@@ -126,12 +126,16 @@ package struct EntrySealer: Sendable {
         let data = authenticatedData(keyID: id, version: version, keyIdentity: keyIdentity)
         guard
             let plaintext = Sodium.open(
-                UnsafeRawBufferPointer(rebasing: sealed[(9 + Sodium.nonceBytes)...]), data: data, nonce: nonce,
+                UnsafeRawBufferPointer(rebasing: sealed[(9 + Sodium.nonceBytes)...]), data: data,
+                nonce: nonce,
                 key: secrets.entry)
         else { return .failure(.doesNotVerify) }
-        guard plaintext.count >= 3, plaintext[0] <= 1 else { return .failure(.malformed("its plaintext is malformed")) }
+        guard plaintext.count >= 3, plaintext[0] <= 1 else {
+            return .failure(.malformed("its plaintext is malformed"))
+        }
         let length = Int(plaintext[1]) << 8 | Int(plaintext[2])
-        guard 3 + length <= plaintext.count, let name = String(validating: plaintext[3..<(3 + length)], as: UTF8.self)
+        guard 3 + length <= plaintext.count,
+            let name = String(validating: plaintext[3..<(3 + length)], as: UTF8.self)
         else { return .failure(.malformed("its key name is malformed")) }
         guard Sodium.constantTimeEqual(keyIDBytes(for: name), id) else { return .failure(.misnamed) }
         guard plaintext[0] == 1 else {
@@ -151,7 +155,8 @@ package struct EntrySealer: Sendable {
 
     /// A keyed BLAKE2b tag of `message` under the current key, for seal records.
     func tag(_ message: [UInt8]) -> [UInt8] {
-        Sodium.hash(Array("settingsd seal record\u{0}".utf8) + target + message, key: current.mask, length: 16)
+        Sodium.hash(
+            Array("settingsd seal record\u{0}".utf8) + target + message, key: current.mask, length: 16)
     }
 
     private func authenticatedData(keyID: [UInt8], version: SettingVersion, keyIdentity: [UInt8]) -> [UInt8] {

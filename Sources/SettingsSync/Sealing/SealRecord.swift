@@ -52,7 +52,8 @@ package struct SealRecord: Equatable, Sendable {
     /// The record's bytes: one line of JSON.
     package func encoded() -> [UInt8] {
         var fields: [String: JSONValue] = [
-            "settingsd": "seal", "version": .integer(1), "key": .string(keyID), "tag": .string(Hex.string(tag)),
+            "settingsd": "seal", "version": .integer(1), "key": .string(keyID),
+            "tag": .string(Hex.string(tag)),
         ]
         if let derivation {
             fields["derivation"] = .object([
@@ -68,7 +69,9 @@ package struct SealRecord: Equatable, Sendable {
     }
 
     /// Reads a record's bytes (`source` names where they came from, for the message).
-    package static func read(_ bytes: some Collection<UInt8>, from source: String) throws(SettingsError) -> SealRecord {
+    package static func read(_ bytes: some Collection<UInt8>, from source: String) throws(SettingsError)
+        -> SealRecord
+    {
         do throws(SettingsError) {
             let fields = try JSONFields(JSONValue.parse(Array(bytes)), what: "a seal record")
             guard try fields.string("settingsd") == "seal" else {
@@ -79,7 +82,8 @@ package struct SealRecord: Equatable, Sendable {
                 throw SettingsError(.unsupportedVersion, "it is of version \(version): upgrade settingsd")
             }
             let keyID = try fields.string("key")
-            guard keyID.utf8.count == 16, Hex.bytes(keyID) != nil, let tag = Hex.bytes(try fields.string("tag")),
+            guard keyID.utf8.count == 16, Hex.bytes(keyID) != nil,
+                let tag = Hex.bytes(try fields.string("tag")),
                 tag.count == 16
             else { throw SettingsError(.protocolError, "its key id or tag is malformed") }
             var derivation: SyncKey.Derivation?
@@ -90,7 +94,9 @@ package struct SealRecord: Equatable, Sendable {
                 }
                 let operations = try inner.integer("operations")
                 let memory = try inner.integer("memory")
-                guard operations > 0, memory > 0 else { throw SettingsError(.protocolError, "its cost is malformed") }
+                guard operations > 0, memory > 0 else {
+                    throw SettingsError(.protocolError, "its cost is malformed")
+                }
                 derivation = SyncKey.Derivation(
                     salt: salt, operations: UInt64(operations), memoryBytes: Int(memory))
             }

@@ -32,6 +32,8 @@ package struct SealRefusals: Sendable, Equatable {
 
     /// The refusals in one line (empty when none).
     package var summary: String {
-        count == 0 ? "" : first.joined(separator: "; ") + (count > first.count ? "; and \(count - first.count) more" : "")
+        count == 0
+            ? ""
+            : first.joined(separator: "; ") + (count > first.count ? "; and \(count - first.count) more" : "")
     }
 }

@@ -39,7 +39,9 @@ enum Sodium {
     }
 
     /// Subkey `id` of `key` for `context` (exactly 8 characters), `crypto_kdf_derive_from_key`.
-    static func subkey(_ id: UInt64, of key: [UInt8], context: StaticString, length: Int = keyBytes) -> [UInt8] {
+    static func subkey(_ id: UInt64, of key: [UInt8], context: StaticString, length: Int = keyBytes)
+        -> [UInt8]
+    {
         precondition(context.utf8CodeUnitCount == 8, "a crypto_kdf context is 8 bytes")
         var out = [UInt8](repeating: 0, count: length)
         _ = crypto_kdf_derive_from_key(&out, length, id, "\(context)", key)
@@ -59,7 +61,9 @@ enum Sodium {
 
     /// Opens what `seal` made; nil when the tag does not verify (any byte of the ciphertext, the
     /// data, the nonce or the key differs).
-    static func open(_ sealed: UnsafeRawBufferPointer, data: [UInt8], nonce: [UInt8], key: [UInt8]) -> [UInt8]? {
+    static func open(_ sealed: UnsafeRawBufferPointer, data: [UInt8], nonce: [UInt8], key: [UInt8])
+        -> [UInt8]?
+    {
         guard sealed.count >= tagBytes, nonce.count == nonceBytes, key.count == keyBytes else { return nil }
         var out = [UInt8](repeating: 0, count: sealed.count - tagBytes)
         var written: UInt64 = 0
@@ -77,7 +81,8 @@ enum Sodium {
         var memoryBytes: Int
 
         static let moderate = Cost(
-            operations: UInt64(crypto_pwhash_opslimit_moderate()), memoryBytes: crypto_pwhash_memlimit_moderate())
+            operations: UInt64(crypto_pwhash_opslimit_moderate()),
+            memoryBytes: crypto_pwhash_memlimit_moderate())
         /// The least cost accepted from a record: `crypto_pwhash`'s interactive limits.
         static let least = Cost(
             operations: UInt64(crypto_pwhash_opslimit_interactive()),
@@ -93,7 +98,8 @@ enum Sodium {
         var out = [UInt8](repeating: 0, count: length)
         let characters = passphrase.map { CChar(bitPattern: $0) }
         let result = crypto_pwhash(
-            &out, UInt64(length), characters, UInt64(characters.count), salt, cost.operations, cost.memoryBytes,
+            &out, UInt64(length), characters, UInt64(characters.count), salt, cost.operations,
+            cost.memoryBytes,
             crypto_pwhash_ALG_ARGON2ID13)
         return result == 0 ? out : nil
     }

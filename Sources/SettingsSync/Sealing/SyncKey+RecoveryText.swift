@@ -19,7 +19,8 @@ extension SyncKey {
         var groups: [String] = [Self.prefix]
         var index = 0
         while index < characters.count {
-            groups.append(String(decoding: characters[index..<min(index + 6, characters.count)], as: UTF8.self))
+            groups.append(
+                String(decoding: characters[index..<min(index + 6, characters.count)], as: UTF8.self))
             index += 6
         }
         return groups.joined(separator: "-")
@@ -30,7 +31,8 @@ extension SyncKey {
         var characters: [UInt8] = []
         for byte in text.utf8 {
             switch byte {
-            case UInt8(ascii: " "), UInt8(ascii: "-"), UInt8(ascii: "\n"), UInt8(ascii: "\r"), UInt8(ascii: "\t"):
+            case UInt8(ascii: " "), UInt8(ascii: "-"), UInt8(ascii: "\n"), UInt8(ascii: "\r"),
+                UInt8(ascii: "\t"):
                 continue
             case UInt8(ascii: "a")...UInt8(ascii: "z"):
                 characters.append(byte - 32)
@@ -50,7 +52,8 @@ extension SyncKey {
             )
         }
         guard payload[0] == 1 else {
-            throw SettingsError(.unsupportedVersion, "the recovery text is of version \(payload[0]): upgrade settingsd")
+            throw SettingsError(
+                .unsupportedVersion, "the recovery text is of version \(payload[0]): upgrade settingsd")
         }
         guard Sodium.hash(payload[0..<65], length: 16).prefix(4).elementsEqual(payload[65..<69]) else {
             throw SettingsError(

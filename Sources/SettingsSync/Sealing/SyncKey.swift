@@ -50,11 +50,13 @@ package struct SyncKey: Sendable, Equatable {
     /// The key derived from `passphrase` by Argon2id with `salt` (a new random one when nil) at
     /// `cost`; refuses a passphrase shorter than 12 characters.
     package static func derived(
-        fromPassphrase passphrase: String, salt: [UInt8]? = nil, operations: UInt64? = nil, memoryBytes: Int? = nil
+        fromPassphrase passphrase: String, salt: [UInt8]? = nil, operations: UInt64? = nil,
+        memoryBytes: Int? = nil
     ) throws(SettingsError) -> SyncKey {
         guard passphrase.count >= 12 else {
             throw SettingsError(
-                .invalidValue, "the passphrase has \(passphrase.count) characters: use at least 12 (a few words)")
+                .invalidValue,
+                "the passphrase has \(passphrase.count) characters: use at least 12 (a few words)")
         }
         let salt = salt ?? Sodium.randomBytes(Sodium.saltBytes)
         let cost = Sodium.Cost(
@@ -74,7 +76,9 @@ package struct SyncKey: Sendable, Equatable {
                 passphrase: Array(passphrase.utf8), salt: salt, cost: cost, length: 2 * secretBytes)
         else {
             throw SettingsError(
-                .io, "deriving the key from the passphrase needs \(cost.memoryBytes >> 20) MiB of memory, which it did not get")
+                .io,
+                "deriving the key from the passphrase needs \(cost.memoryBytes >> 20) MiB of memory, which it did not get"
+            )
         }
         return SyncKey(
             naming: Array(bytes[0..<secretBytes]), sealing: Array(bytes[secretBytes...]),

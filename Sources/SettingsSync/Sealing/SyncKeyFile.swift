@@ -46,7 +46,8 @@ package struct SyncKeyFile: Sendable {
         do throws(SettingsError) {
             return try Self.keyring(in: bytes)
         } catch {
-            throw SettingsError(error.code, "the sync key file '\(path)' cannot be read: \(error.message)", path: path)
+            throw SettingsError(
+                error.code, "the sync key file '\(path)' cannot be read: \(error.message)", path: path)
         }
     }
 
@@ -79,7 +80,8 @@ package struct SyncKeyFile: Sendable {
             return .object(fields)
         }
         var bytes: [UInt8] = []
-        JSONValue.object(["settingsd": "sync-keys", "version": .integer(1), "keys": .array(keys)]).write(to: &bytes)
+        JSONValue.object(["settingsd": "sync-keys", "version": .integer(1), "keys": .array(keys)]).write(
+            to: &bytes)
         bytes.append(UInt8(ascii: "\n"))
         return bytes
     }

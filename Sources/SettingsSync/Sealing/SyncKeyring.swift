@@ -19,7 +19,8 @@ public struct SyncKeyring: Sendable, Equatable {
 
     /// The keyring after `keys rotate`: a new sealing secret, the current key kept as previous.
     package func rotated() -> SyncKeyring {
-        SyncKeyring(current: current.rotated(), previous: Array(([current] + previous).prefix(Self.maximumPrevious)))
+        SyncKeyring(
+            current: current.rotated(), previous: Array(([current] + previous).prefix(Self.maximumPrevious)))
     }
 
     /// The keyring after importing `key`: this one's keys kept as previous when `key` names keys

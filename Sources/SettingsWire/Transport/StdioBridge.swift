@@ -1,4 +1,4 @@
-package import SettingsStore
+import SettingsStore
 
 #if canImport(Glibc)
     import Glibc

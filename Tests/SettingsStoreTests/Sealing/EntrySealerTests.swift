@@ -14,7 +14,8 @@ struct EntrySealerTests {
         SettingEntry(
             key: key, value: value,
             version: SettingVersion(
-                timestamp: HybridTimestamp(milliseconds: milliseconds, counter: 2), replica: ReplicaID.random()),
+                timestamp: HybridTimestamp(milliseconds: milliseconds, counter: 2),
+                replica: ReplicaID.random()),
             sequence: 7)
     }
 
@@ -24,7 +25,8 @@ struct EntrySealerTests {
         sealed.withUnsafeBytes { sealer.open(keyID: keyID, sealed: $0, version: version, sequence: 3) }
     }
 
-    @Test("values and deletions open to what was sealed; the same entry seals to the same bytes; no name shows")
+    @Test(
+        "values and deletions open to what was sealed; the same entry seals to the same bytes; no name shows")
     func roundTrip() throws {
         let sealer = EntrySealer(key: .random(), target: Self.target)
         for entry in [
@@ -57,9 +59,12 @@ struct EntrySealerTests {
                 continue
             }
         }
-        #expect(Self.open(sealer, sealer.keyID(for: other.key), sealed, entry.version) == .failure(.doesNotVerify))
+        #expect(
+            Self.open(sealer, sealer.keyID(for: other.key), sealed, entry.version) == .failure(.doesNotVerify)
+        )
         let replayed = SettingVersion(
-            timestamp: HybridTimestamp(milliseconds: 1_900_000_000_000, counter: 0), replica: entry.version.replica)
+            timestamp: HybridTimestamp(milliseconds: 1_900_000_000_000, counter: 0),
+            replica: entry.version.replica)
         #expect(Self.open(sealer, keyID, sealed, replayed) == .failure(.doesNotVerify))
         let elsewhere = EntrySealer(key: key, target: Array(repeating: 2, count: 16))
         #expect(Self.open(elsewhere, keyID, sealed, entry.version) == .failure(.doesNotVerify))
@@ -103,24 +108,28 @@ struct EntrySealerTests {
         else { throw SettingsError(.invalidValue, "a plain target is sealed") }
         guard
             case .sealed(_, publishes: true) = try Sealing.decide(
-                record: record, keyring: keyring.rotated(), marksPlain: false, target: Self.target, place: "t")
+                record: record, keyring: keyring.rotated(), marksPlain: false, target: Self.target, place: "t"
+            )
         else { throw SettingsError(.invalidValue, "a rotated key re-seals") }
         #expect(
             throws: SettingsError.self,
             performing: {
                 try Sealing.decide(
-                    record: record, keyring: SyncKeyring(current: .random()), marksPlain: false, target: Self.target,
+                    record: record, keyring: SyncKeyring(current: .random()), marksPlain: false,
+                    target: Self.target,
                     place: "t")
             })
         #expect(
             throws: SettingsError.self,
             performing: {
-                try Sealing.decide(record: record, keyring: nil, marksPlain: false, target: Self.target, place: "t")
+                try Sealing.decide(
+                    record: record, keyring: nil, marksPlain: false, target: Self.target, place: "t")
             })
         #expect(
             throws: SettingsError.self,
             performing: {
-                try Sealing.decide(record: record, keyring: keyring, marksPlain: true, target: Self.target, place: "t")
+                try Sealing.decide(
+                    record: record, keyring: keyring, marksPlain: true, target: Self.target, place: "t")
             })
         // A record whose tag was altered is refused, not taken as another seal.
         let encoded = String(decoding: record.encoded(), as: UTF8.self)
@@ -132,9 +141,12 @@ struct EntrySealerTests {
         #expect(
             throws: SettingsError.self,
             performing: {
-                try Sealing.decide(record: tampered, keyring: keyring, marksPlain: false, target: Self.target, place: "t")
+                try Sealing.decide(
+                    record: tampered, keyring: keyring, marksPlain: false, target: Self.target, place: "t")
             })
-        guard case .plain = try Sealing.decide(record: nil, keyring: nil, marksPlain: false, target: Self.target, place: "t")
+        guard
+            case .plain = try Sealing.decide(
+                record: nil, keyring: nil, marksPlain: false, target: Self.target, place: "t")
         else { throw SettingsError(.invalidValue, "no key, no record: plain") }
     }
 

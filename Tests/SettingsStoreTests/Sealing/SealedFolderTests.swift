@@ -15,7 +15,8 @@ struct SealedFolderTests {
         while let name = enumerator?.nextObject() as? String {
             let path = folder + "/" + name
             var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory),
+                !isDirectory.boolValue
             else { continue }
             text += String(decoding: try Data(contentsOf: URL(fileURLWithPath: path)), as: UTF8.self)
         }
@@ -48,7 +49,8 @@ struct SealedFolderTests {
         }
         #expect(ben.value(forKey: "\(marker).name3") == nil)
         try await waitUntil {
-            benLink.status.replicas.first?.agreement == "agreed" && anaLink.status.sealedUnder == keyring.keyID
+            benLink.status.replicas.first?.agreement == "agreed"
+                && anaLink.status.sealedUnder == keyring.keyID
         }
         let files = try contents(of: folder)
         #expect(files.contains("\"sealed\":\"\(keyring.keyID)\""))
@@ -74,7 +76,8 @@ struct SealedFolderTests {
         let bytes = try FileSystem.read(own + "/" + name)
         var lines = bytes.split(separator: UInt8(ascii: "\n")).map(Array.init)
         let sealer = keyring.sealer(for: FolderConnector.sealTarget)
-        let target = try #require(lines.firstIndex { String(decoding: $0, as: UTF8.self).contains(sealer.keyID(for: "flipped")) })
+        let target = try #require(
+            lines.firstIndex { String(decoding: $0, as: UTF8.self).contains(sealer.keyID(for: "flipped")) })
         var line = String(decoding: lines[target], as: UTF8.self)
         let valueStart = try #require(line.range(of: "\",\"")).upperBound
         let position = line.index(valueStart, offsetBy: 20)
@@ -91,11 +94,14 @@ struct SealedFolderTests {
             entries: [
                 SettingEntry(
                     key: "injected", value: .string("x"),
-                    version: SettingVersion(timestamp: HybridTimestamp(milliseconds: 1, counter: 0), replica: intruder),
+                    version: SettingVersion(
+                        timestamp: HybridTimestamp(milliseconds: 1, counter: 0), replica: intruder),
                     sequence: 1)
             ])
-        let plainName = FolderFileName.batchName(first: 1, last: 1, tag: FolderFileName.tag(of: plain.incarnation))
-        try FileSystem.writeAtomically(plain.encoded(), to: folder + "/" + intruder.description + "/" + plainName)
+        let plainName = FolderFileName.batchName(
+            first: 1, last: 1, tag: FolderFileName.tag(of: plain.incarnation))
+        try FileSystem.writeAtomically(
+            plain.encoded(), to: folder + "/" + intruder.description + "/" + plainName)
 
         let ben = Settings(inMemoryWith: .init())
         let benLink = Replicator(settings: ben).sync(withFolder: folder, keyring: keyring)
@@ -124,11 +130,15 @@ struct SealedFolderTests {
             try await waitUntil { link.status.lastError?.contains("end-to-end encrypted") == true }
             link.stop()
             #expect(carl.value(forKey: "token") == nil)
-            #expect(!FileManager.default.fileExists(atPath: folder + "/" + carl.replicaID.description + "/state.json"))
+            #expect(
+                !FileManager.default.fileExists(
+                    atPath: folder + "/" + carl.replicaID.description + "/state.json"))
         }
     }
 
-    @Test("a plain folder becomes sealed: each machine writes its files again sealed when it starts with the key")
+    @Test(
+        "a plain folder becomes sealed: each machine writes its files again sealed when it starts with the key"
+    )
     func sealingAPlainFolder() async throws {
         let folder = directory.file("Sync")
         let ana = Settings(inMemoryWith: .init())
@@ -140,7 +150,9 @@ struct SealedFolderTests {
         let keyring = SyncKeyring(current: .random())
         anaLink = Replicator(settings: ana).sync(withFolder: folder, keyring: keyring)
         defer { anaLink.stop() }
-        try await waitUntil { anaLink.status.sealedUnder != nil && (try? contents(of: folder).contains("plain-marker")) == false }
+        try await waitUntil {
+            anaLink.status.sealedUnder != nil && (try? contents(of: folder).contains("plain-marker")) == false
+        }
         let ben = Settings(inMemoryWith: .init())
         let benLink = Replicator(settings: ben).sync(withFolder: folder, keyring: keyring)
         defer { benLink.stop() }

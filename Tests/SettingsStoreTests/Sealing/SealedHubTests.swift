@@ -30,7 +30,9 @@ extension HubReliability {
             return configuration
         }
 
-        @Test("two machines with one key converge through a sealed namespace; a dump of the hub holds no name or value")
+        @Test(
+            "two machines with one key converge through a sealed namespace; a dump of the hub holds no name or value"
+        )
         func convergeAndDumpHoldsNoMarker() async throws {
             let cluster = try Self.hub()
             let role = try cluster.makeRole("sealed")
@@ -38,12 +40,16 @@ extension HubReliability {
             let keyring = SyncKeyring(current: .random())
             let marker = "mk\(UInt32.random(in: 0...UInt32.max))"
             let ana = Settings(inMemoryWith: .init())
-            try Self.put(ana, (0..<1_000).map { ("\(marker).name\($0)", SettingValue.string("\(marker)-value-\($0)")) })
+            try Self.put(
+                ana, (0..<1_000).map { ("\(marker).name\($0)", SettingValue.string("\(marker)-value-\($0)")) }
+            )
             let ben = Settings(inMemoryWith: .init())
             try ben.set(SettingValue.string("\(marker)-from-ben"), forKey: "\(marker).ben")
             let anaLink = try ana.sync(withHub: Self.configuration(url, keyring))
             defer { anaLink.stop() }
-            try await waitUntil { anaLink.status.sealedUnder == keyring.keyID && anaLink.status.pendingUp == 0 }
+            try await waitUntil {
+                anaLink.status.sealedUnder == keyring.keyID && anaLink.status.pendingUp == 0
+            }
             let benLink = try ben.sync(withHub: Self.configuration(url, keyring))
             defer { benLink.stop() }
             try await waitUntil(timeout: 60) {
@@ -60,7 +66,9 @@ extension HubReliability {
             #expect(!dump.contains("name999"))
         }
 
-        @Test("a flipped byte, a row moved to another key, a replay at a newer version and another namespace's row are refused, reported, never applied")
+        @Test(
+            "a flipped byte, a row moved to another key, a replay at a newer version and another namespace's row are refused, reported, never applied"
+        )
         func tamperedRowsAreRefused() async throws {
             let cluster = try Self.hub()
             let role = try cluster.makeRole("tamper")
@@ -70,7 +78,10 @@ extension HubReliability {
             let ana = Settings(inMemoryWith: .init())
             try Self.put(
                 ana,
-                [("flip", .string("a")), ("source", .string("b")), ("moved", .string("c")), ("replay", .string("d"))]
+                [
+                    ("flip", .string("a")), ("source", .string("b")), ("moved", .string("c")),
+                    ("replay", .string("d")),
+                ]
                     + (0..<20).map { ("plain\($0)", SettingValue.integer(Int64($0))) })
             let anaLink = try ana.sync(withHub: Self.configuration(url, keyring))
             try await waitUntil { anaLink.status.sealedUnder != nil && anaLink.status.pendingUp == 0 }
@@ -78,8 +89,11 @@ extension HubReliability {
             let elsewhere = Settings(inMemoryWith: .init())
             try elsewhere.set(SettingValue.string("theirs"), forKey: "intruder")
             let elsewhereLink = try elsewhere.sync(
-                withHub: Self.configuration(cluster.conninfo(user: other.name, password: other.password), keyring))
-            try await waitUntil { elsewhereLink.status.sealedUnder != nil && elsewhereLink.status.pendingUp == 0 }
+                withHub: Self.configuration(
+                    cluster.conninfo(user: other.name, password: other.password), keyring))
+            try await waitUntil {
+                elsewhereLink.status.sealedUnder != nil && elsewhereLink.status.pendingUp == 0
+            }
             elsewhereLink.stop()
             anaLink.stop()
 
@@ -87,10 +101,12 @@ extension HubReliability {
                 connection: PostgresConnection(conninfo: url), namespace: nil, listens: false
             ).sealTarget
             let sealer = keyring.sealer(for: target)
-            let otherSealer = keyring.sealer(for: try HubNamespace(
-                connection: PostgresConnection(conninfo: cluster.conninfo(user: other.name, password: other.password)),
-                namespace: nil, listens: false
-            ).sealTarget)
+            let otherSealer = keyring.sealer(
+                for: try HubNamespace(
+                    connection: PostgresConnection(
+                        conninfo: cluster.conninfo(user: other.name, password: other.password)),
+                    namespace: nil, listens: false
+                ).sealTarget)
             let ns = role.name
             func id(_ key: String) -> String { sealer.keyID(for: key) }
             try cluster.psql(
@@ -134,7 +150,9 @@ extension HubReliability {
             }
         }
 
-        @Test("a machine with another key, or none, is refused and changes nothing; the hub refuses plain pushes too")
+        @Test(
+            "a machine with another key, or none, is refused and changes nothing; the hub refuses plain pushes too"
+        )
         func wrongKeyIsRefused() async throws {
             let cluster = try Self.hub()
             let role = try cluster.makeRole("wrongkey")
@@ -147,8 +165,10 @@ extension HubReliability {
             try await waitUntil { anaLink.status.sealedUnder != nil && anaLink.status.pendingUp == 0 }
             let admin = try PostgresConnection(conninfo: cluster.conninfo())
             func rows() throws -> Int64 {
-                try admin.execute("SELECT count(*) FROM settingsd.entries WHERE namespace = $1", [.text(role.name)])
-                    .int64(0, 0)
+                try admin.execute(
+                    "SELECT count(*) FROM settingsd.entries WHERE namespace = $1", [.text(role.name)]
+                )
+                .int64(0, 0)
             }
             let before = try rows()
             for stranger in [SyncKeyring(current: .random()), nil] {
@@ -162,17 +182,26 @@ extension HubReliability {
             }
             #expect(try rows() == before, "a refused machine wrote nothing")
             // A plain push straight to the hub (an old build, a hand-made client) is refused by the hub.
-            let plain = try HubNamespace(connection: PostgresConnection(conninfo: url), namespace: nil, listens: false)
+            let plain = try HubNamespace(
+                connection: PostgresConnection(conninfo: url), namespace: nil, listens: false)
             let writer = ReplicaID.random()
             #expect(throws: SettingsError.self) {
                 try plain.push(
-                    [SettingEntry(key: "clear", value: .string("text"), version: SettingVersion(timestamp: HybridTimestamp(milliseconds: 1, counter: 0), replica: writer), sequence: 1)],
+                    [
+                        SettingEntry(
+                            key: "clear", value: .string("text"),
+                            version: SettingVersion(
+                                timestamp: HybridTimestamp(milliseconds: 1, counter: 0), replica: writer),
+                            sequence: 1)
+                    ],
                     from: writer, through: 1)
             }
             #expect(try rows() == before)
         }
 
-        @Test("a rotation re-seals the namespace; a machine offline meanwhile is refused until it imports the key, then syncs what it wrote")
+        @Test(
+            "a rotation re-seals the namespace; a machine offline meanwhile is refused until it imports the key, then syncs what it wrote"
+        )
         func rotationWithAMachineOffline() async throws {
             let cluster = try Self.hub()
             let role = try cluster.makeRole("rotate")
@@ -191,7 +220,9 @@ extension HubReliability {
             let rotated = old.rotated()
             anaLink = try ana.sync(withHub: Self.configuration(url, rotated))
             defer { anaLink.stop() }
-            try await waitUntil { anaLink.status.sealedUnder == rotated.keyID && anaLink.status.pendingUp == 0 }
+            try await waitUntil {
+                anaLink.status.sealedUnder == rotated.keyID && anaLink.status.pendingUp == 0
+            }
             let admin = try PostgresConnection(conninfo: cluster.conninfo())
             let stale = try admin.execute(
                 "SELECT count(*) FROM settingsd.entries WHERE namespace = $1 AND substr(value, 2, 8) <> $2::bytea",

@@ -58,7 +58,8 @@ struct SealingPrimitiveTests {
         #expect(derived == Self.bytes("3c5d010180ba0cf5b6b858cba23b318e42d33088983c404598599c3b029ecac6"))
     }
 
-    @Test("a key from a passphrase is the same from the same passphrase and salt, another from either changed")
+    @Test(
+        "a key from a passphrase is the same from the same passphrase and salt, another from either changed")
     func passphraseDerivation() throws {
         let salt = Array(repeating: UInt8(7), count: 16)
         let cost = (operations: Sodium.Cost.least.operations, memory: Sodium.Cost.least.memoryBytes)
@@ -85,7 +86,9 @@ struct SealingPrimitiveTests {
         let text = key.recoveryText
         #expect(text.hasPrefix("SDK1-"))
         #expect(try SyncKey(recoveryText: text) == key)
-        #expect(try SyncKey(recoveryText: text.lowercased().replacingOccurrences(of: "-", with: " ") + "\n") == key)
+        #expect(
+            try SyncKey(recoveryText: text.lowercased().replacingOccurrences(of: "-", with: " ") + "\n")
+                == key)
         var characters = Array(text)
         let index = characters.count - 5
         characters[index] = characters[index] == "A" ? "B" : "A"
