@@ -29,6 +29,12 @@ struct HubBenchmark {
                     target: .percentiles(p50: 0.050, p99: 0.250))
             }
             if selected("writers") { try concurrentWriters(into: &report, hub: hub, scratch: scratch) }
+            if selected("sealed") {
+                try SealedBenchmark(
+                    count: quick ? 20_000 : 100_000, hubURL: hub.newNamespace, scratch: scratch
+                )
+                .run(into: &report)
+            }
             report.print()
         }
     }

@@ -15,7 +15,7 @@ package import SettingsStore
 /// | n + 16 | XChaCha20-Poly1305 of the plaintext, then its tag |
 ///
 /// The plaintext is a kind byte (0 deleted, 1 a value), the key name's length (2 bytes) and
-/// UTF-8, then the value's binary encoding. The authenticated data binds the target, the key id,
+/// UTF-8, then the value's binary encoding; its key id is computed from the name when sealed. The authenticated data binds the target, the key id,
 /// the version (stamp and replica) and the sealing key's id, so a row moved to another key,
 /// replayed at another version or copied into another target fails to open.
 ///
@@ -98,7 +98,10 @@ package struct EntrySealer: Sendable {
         plaintext += name
         plaintext += value
         let data = authenticatedData(keyID: id, version: entry.version, keyIdentity: current.id)
-        let nonce = Array(Sodium.hash(data + plaintext, key: current.nonce, length: Sodium.nonceBytes))
+        var message = data
+        message.reserveCapacity(data.count + plaintext.count)
+        message += plaintext
+        let nonce = Sodium.hash(message, key: current.nonce, length: Sodium.nonceBytes)
         var sealed: [UInt8] = [Self.format]
         sealed.reserveCapacity(Self.overhead + name.count + value.count)
         sealed += current.id
@@ -118,18 +121,19 @@ package struct EntrySealer: Sendable {
         guard Self.isKeyID(keyID), let id = Hex.bytes(keyID) else {
             return .failure(.malformed("its key id is not one"))
         }
-        let keyIdentity = Array(sealed[1..<9])
-        guard let secrets = readable.first(where: { Sodium.constantTimeEqual($0.id, keyIdentity) }) else {
+        let keyIdentity = UnsafeRawBufferPointer(rebasing: sealed[1..<9])
+        guard let secrets = readable.first(where: { $0.id.elementsEqual(keyIdentity) }) else {
             return .failure(.unknownKey(Hex.string(keyIdentity)))
         }
-        let nonce = Array(sealed[9..<(9 + Sodium.nonceBytes)])
-        let data = authenticatedData(keyID: id, version: version, keyIdentity: keyIdentity)
+        let data = authenticatedData(keyID: id, version: version, keyIdentity: secrets.id)
         guard
             let plaintext = Sodium.open(
                 UnsafeRawBufferPointer(rebasing: sealed[(9 + Sodium.nonceBytes)...]), data: data,
-                nonce: nonce,
+                nonce: UnsafeRawBufferPointer(rebasing: sealed[9..<(9 + Sodium.nonceBytes)]),
                 key: secrets.entry)
         else { return .failure(.doesNotVerify) }
+        // The key id and the name inside are authenticated together: only a holder of the key
+        // could seal a name under another name's id, so the name is not hashed again here.
         guard plaintext.count >= 3, plaintext[0] <= 1 else {
             return .failure(.malformed("its plaintext is malformed"))
         }
@@ -137,7 +141,6 @@ package struct EntrySealer: Sendable {
         guard 3 + length <= plaintext.count,
             let name = String(validating: plaintext[3..<(3 + length)], as: UTF8.self)
         else { return .failure(.malformed("its key name is malformed")) }
-        guard Sodium.constantTimeEqual(keyIDBytes(for: name), id) else { return .failure(.misnamed) }
         guard plaintext[0] == 1 else {
             return .success(SettingEntry(key: name, value: nil, version: version, sequence: sequence))
         }
@@ -159,9 +162,12 @@ package struct EntrySealer: Sendable {
             Array("settingsd seal record\u{0}".utf8) + target + message, key: current.mask, length: 16)
     }
 
+    private static let dataLabel = Array("settingsd sealed entry 1\u{0}".utf8)
+
     private func authenticatedData(keyID: [UInt8], version: SettingVersion, keyIdentity: [UInt8]) -> [UInt8] {
-        var data: [UInt8] = Array("settingsd sealed entry 1\u{0}".utf8)
-        data.reserveCapacity(data.count + 64)
+        var data: [UInt8] = []
+        data.reserveCapacity(Self.dataLabel.count + 64)
+        data += Self.dataLabel
         data += target
         data += keyID
         withUnsafeBytes(of: version.timestamp.rawValue.bigEndian) { data += $0 }
@@ -180,8 +186,6 @@ package enum SealRefusal: Error, Equatable, CustomStringConvertible {
     /// The tag does not verify: a byte was changed, or the row was moved to another key, replayed
     /// at another version, or copied from another target.
     case doesNotVerify
-    /// It opens, but the name inside is not the one its key id names.
-    case misnamed
 
     package var description: String {
         switch self {
@@ -189,7 +193,6 @@ package enum SealRefusal: Error, Equatable, CustomStringConvertible {
         case .unknownKey(let id): "it is sealed under key \(id), which this machine does not hold"
         case .doesNotVerify:
             "its seal does not verify: altered, moved to another key, replayed at another version, or sealed for another namespace or folder"
-        case .misnamed: "the key name sealed inside is not the one its key id names"
         }
     }
 }

@@ -59,17 +59,20 @@ enum Sodium {
         return out
     }
 
-    /// Opens what `seal` made; nil when the tag does not verify (any byte of the ciphertext, the
-    /// data, the nonce or the key differs).
-    static func open(_ sealed: UnsafeRawBufferPointer, data: [UInt8], nonce: [UInt8], key: [UInt8])
-        -> [UInt8]?
-    {
-        guard sealed.count >= tagBytes, nonce.count == nonceBytes, key.count == keyBytes else { return nil }
+    /// Opens what `seal` made (`sealed`: the ciphertext and its tag) under the 24-byte `nonce`;
+    /// nil when the tag does not verify (any byte of the ciphertext, the data, the nonce or the
+    /// key differs).
+    static func open(
+        _ sealed: UnsafeRawBufferPointer, data: [UInt8], nonce: UnsafeRawBufferPointer, key: [UInt8]
+    ) -> [UInt8]? {
+        guard sealed.count >= tagBytes, nonce.count == nonceBytes, key.count == keyBytes,
+            let ciphertext = sealed.baseAddress, let nonce = nonce.baseAddress
+        else { return nil }
         var out = [UInt8](repeating: 0, count: sealed.count - tagBytes)
         var written: UInt64 = 0
-        let ciphertext = Array(sealed)
         let result = crypto_aead_xchacha20poly1305_ietf_decrypt(
-            &out, &written, nil, ciphertext, UInt64(ciphertext.count), data, UInt64(data.count), nonce, key)
+            &out, &written, nil, ciphertext.assumingMemoryBound(to: UInt8.self), UInt64(sealed.count), data,
+            UInt64(data.count), nonce.assumingMemoryBound(to: UInt8.self), key)
         guard result == 0 else { return nil }
         return out
     }

@@ -10,6 +10,12 @@ struct SealingPrimitiveTests {
         Hex.bytes(hex.filter { !$0.isWhitespace }) ?? []
     }
 
+    static func open(_ sealed: [UInt8], _ data: [UInt8], _ nonce: [UInt8], _ key: [UInt8]) -> [UInt8]? {
+        sealed.withUnsafeBytes { sealed in
+            nonce.withUnsafeBytes { nonce in Sodium.open(sealed, data: data, nonce: nonce, key: key) }
+        }
+    }
+
     @Test("XChaCha20-Poly1305 seals and opens draft-irtf-cfrg-xchacha-03's vector (appendix A.3.1)")
     func xchachaVector() throws {
         let plaintext = Array(
@@ -28,11 +34,11 @@ struct SealingPrimitiveTests {
             """)
         let sealed = Sodium.seal(plaintext, data: data, nonce: nonce, key: key)
         #expect(sealed == expected)
-        #expect(sealed.withUnsafeBytes { Sodium.open($0, data: data, nonce: nonce, key: key) } == plaintext)
+        #expect(Self.open(sealed, data, nonce, key) == plaintext)
         var flipped = sealed
         flipped[10] ^= 1
-        #expect(flipped.withUnsafeBytes { Sodium.open($0, data: data, nonce: nonce, key: key) } == nil)
-        #expect(sealed.withUnsafeBytes { Sodium.open($0, data: data + [0], nonce: nonce, key: key) } == nil)
+        #expect(Self.open(flipped, data, nonce, key) == nil)
+        #expect(Self.open(sealed, data + [0], nonce, key) == nil)
     }
 
     @Test("BLAKE2b matches RFC 7693's vector and the reference keyed vector")
