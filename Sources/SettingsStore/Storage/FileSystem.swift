@@ -51,12 +51,9 @@ package enum FileSystem {
     package static func writeAtomically(
         _ bytes: [UInt8], to path: String, mode: UInt32 = 0o600, durable: Bool = true
     ) throws(SettingsError) {
-        let slash = path.lastIndex(of: "/")
-        let folder = slash.map { String(path[..<$0]) } ?? "."
-        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
-        var suffix = (0..<4).map { _ in UInt8.random(in: 0...255) }.map { String($0, radix: 16) }.joined()
-        suffix = String(suffix.prefix(8))
-        let temporary = folder + "/.tmp-\(suffix)-" + name
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        let suffix = String(UInt32.random(in: .min ... .max), radix: 16)
+        let temporary = parent(of: path) + "/.tmp-\(suffix)-" + name
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_TRUNC | O_CLOEXEC, mode_t(mode))
         guard fd >= 0 else { throw error("cannot write '\(temporary)'", path: temporary) }
         var written = 0

@@ -162,14 +162,8 @@ extension FolderConnector {
     /// under another incarnation, is not one its history continues.
     private func checkLineage(_ name: String, last: Int64, sequence: Int64) throws(SettingsError) {
         guard lineageChecked.insert(name).inserted else { return }
-        let fd = Glibc.open(ownFolder + "/" + name, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return }
-        var head = [UInt8](repeating: 0, count: 4_096)
-        let count = head.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-        close(fd)
-        let firstLine = Array(head.prefix(max(0, count)).prefix { $0 != UInt8(ascii: "\n") })
-        guard let header = try? JSONFields(parsing: firstLine[...], what: "the header"),
-            let text = try? header.string("incarnation"), let incarnation = UUID(uuidString: text)
+        guard let header = ownFileHeader(name), let text = try? header.string("incarnation"),
+            let incarnation = UUID(uuidString: text)
         else { return }
         guard !settings.lineage.continues(cursor: last, recordedUnder: incarnation, sequence: sequence) else {
             return
@@ -181,6 +175,18 @@ extension FolderConnector {
         _ = try settings.takeNewIdentity(ifStill: localID)
         throw SettingsError(
             .replicaForked, "this replica took a new id after a fork; starting over in the folder")
+    }
+
+    /// The header (first line, within its first 4 KiB) of this replica's own file `name`; nil
+    /// when it cannot be read or parsed.
+    func ownFileHeader(_ name: String) -> JSONFields? {
+        let fd = Glibc.open(ownFolder + "/" + name, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        var head = [UInt8](repeating: 0, count: 4_096)
+        let count = head.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+        close(fd)
+        let firstLine = Array(head.prefix(max(0, count)).prefix { $0 != UInt8(ascii: "\n") })
+        return try? JSONFields(parsing: firstLine[...], what: "the header")
     }
 
     /// Reads one file of `replica`'s; nil when it is not whole yet (read again when it changes)

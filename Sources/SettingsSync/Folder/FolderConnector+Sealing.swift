@@ -52,13 +52,7 @@ extension FolderConnector {
     /// key, or names none in a plain folder); checked once per name.
     func isSealedAsFolder(_ name: String) -> Bool {
         if sealChecked.contains(name) { return true }
-        let fd = Glibc.open(ownFolder + "/" + name, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return true }
-        var head = [UInt8](repeating: 0, count: 4_096)
-        let count = head.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-        close(fd)
-        let firstLine = Array(head.prefix(max(0, count)).prefix { $0 != UInt8(ascii: "\n") })
-        guard let header = try? JSONFields(parsing: firstLine[...], what: "the header") else { return true }
+        guard let header = ownFileHeader(name) else { return true }
         let sealed = try? header.string("sealed")
         guard sealed == sealer?.key.id else { return false }
         sealChecked.insert(name)

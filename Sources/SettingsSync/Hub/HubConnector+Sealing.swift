@@ -77,10 +77,7 @@ extension HubConnector {
         while true {
             let entries = settings.entries(after: after, limit: HubNamespace.batchEntries)
             guard let last = entries.last else { break }
-            let syncing = entries.filter { entry in
-                (policy.isEmpty || !policy.isLocal(entry.key))
-                    && (entry.value?.nestingDepth ?? 0) <= SettingValue.maximumNestingDepth
-            }
+            let syncing = entries.filter { Self.travels($0, policy: policy) }
             if !syncing.isEmpty {
                 try hub.push(syncing, from: replica, through: pushed, incarnation: incarnation)
                 count += syncing.count

@@ -130,9 +130,7 @@ extension HubConnector {
             let fromHub = sequencesFromHub
             let policy = settings.policy
             let needed = candidates.filter { entry in
-                !fromHub.contains { $0.contains(entry.sequence) }
-                    && (policy.isEmpty || !policy.isLocal(entry.key))
-                    && (entry.value?.nestingDepth ?? 0) <= SettingValue.maximumNestingDepth
+                !fromHub.contains { $0.contains(entry.sequence) } && Self.travels(entry, policy: policy)
             }
             // Nothing but the hub's own entries: recording the position alone is a write
             // transaction on the hub, which a change would cost every machine on the namespace.
@@ -152,6 +150,13 @@ extension HubConnector {
             pushed = last.sequence
             markPushed(through: pushed)
         }
+    }
+
+    /// Whether `entry` goes to the hub at all: not of scope `local`, and not nested deeper than a
+    /// value may be.
+    static func travels(_ entry: SettingEntry, policy: SettingsPolicy) -> Bool {
+        (policy.isEmpty || !policy.isLocal(entry.key))
+            && (entry.value?.nestingDepth ?? 0) <= SettingValue.maximumNestingDepth
     }
 
     /// Tells the namespace's listeners that pushes landed, after they committed. A failure (a

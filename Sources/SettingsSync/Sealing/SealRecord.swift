@@ -55,13 +55,7 @@ package struct SealRecord: Equatable, Sendable {
             "settingsd": "seal", "version": .integer(1), "key": .string(keyID),
             "tag": .string(Hex.string(tag)),
         ]
-        if let derivation {
-            fields["derivation"] = .object([
-                "salt": .string(Hex.string(derivation.salt)),
-                "operations": .integer(Int64(clamping: derivation.operations)),
-                "memory": .integer(Int64(derivation.memoryBytes)),
-            ])
-        }
+        fields["derivation"] = derivation?.json
         var bytes: [UInt8] = []
         JSONValue.object(fields).write(to: &bytes)
         bytes.append(UInt8(ascii: "\n"))
@@ -88,17 +82,7 @@ package struct SealRecord: Equatable, Sendable {
             else { throw SettingsError(.protocolError, "its key id or tag is malformed") }
             var derivation: SyncKey.Derivation?
             if let object = fields.members["derivation"], object != .null {
-                let inner = try JSONFields(object, what: "a seal record's derivation")
-                guard let salt = Hex.bytes(try inner.string("salt")), salt.count == Sodium.saltBytes else {
-                    throw SettingsError(.protocolError, "its salt is malformed")
-                }
-                let operations = try inner.integer("operations")
-                let memory = try inner.integer("memory")
-                guard operations > 0, memory > 0 else {
-                    throw SettingsError(.protocolError, "its cost is malformed")
-                }
-                derivation = SyncKey.Derivation(
-                    salt: salt, operations: UInt64(operations), memoryBytes: Int(memory))
+                derivation = try SyncKey.Derivation(json: object, what: "its derivation")
             }
             return SealRecord(keyID: keyID, derivation: derivation, tag: tag)
         } catch {

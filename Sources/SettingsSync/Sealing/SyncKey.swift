@@ -30,6 +30,35 @@ package struct SyncKey: Sendable, Equatable {
         package static func salt(fromText text: String) -> [UInt8]? {
             Hex.bytes(text).flatMap { $0.count == Sodium.saltBytes ? $0 : nil }
         }
+
+        /// `{"salt":"…","operations":3,"memory":268435456}`, as seal records and the key file
+        /// hold it.
+        var json: JSONValue {
+            .object([
+                "salt": .string(saltText), "operations": .integer(Int64(clamping: operations)),
+                "memory": .integer(Int64(memoryBytes)),
+            ])
+        }
+
+        /// The derivation in `json` (`what` names it in messages).
+        init(json: JSONValue, what: String) throws(SettingsError) {
+            let fields = try JSONFields(json, what: what)
+            guard let salt = Derivation.salt(fromText: try fields.string("salt")) else {
+                throw SettingsError(.protocolError, "\(what)'s salt is malformed")
+            }
+            let operations = try fields.integer("operations")
+            let memory = try fields.integer("memory")
+            guard operations > 0, memory > 0 else {
+                throw SettingsError(.protocolError, "\(what)'s cost is malformed")
+            }
+            self.init(salt: salt, operations: UInt64(operations), memoryBytes: Int(clamping: memory))
+        }
+
+        package init(salt: [UInt8], operations: UInt64, memoryBytes: Int) {
+            self.salt = salt
+            self.operations = operations
+            self.memoryBytes = memoryBytes
+        }
     }
 
     /// The bytes of each secret.
@@ -124,19 +153,13 @@ enum Hex {
     static func bytes(_ text: some StringProtocol) -> [UInt8]? {
         let utf8 = Array(text.utf8)
         guard utf8.count % 2 == 0 else { return nil }
-        func value(_ digit: UInt8) -> UInt8? {
-            switch digit {
-            case 0x30...0x39: digit - 0x30
-            case 0x61...0x66: digit - 0x61 + 10
-            case 0x41...0x46: digit - 0x41 + 10
-            default: nil
-            }
-        }
         var out: [UInt8] = []
         out.reserveCapacity(utf8.count / 2)
         var index = 0
         while index < utf8.count {
-            guard let high = value(utf8[index]), let low = value(utf8[index + 1]) else { return nil }
+            guard let high = utf8[index].hexDigitValue, let low = utf8[index + 1].hexDigitValue else {
+                return nil
+            }
             out.append(high << 4 | low)
             index += 2
         }

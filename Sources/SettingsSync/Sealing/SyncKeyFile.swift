@@ -70,13 +70,7 @@ package struct SyncKeyFile: Sendable {
             var fields: [String: JSONValue] = [
                 "naming": .string(Hex.string(key.naming)), "sealing": .string(Hex.string(key.sealing)),
             ]
-            if let derivation = key.derivation {
-                fields["derivation"] = .object([
-                    "salt": .string(Hex.string(derivation.salt)),
-                    "operations": .integer(Int64(clamping: derivation.operations)),
-                    "memory": .integer(Int64(derivation.memoryBytes)),
-                ])
-            }
+            fields["derivation"] = key.derivation?.json
             return .object(fields)
         }
         var bytes: [UInt8] = []
@@ -100,13 +94,7 @@ package struct SyncKeyFile: Sendable {
             else { throw SettingsError(.protocolError, "a key's secrets are malformed") }
             var derivation: SyncKey.Derivation?
             if let object = key.members["derivation"], object != .null {
-                let inner = try JSONFields(object, what: "a key's derivation")
-                guard let salt = Hex.bytes(try inner.string("salt")), salt.count == Sodium.saltBytes else {
-                    throw SettingsError(.protocolError, "a key's salt is malformed")
-                }
-                derivation = SyncKey.Derivation(
-                    salt: salt, operations: UInt64(clamping: try inner.integer("operations")),
-                    memoryBytes: Int(clamping: try inner.integer("memory")))
+                derivation = try SyncKey.Derivation(json: object, what: "a key's derivation")
             }
             keys.append(SyncKey(naming: naming, sealing: sealing, derivation: derivation))
         }
