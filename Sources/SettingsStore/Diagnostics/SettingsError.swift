@@ -36,6 +36,8 @@ public struct SettingsError: Error, Sendable, Equatable, CustomStringConvertible
             case locked
             case accountMismatch
             case sealMismatch
+            case historyCompacted
+            case versionMismatch
         }
 
         private let kind: Kind
@@ -127,6 +129,14 @@ public struct SettingsError: Error, Sendable, Equatable, CustomStringConvertible
         /// key than this machine's, or this machine would sync it plain (it holds no sync key, or
         /// the target is marked plain here): nothing is read or written there.
         public static let sealMismatch = Code(.sealMismatch)
+        /// A watch asked for the changes since a sequence number the history no longer reaches
+        /// (pruned by its retention, or off): they cannot be replayed. The error's
+        /// `oldestReplayableSequence` says from where they can.
+        public static let historyCompacted = Code(.historyCompacted)
+        /// A write's precondition failed (`SettingPrecondition`): a key held another version than
+        /// the one required, or a value where none was. Nothing of the request was written; the
+        /// error's `currentVersions` says what the keys hold.
+        public static let versionMismatch = Code(.versionMismatch)
     }
 
     /// Whether the store could not persist a change for reasons of its own (a full disk, a
@@ -146,6 +156,12 @@ public struct SettingsError: Error, Sendable, Equatable, CustomStringConvertible
     public let path: String?
     /// The SQL statement involved, when there is one.
     public let sql: String?
+    /// For `historyCompacted`: the oldest sequence number a watch can start from (its changes
+    /// after it are all still in the history).
+    public package(set) var oldestReplayableSequence: Int64? = nil
+    /// For `versionMismatch`: each key whose precondition failed, with the version it holds as
+    /// text (nil: it holds no value); `currentVersions` reads them.
+    package var versionTexts: [String: String?] = [:]
 
     /// Creates an error; prefer the static factories, which word the message consistently.
     public init(_ code: Code, _ message: String, key: String? = nil, path: String? = nil, sql: String? = nil)
@@ -181,7 +197,10 @@ extension SettingsError {
             self.message.hasPrefix(mismatch)
             ? "\(mismatch) for '\(key)'\(self.message.dropFirst(mismatch.count))"
             : "\(self.message) (key '\(key)')"
-        return SettingsError(code, message, key: key, path: path, sql: sql)
+        var error = SettingsError(code, message, key: key, path: path, sql: sql)
+        error.oldestReplayableSequence = oldestReplayableSequence
+        error.versionTexts = versionTexts
+        return error
     }
 }
 

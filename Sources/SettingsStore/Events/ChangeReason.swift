@@ -22,8 +22,10 @@ public enum ChangeReason: String, Sendable, Codable, CaseIterable, CustomStringC
     case schemaViolation
     /// The administrator's schemas, system defaults or locks changed the key's effective value.
     case system
-    /// A `SettingsClient` reconnected to its daemon: changes made while it was away are not
-    /// replayed, so re-read what you show. Carries no keys.
+    /// A `SettingsClient` reconnected to its daemon and could not replay what it missed (the
+    /// daemon's history no longer reaches back that far, or it is another store): re-read what
+    /// you show. Carries no keys. A reconnection that can replay delivers the missed changes
+    /// instead, and says nothing of this.
     case resync
 
     /// The raw name.

@@ -50,12 +50,27 @@ public struct SettingsChange: Sendable, Equatable {
     public let origin: ReplicaID
     /// The changed keys with their new states, in the order they were written.
     public let changes: [KeyChange]
+    /// The store's sequence number once this change was committed: the number of its last
+    /// stored change, or, for a change that stores nothing (reasons `system`, `quotaViolation`,
+    /// `schemaViolation`, `resync`), the number the store was at. A watch started `since` it
+    /// receives the changes after this one (`Settings.changes(since:matching:)`).
+    public let sequence: Int64
 
     /// Creates a change.
-    package init(reason: ChangeReason, origin: ReplicaID, changes: [KeyChange]) {
+    package init(reason: ChangeReason, origin: ReplicaID, changes: [KeyChange], sequence: Int64) {
         self.reason = reason
         self.origin = origin
         self.changes = changes
+        self.sequence = sequence
+    }
+
+    /// Whether the change stored what it lists, so the history numbers it (`sequence`) and a
+    /// watch resumed from an earlier number replays it.
+    public var isNumbered: Bool {
+        switch reason {
+        case .system, .quotaViolation, .schemaViolation, .resync: false
+        default: true
+        }
     }
 
     /// The changed keys, in the order they were written.
@@ -67,6 +82,6 @@ public struct SettingsChange: Sendable, Equatable {
         let selected = changes.filter { filter.matches($0.key) }
         if selected.isEmpty { return nil }
         if selected.count == changes.count { return self }
-        return SettingsChange(reason: reason, origin: origin, changes: selected)
+        return SettingsChange(reason: reason, origin: origin, changes: selected, sequence: sequence)
     }
 }

@@ -107,6 +107,19 @@ final class HistoryTable {
         return records
     }
 
+    /// The records numbered after `sequence`, oldest first, at most `limit`.
+    func records(after sequence: Int64, limit: Int) throws(SettingsError) -> [HistoryRecord] {
+        let select = try connection.prepare(
+            "SELECT \(Self.recordColumns) FROM history WHERE seq > ?1 ORDER BY seq LIMIT ?2")
+        try select.bind(sequence, at: 1)
+        try select.bind(Int64(clamping: limit), at: 2)
+        var records: [HistoryRecord] = []
+        while try select.step() {
+            if let link = Self.chainedRecord(from: select) { records.append(link.record) }
+        }
+        return records
+    }
+
     /// The record numbered `sequence`, if the table holds it.
     func record(at sequence: Int64) throws(SettingsError) -> ChainedRecord? {
         if lookup == nil {

@@ -32,6 +32,16 @@ final class MemoryBackend: SettingsBackend {
         return selected
     }
 
+    func historyRecords(after sequence: Int64, limit: Int) -> [HistoryRecord] {
+        // `order` ascends: the first record after `sequence` is found by halving.
+        var (low, high) = (0, order.count)
+        while low < high {
+            let middle = (low + high) / 2
+            if order[middle] <= sequence { low = middle + 1 } else { high = middle }
+        }
+        return order[low...].prefix(limit).compactMap { records[$0]?.record }
+    }
+
     func chainedRecord(at sequence: Int64) -> ChainedRecord? {
         records[sequence]
     }

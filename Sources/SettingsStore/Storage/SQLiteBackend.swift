@@ -377,6 +377,10 @@ final class SQLiteBackend: SettingsBackend {
         try history.recent(query)
     }
 
+    func historyRecords(after sequence: Int64, limit: Int) throws(SettingsError) -> [HistoryRecord] {
+        try history.records(after: sequence, limit: limit)
+    }
+
     func chainedRecord(at sequence: Int64) throws(SettingsError) -> ChainedRecord? {
         try history.record(at: sequence)
     }

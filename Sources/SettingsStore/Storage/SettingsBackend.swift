@@ -24,6 +24,9 @@ protocol SettingsBackend: AnyObject {
     /// a key's records are found by walking its chain, `history(following:query:)`).
     func recentHistory(_ query: HistoryQuery) throws(SettingsError) -> [HistoryRecord]
 
+    /// The records numbered after `sequence`, oldest first, at most `limit`.
+    func historyRecords(after sequence: Int64, limit: Int) throws(SettingsError) -> [HistoryRecord]
+
     /// The record of the change numbered `sequence`, if the history holds it.
     func chainedRecord(at sequence: Int64) throws(SettingsError) -> ChainedRecord?
 

@@ -60,19 +60,28 @@ extension Settings {
             commit.unannounced.isEmpty ? records : records.filter { !commit.unannounced.contains($0.key) }
         if !announced.isEmpty {
             let changes = announced.map(SettingsChange.KeyChange.init)
-            observers.enqueue(SettingsChange(reason: commit.reason, origin: commit.origin, changes: changes))
+            observers.enqueue(
+                SettingsChange(
+                    reason: commit.reason, origin: commit.origin, changes: changes,
+                    sequence: writer.lastSequence))
         }
         if !systemChanges.isEmpty {
-            observers.enqueue(SettingsChange(reason: .system, origin: commit.origin, changes: systemChanges))
+            observers.enqueue(
+                SettingsChange(
+                    reason: .system, origin: commit.origin, changes: systemChanges,
+                    sequence: writer.lastSequence))
         }
         if !commit.refused.isEmpty {
             observers.enqueue(
-                SettingsChange(reason: .quotaViolation, origin: commit.origin, changes: commit.refused))
+                SettingsChange(
+                    reason: .quotaViolation, origin: commit.origin, changes: commit.refused,
+                    sequence: writer.lastSequence))
         }
         if !commit.schemaRefused.isEmpty {
             observers.enqueue(
-                SettingsChange(reason: .schemaViolation, origin: commit.origin, changes: commit.schemaRefused)
-            )
+                SettingsChange(
+                    reason: .schemaViolation, origin: commit.origin, changes: commit.schemaRefused,
+                    sequence: writer.lastSequence))
         }
         // Replication hears of every commit, announced or not (a locked key's change still travels).
         if commit.policy != nil {

@@ -164,6 +164,17 @@ public final class Settings: Sendable {
         cache.withLock { $0.entries.value(forKey: key) }
     }
 
+    /// The value stored for `key` with the version that wrote it; nil when none is stored (a
+    /// default alone does not count). What a compare-and-set compares (`SettingPrecondition`).
+    public func versionedValue(forKey key: String) -> VersionedValue? {
+        cache.withLock { cache in
+            guard let entry = cache.entries[key], let value = entry.value else {
+                return nil
+            }
+            return VersionedValue(value: value, version: entry.version)
+        }
+    }
+
     /// The stored entry for `key` with its version, tombstones included; nil if never written.
     package func entry(forKey key: String) -> SettingEntry? {
         cache.withLock { $0.entries[key] }

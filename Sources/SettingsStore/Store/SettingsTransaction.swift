@@ -181,3 +181,24 @@ struct PendingWrite {
     let value: SettingValue?
     let actor: ChangeActor?
 }
+
+extension SettingsTransaction {
+    /// Refuses the transaction unless `key` holds what `precondition` says (compare-and-set).
+    ///
+    /// - Throws: `versionMismatch` naming the version the key holds; throw it on (or let it
+    ///   leave the closure) and nothing of the transaction is written.
+    public func require(_ precondition: SettingPrecondition, forKey key: String) throws(SettingsError) {
+        try require([key: precondition])
+    }
+
+    /// Refuses the transaction unless every key holds what its precondition says; the error
+    /// names every key that does not.
+    public func require(_ preconditions: [String: SettingPrecondition]) throws(SettingsError) {
+        var failed: [(key: String, required: SettingPrecondition, current: SettingVersion?)] = []
+        for (key, precondition) in preconditions {
+            let current = settings.versionedValue(forKey: key)?.version
+            if !precondition.isMet(by: current) { failed.append((key, precondition, current)) }
+        }
+        guard failed.isEmpty else { throw .versionMismatch(failed) }
+    }
+}

@@ -1,0 +1,93 @@
+import Synchronization
+
+extension Settings: SettingsWriting {
+    /// The `locks.d` file that locks `key`, or nil when it can be written.
+    public func lockingFile(forKey key: String) -> String? {
+        policy.lock(forKey: KeyIdentity.normalize(key))?.file
+    }
+
+    /// Applies `writes` in one transaction (reason `local`) if every precondition holds.
+    ///
+    /// - Throws: `versionMismatch` naming every key whose precondition failed (nothing is
+    ///   written), and what a write may throw.
+    public func write(_ writes: [SettingWrite]) throws(SettingsError) {
+        try typed {
+            try transaction { transaction in
+                var preconditions: [String: SettingPrecondition] = [:]
+                for write in writes {
+                    if let precondition = write.precondition { preconditions[write.key] = precondition }
+                }
+                if !preconditions.isEmpty { try transaction.require(preconditions) }
+                for write in writes {
+                    if let value = write.value {
+                        try transaction.set(value, forKey: write.key)
+                    } else {
+                        try transaction.removeValue(forKey: write.key)
+                    }
+                }
+            }
+        }
+    }
+
+    /// The changes of the keys `filter` selects: first those numbered after `sequence`, from the
+    /// history (`changes(since:matching:)`), then each as it is committed, with no gap and none
+    /// twice. The stream ends when its task is cancelled or it is released.
+    ///
+    /// - Throws: `historyCompacted` when the history no longer reaches back to `sequence`.
+    public func changes(_ filter: ChangeFilter, since sequence: Int64?) throws(SettingsError)
+        -> AsyncThrowingStream<SettingsChange, any Error>
+    {
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: SettingsChange.self)
+        guard let sequence else {
+            let token = observe(filter) { continuation.yield($0) }
+            continuation.onTermination = { _ in token.cancel() }
+            return stream
+        }
+        let resume = ResumedWatch(continuation)
+        // Observe first: a commit between the replay's read and the observation cannot be missed;
+        // what the replay holds too is dropped by number.
+        let token = observe(filter) { resume.live($0) }
+        continuation.onTermination = { _ in token.cancel() }
+        let (replayed, through) = try changes(since: sequence, matching: filter)
+        resume.replayed(replayed, through: through)
+        return stream
+    }
+}
+
+/// A watch resumed from a sequence number: live changes wait while the replay is delivered,
+/// then those the replay held are dropped.
+final class ResumedWatch: Sendable {
+    private struct State {
+        /// Live changes that came before the replay was delivered.
+        var waiting: [SettingsChange] = []
+        /// The number the replay reached, once it is delivered.
+        var through: Int64?
+    }
+
+    private let continuation: AsyncThrowingStream<SettingsChange, any Error>.Continuation
+    private let state = Mutex(State())
+
+    init(_ continuation: AsyncThrowingStream<SettingsChange, any Error>.Continuation) {
+        self.continuation = continuation
+    }
+
+    /// A change as it is committed.
+    func live(_ change: SettingsChange) {
+        state.withLock { state in
+            guard let through = state.through else { return state.waiting.append(change) }
+            if !change.isNumbered || change.sequence > through { continuation.yield(change) }
+        }
+    }
+
+    /// The replay, through `through`; then the live changes that came meanwhile and it lacks.
+    func replayed(_ changes: [SettingsChange], through: Int64) {
+        state.withLock { state in
+            for change in changes { continuation.yield(change) }
+            for change in state.waiting where !change.isNumbered || change.sequence > through {
+                continuation.yield(change)
+            }
+            state.waiting = []
+            state.through = through
+        }
+    }
+}
