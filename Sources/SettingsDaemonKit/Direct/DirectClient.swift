@@ -23,8 +23,8 @@ package final class DirectClient: SettingsService, Sendable {
         switch handler.handle(request) {
         case .answer(let result):
             return try result.get()
-        case .value(let value):
-            return WireMessage.valueFields(value)
+        case .value(let value, let version):
+            return WireMessage.valueFields(value, version: version)
         case .write(let reason, let apply):
             return try settings.typed {
                 var result = try settings.transaction(reason: reason, apply)

@@ -15,8 +15,9 @@ struct RequestHandler {
     enum Outcome {
         /// Answer now with these result fields, or this error.
         case answer(Result<[String: JSONValue], SettingsError>)
-        /// Answer a `get` with this value (nil: not found); see `WireMessage.valueFields(_:)`.
-        case value(SettingValue?)
+        /// Answer a `get` with this value (nil: not found) and the version of the key's stored
+        /// value; see `WireMessage.valueFields(_:version:)`.
+        case value(SettingValue?, SettingVersion?)
         /// Submit these writes; answer when they are durable.
         case write(reason: ChangeReason, apply: @Sendable (SettingsTransaction) throws -> [String: JSONValue])
     }
@@ -41,7 +42,10 @@ struct RequestHandler {
             return .answer(.success(welcome.fields))
         case .get(let key):
             // The effective value: the lock's, the stored one, or a default (system, schema).
-            return .value(settings.value(forKey: key))
+            return .value(settings.value(forKey: key), settings.versionedValue(forKey: key)?.version)
+        case .getStored(let key):
+            let stored = settings.versionedValue(forKey: key)
+            return .value(stored?.value, stored?.version)
         case .getMany(let keys):
             var values: [String: JSONValue] = [:]
             for key in keys { if let value = settings.value(forKey: key) { values[key] = value.json } }
@@ -56,13 +60,26 @@ struct RequestHandler {
             return .answer(.success(StatusReport.status(of: settings, server: server).fields))
         case .export:
             return .answer(.success(["document": ExportDocument(values: settings.snapshot()).json]))
-        case .set(let key, let value):
+        case .set(let key, let value, let precondition):
             return .write(reason: .local) { transaction in
+                if let precondition { try transaction.require(precondition, forKey: key) }
                 try transaction.set(value, forKey: key)
+                return [:]
+            }
+        case .setText(let key, let text, let precondition):
+            // Typed by the schemas in force when the write runs, under the writer lock.
+            return .write(reason: .local) { [settings] transaction in
+                if let precondition { try transaction.require(precondition, forKey: key) }
+                try transaction.set(try ValueText.parse(text, forKey: key, in: settings), forKey: key)
                 return [:]
             }
         case .setMany(let changes):
             return .write(reason: .local) { transaction in
+                var preconditions: [String: SettingPrecondition] = [:]
+                for change in changes {
+                    preconditions[change.key] = change.precondition ?? preconditions[change.key]
+                }
+                if !preconditions.isEmpty { try transaction.require(preconditions) }
                 for change in changes {
                     if let value = change.value {
                         try transaction.set(value, forKey: change.key)
@@ -72,8 +89,9 @@ struct RequestHandler {
                 }
                 return [:]
             }
-        case .delete(let key):
+        case .delete(let key, let precondition):
             return .write(reason: .local) { transaction in
+                if let precondition { try transaction.require(precondition, forKey: key) }
                 let existed = transaction.value(forKey: key) != nil
                 try transaction.removeValue(forKey: key)
                 return ["existed": .bool(existed)]

@@ -34,6 +34,11 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
     private var writesInFlight = 0
     private var watches: [Int64: SubscriptionToken] = [:]
     private var nextWatch: Int64 = 1
+    /// Watches started `since` a number whose replay is still being sent.
+    private var replays: [Int64: WatchReplay] = [:]
+    /// For each watch whose replay was sent, the number it reached: live changes at or below
+    /// it were in the replay.
+    private var replayedThrough: [Int64: Int64] = [:]
     private var isReading = true
     /// Set once the peer said hello as a replica: every later frame goes to it, on its own
     /// queues (the loop only reads and writes its socket).
@@ -298,13 +303,16 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
                 dropStagedImport()
             }
             switch request {
-            case .watch, .unwatch:
+            case .watch(let filter, let since):
+                startWatch(filter, since: since, id: id)
+            case .unwatch:
                 enqueue(answer(request, id: id))
             default:
                 switch handler.handle(request) {
                 case .answer(.success(let fields)): enqueueSuccess(id: id, fields)
                 case .answer(.failure(let error)): enqueue(WireMessage.failure(id: id, error))
-                case .value(let value): enqueueFrame { WireMessage.writeValue(id: id, value, to: &$0) }
+                case .value(let value, let version):
+                    enqueueFrame { WireMessage.writeValue(id: id, value, version: version, to: &$0) }
                 case .write(let reason, let apply):
                     writesInFlight += 1
                     batch.add(
@@ -351,27 +359,14 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
 
     private func answer(_ request: WireRequest, id: Int64?) -> JSONValue {
         switch request {
-        case .watch(let filter):
-            let limit = context.configuration.maximumWatchesPerConnection
-            guard watches.count < limit else {
-                return WireMessage.failure(
-                    id: id, SettingsError(.tooManyItems, "a connection may hold at most \(limit) watches"))
-            }
-            let watch = nextWatch
-            nextWatch += 1
-            watches[watch] = context.settings.observe(filter) { [weak self, loop] change in
-                guard let connection = self else { return }
-                // Commits on the loop thread deliver at once; others (sync) are posted to it.
-                loop.execute { connection.send(WireMessage.event(watch: watch, change)) }
-            }
-            context.watches.add(1, ordering: .relaxed)
-            return WireMessage.success(id: id, ["watch": .integer(watch)])
         case .unwatch(let watch):
             guard let token = watches.removeValue(forKey: watch) else {
                 return WireMessage.failure(
                     id: id, SettingsError(.protocolError, "no watch \(watch) on this connection"))
             }
             token.cancel()
+            replays[watch] = nil
+            replayedThrough[watch] = nil
             context.watches.subtract(1, ordering: .relaxed)
             return WireMessage.success(id: id)
         default:
@@ -379,6 +374,68 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
                 id: id,
                 SettingsError(.unknownOperation, "'\(request.operation)' is not a connection's own request"))
         }
+    }
+
+    /// Starts a watch: answers with its number and the store's sequence number, then, with
+    /// `since`, sends the changes after it from the history, paced by the client's reading,
+    /// then the live ones, none missed and none twice.
+    private func startWatch(_ filter: ChangeFilter, since: Int64?, id: Int64?) {
+        let limit = context.configuration.maximumWatchesPerConnection
+        guard watches.count < limit else {
+            return enqueue(
+                WireMessage.failure(
+                    id: id, SettingsError(.tooManyItems, "a connection may hold at most \(limit) watches")))
+        }
+        let watch = nextWatch
+        // Observe first: a commit after this is delivered live, one before the replay's read is
+        // in the replay, and `replayedThrough` drops what both hold.
+        let token = context.settings.observe(filter) { [weak self, loop] change in
+            guard let connection = self else { return }
+            // Commits on the loop thread deliver at once; others (sync) are posted to it.
+            loop.execute { connection.deliver(change, to: watch) }
+        }
+        let sequence = context.settings.sequence
+        if let since {
+            do throws(SettingsError) {
+                let (changes, through) = try context.settings.changes(since: since, matching: filter)
+                replays[watch] = WatchReplay(changes, through: through)
+            } catch {
+                token.cancel()
+                return enqueue(WireMessage.failure(id: id, error))
+            }
+        }
+        nextWatch += 1
+        watches[watch] = token
+        context.watches.add(1, ordering: .relaxed)
+        enqueue(WireMessage.success(id: id, ["watch": .integer(watch), "sequence": .integer(sequence)]))
+        sendReplays()
+    }
+
+    /// Sends a live change to `watch`: after its replay, and only what the replay lacked.
+    private func deliver(_ change: SettingsChange, to watch: Int64) {
+        guard watches[watch] != nil else { return }
+        if replays[watch] != nil {
+            replays[watch]?.wait(change)
+            return
+        }
+        if let through = replayedThrough[watch], !WatchReplay.isNew(change, after: through) { return }
+        send(WireMessage.event(watch: watch, change))
+    }
+
+    /// Sends replayed changes while fewer than `outboundHighWater` bytes wait to be written; the
+    /// rest go when the client has read those (`flush()`).
+    private func sendReplays() {
+        guard !replays.isEmpty else { return }
+        for watch in replays.keys.sorted() {
+            while outbound.pendingByteCount < Self.outboundHighWater, !isClosed, !hasFailed {
+                guard let change = replays[watch]?.next() else {
+                    replayedThrough[watch] = replays.removeValue(forKey: watch)?.through
+                    break
+                }
+                enqueue(WireMessage.event(watch: watch, change))
+            }
+        }
+        flush()
     }
 
     /// Queues a frame and writes what the socket takes now.
@@ -414,6 +471,10 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
             case .wouldBlock: return updateInterest()
             case .failed(let error): return close(error)
             case .drained:
+                if !replays.isEmpty, !hasFailed {
+                    sendReplays()
+                    return
+                }
                 // Requests held back while the answers waited (see `outboundHighWater`) go on now.
                 if inboxStart < inbox.count, canRun, !isShuttingDown, !hasFailed {
                     process()
@@ -465,6 +526,8 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
         for token in watches.values { token.cancel() }
         context.watches.subtract(watches.count, ordering: .relaxed)
         watches = [:]
+        replays = [:]
+        replayedThrough = [:]
     }
 
     private func discardInput() {

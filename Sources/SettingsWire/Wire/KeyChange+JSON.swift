@@ -49,10 +49,16 @@ extension SettingsChange.KeyChange {
 
 extension SettingsError {
     /// Reads the `error` member of a failed response: its code (unknown codes read as
-    /// `protocolError`, so a newer peer's errors still surface) and message.
+    /// `protocolError`, so a newer peer's errors still surface), message, key and details.
     package init(wireError json: JSONValue?) throws(SettingsError) {
         let error = try JSONFields(json ?? .null, what: "field 'error'")
         let code = SettingsError.Code(rawValue: try error.string("code")) ?? .protocolError
-        self.init(code, try error.string("message"))
+        self.init(code, try error.string("message"), key: try error.optionalString("key"))
+        oldestReplayableSequence = try error.optionalInteger("oldest")
+        if case .object(let versions)? = error.members["versions"] {
+            for (key, json) in versions {
+                versionTexts[key] = if case .string(let text) = json { .some(text) } else { .some(nil) }
+            }
+        }
     }
 }

@@ -4,22 +4,30 @@ package import SettingsStore
 /// to, without the dictionary it builds (the fields plus `id` and `ok`) or, for a `get`, any
 /// dictionary at all.
 extension WireMessage {
-    /// The fields that answer a `get`: whether the key has a value, and the value.
-    package static func valueFields(_ value: SettingValue?) -> [String: JSONValue] {
-        guard let value else { return ["found": .bool(false)] }
-        return ["found": .bool(true), "value": value.json]
+    /// The fields that answer a `get`: whether the key has a value, the value, and the version
+    /// of the key's stored value when it holds one (what a compare-and-set compares).
+    package static func valueFields(_ value: SettingValue?, version: SettingVersion?) -> [String: JSONValue] {
+        var fields: [String: JSONValue] = ["found": .bool(value != nil)]
+        fields["value"] = value?.json
+        fields["version"] = version.map { .string($0.description) }
+        return fields
     }
 
-    /// Appends the text of `success(id: id, valueFields(value))`.
-    package static func writeValue(id: Int64?, _ value: SettingValue?, to bytes: inout [UInt8]) {
+    /// Appends the text of `success(id: id, valueFields(value, version: version))`.
+    package static func writeValue(
+        id: Int64?, _ value: SettingValue?, version: SettingVersion?, to bytes: inout [UInt8]
+    ) {
         bytes.append(contentsOf: (value == nil ? #"{"found":false,"id":"# : #"{"found":true,"id":"#).utf8)
         write(id: id, to: &bytes)
-        guard let value else {
-            bytes.append(contentsOf: #","ok":true}"#.utf8)
-            return
+        bytes.append(contentsOf: #","ok":true"#.utf8)
+        if let value {
+            bytes.append(contentsOf: #","value":"#.utf8)
+            value.json.write(to: &bytes)
         }
-        bytes.append(contentsOf: #","ok":true,"value":"#.utf8)
-        value.json.write(to: &bytes)
+        if let version {
+            bytes.append(contentsOf: #","version":"#.utf8)
+            JSONValue.write(string: version.description, to: &bytes)
+        }
         bytes.append(UInt8(ascii: "}"))
     }
 

@@ -10,12 +10,16 @@ package enum WireMessage {
         return .object(members)
     }
 
-    /// A failed response carrying the error's code and message.
+    /// A failed response carrying the error's code, message and details (`versions`, `oldest`).
     package static func failure(id: Int64?, _ error: SettingsError) -> JSONValue {
-        .object([
-            "id": id.map { .integer($0) } ?? .null, "ok": .bool(false),
-            "error": .object(["code": .string(error.code.rawValue), "message": .string(error.message)]),
-        ])
+        var fields: [String: JSONValue] = ["code": .string(error.code.rawValue)]
+        if let oldest = error.oldestReplayableSequence { fields["oldest"] = .integer(oldest) }
+        if !error.versionTexts.isEmpty {
+            fields["versions"] = .object(error.versionTexts.mapValues { $0.map { .string($0) } ?? .null })
+        }
+        fields["message"] = .string(error.message)
+        if let key = error.key { fields["key"] = .string(key) }
+        return .object(["id": id.map { .integer($0) } ?? .null, "ok": .bool(false), "error": .object(fields)])
     }
 
     /// A change event for watch `watch`.
@@ -24,6 +28,7 @@ package enum WireMessage {
         return .object([
             "event": .string("change"), "watch": .integer(watch), "reason": .string(change.reason.rawValue),
             "origin": .string(change.origin.description), "changes": .array(changes),
+            "sequence": .integer(change.sequence),
         ])
     }
 
@@ -76,46 +81,8 @@ package enum WireMessage {
             changes.append(
                 try SettingsChange.KeyChange(fields: JSONFields(element, what: "each of 'changes'")))
         }
-        return SettingsChange(reason: reason, origin: origin, changes: changes)
-    }
-}
-
-extension SettingVersion {
-    /// Parses the `milliseconds.counter@replica` form of `description` (decimal digits only).
-    ///
-    /// Every entry a replica sends carries one, so it is read in one pass over the bytes.
-    package init?(_ text: String) {
-        var text = text
-        guard let parsed = text.withUTF8({ SettingVersion(utf8: $0) }) else { return nil }
-        self = parsed
-    }
-
-    private init?(utf8: UnsafeBufferPointer<UInt8>) {
-        var index = 0
-        /// The decimal number that starts at `index` and ends before `terminator`, below `limit`.
-        func number(endingAt terminator: UInt8, below limit: UInt64) -> UInt64? {
-            var value: UInt64 = 0
-            let start = index
-            while index < utf8.count, utf8[index] != terminator {
-                let digit = utf8[index] &- UInt8(ascii: "0")
-                guard digit < 10, value < limit else { return nil }
-                value = value * 10 + UInt64(digit)
-                index += 1
-            }
-            guard index > start, index < utf8.count, value < limit else { return nil }
-            index += 1  // the terminator
-            return value
-        }
-        guard
-            let milliseconds = number(
-                endingAt: UInt8(ascii: "."), below: HybridTimestamp.maximumMilliseconds),
-            let counter = number(endingAt: UInt8(ascii: "@"), below: UInt64(UInt16.max) + 1),
-            let replica = ReplicaID(utf8: UnsafeBufferPointer(rebasing: utf8[index...]))
-        else {
-            return nil
-        }
-        self.init(
-            timestamp: HybridTimestamp(milliseconds: milliseconds, counter: UInt16(counter)), replica: replica
-        )
+        // A daemon older than sequences in events sends none: such a change is at 0.
+        let sequence = try fields.optionalInteger("sequence") ?? 0
+        return SettingsChange(reason: reason, origin: origin, changes: changes, sequence: sequence)
     }
 }

@@ -56,22 +56,35 @@ extension WireRequest {
         switch operation {
         case "hello":
             return .hello(try Hello(fields: fields))
-        case "get": return .get(key: try fields.string("key"))
+        case "get":
+            let key = try fields.string("key")
+            return try fields.bool("stored", default: false) ? .getStored(key: key) : .get(key: key)
         case "getMany": return .getMany(keys: try fields.strings("keys", limit: maximumItems) ?? [])
-        case "set": return .set(key: try fields.string("key"), value: try fields.value("value"))
+        case "set":
+            let key = try fields.string("key")
+            let precondition = try Self.precondition(fields)
+            if let text = try fields.optionalString("text") {
+                guard fields.members["value"] == nil else {
+                    throw SettingsError(.protocolError, "a set carries 'value' or 'text', not both")
+                }
+                return .setText(key: key, text: text, precondition: precondition)
+            }
+            return .set(key: key, value: try fields.value("value"), precondition: precondition)
         case "setMany":
             var changes: [KeyWrite] = []
             for element in try fields.array("changes", limit: maximumItems) {
                 let change = try JSONFields(element, what: "each of 'changes'")
                 let key = try change.string("key")
+                let precondition = try Self.precondition(change)
                 if try change.bool("delete", default: false) {
-                    changes.append(KeyWrite(key: key, value: nil))
+                    changes.append(KeyWrite(key: key, value: nil, if: precondition))
                 } else {
-                    changes.append(KeyWrite(key: key, value: try change.value("value")))
+                    changes.append(KeyWrite(key: key, value: try change.value("value"), if: precondition))
                 }
             }
             return .setMany(changes: changes)
-        case "delete": return .delete(key: try fields.string("key"))
+        case "delete":
+            return .delete(key: try fields.string("key"), precondition: try Self.precondition(fields))
         case "list":
             return .list(
                 prefix: try fields.optionalString("prefix") ?? "",
@@ -85,12 +98,16 @@ extension WireRequest {
                     "this watch selects nothing (empty 'keys' and 'prefixes'); leave both out to watch every key"
                 )
             }
+            let since = try fields.optionalInteger("since")
+            if let since, since < 0 {
+                throw SettingsError(.protocolError, "field 'since' must be a sequence number, 0 or more")
+            }
             switch (keys, prefixes) {
-            case (nil, nil): return .watch(filter: .all)
-            case (let keys?, nil): return .watch(filter: .keys(Set(keys)))
-            case (nil, let prefixes?): return .watch(filter: .prefixes(prefixes))
+            case (nil, nil): return .watch(filter: .all, since: since)
+            case (let keys?, nil): return .watch(filter: .keys(Set(keys)), since: since)
+            case (nil, let prefixes?): return .watch(filter: .prefixes(prefixes), since: since)
             case (let keys?, let prefixes?):
-                return .watch(filter: .keysOrPrefixes(keys: Set(keys), prefixes: prefixes))
+                return .watch(filter: .keysOrPrefixes(keys: Set(keys), prefixes: prefixes), since: since)
             }
         case "unwatch": return .unwatch(watch: try fields.integer("watch"))
         case "status": return try fields.bool("verify", default: false) ? .statusVerifyingHubs : .status
@@ -145,6 +162,28 @@ extension WireRequest {
         }
     }
 
+    /// The precondition a write's fields carry: `ifVersion` (a version) or `ifAbsent: true`.
+    private static func precondition(_ fields: JSONFields) throws(SettingsError) -> SettingPrecondition? {
+        let absent = try fields.bool("ifAbsent", default: false)
+        guard let text = try fields.optionalString("ifVersion") else { return absent ? .absent : nil }
+        guard !absent else {
+            throw SettingsError(.protocolError, "a write carries 'ifVersion' or 'ifAbsent', not both")
+        }
+        guard let version = SettingVersion(text) else {
+            throw SettingsError(.protocolError, "field 'ifVersion' must read 'milliseconds.counter@replica'")
+        }
+        return .version(version)
+    }
+
+    /// Writes `precondition` as the fields that carry it.
+    private static func write(_ precondition: SettingPrecondition?, to members: inout [String: JSONValue]) {
+        switch precondition {
+        case .version(let version)?: members["ifVersion"] = .string(version.description)
+        case .absent?: members["ifAbsent"] = .bool(true)
+        case nil: break
+        }
+    }
+
     /// Appends the frame's text (without its newline): `json(id:)` serialized, written directly
     /// for the requests clients send most.
     package func write(id: Int64, to bytes: inout [UInt8]) {
@@ -152,10 +191,10 @@ extension WireRequest {
         case .get(let key):
             Self.writeHead(id: id, key: key, to: &bytes)
             bytes.append(contentsOf: #","op":"get"}"#.utf8)
-        case .delete(let key):
+        case .delete(let key, nil):
             Self.writeHead(id: id, key: key, to: &bytes)
             bytes.append(contentsOf: #","op":"delete"}"#.utf8)
-        case .set(let key, let value):
+        case .set(let key, let value, nil):
             Self.writeHead(id: id, key: key, to: &bytes)
             bytes.append(contentsOf: #","op":"set","value":"#.utf8)
             value.json.write(to: &bytes)
@@ -181,25 +220,41 @@ extension WireRequest {
             hello.write(to: &members)
         case .reset(let key) where key.isEmpty:
             members["all"] = .bool(true)
-        case .get(let key), .delete(let key), .describe(let key), .reset(let key):
+        case .get(let key), .describe(let key), .reset(let key):
             members["key"] = .string(key)
+        case .getStored(let key):
+            members["key"] = .string(key)
+            members["stored"] = .bool(true)
+        case .delete(let key, let precondition):
+            members["key"] = .string(key)
+            Self.write(precondition, to: &members)
         case .getMany(let keys):
             members["keys"] = .array(keys.map { .string($0) })
-        case .set(let key, let value):
+        case .set(let key, let value, let precondition):
             members["key"] = .string(key)
             members["value"] = value.json
+            Self.write(precondition, to: &members)
+        case .setText(let key, let text, let precondition):
+            members["key"] = .string(key)
+            members["text"] = .string(text)
+            Self.write(precondition, to: &members)
         case .setMany(let changes):
             members["changes"] = .array(
                 changes.map { change in
-                    guard let value = change.value else {
-                        return .object(["key": .string(change.key), "delete": .bool(true)])
+                    var fields: [String: JSONValue] = ["key": .string(change.key)]
+                    if let value = change.value {
+                        fields["value"] = value.json
+                    } else {
+                        fields["delete"] = .bool(true)
                     }
-                    return .object(["key": .string(change.key), "value": value.json])
+                    Self.write(change.precondition, to: &fields)
+                    return .object(fields)
                 })
         case .list(let prefix, let includeValues):
             members["prefix"] = .string(prefix)
             members["values"] = .bool(includeValues)
-        case .watch(let filter):
+        case .watch(let filter, let since):
+            if let since { members["since"] = .integer(since) }
             switch filter {
             case .keys(let keys): members["keys"] = .array(keys.sorted().map { .string($0) })
             case .prefixes(let prefixes): members["prefixes"] = .array(prefixes.map { .string($0) })

@@ -6,18 +6,26 @@ package enum WireRequest: Sendable, Equatable {
     case hello(Hello)
     /// Reads one key.
     case get(key: String)
+    /// Reads the value stored for a key, without defaults or locks, with its version: what a
+    /// compare-and-set compares.
+    case getStored(key: String)
     /// Reads several keys.
     case getMany(keys: [String])
-    /// Writes one key.
-    case set(key: String, value: SettingValue)
-    /// Writes and deletes several keys in one transaction; a nil value deletes.
+    /// Writes one key, if it holds what `precondition` says.
+    case set(key: String, value: SettingValue, precondition: SettingPrecondition? = nil)
+    /// Writes one key from text the daemon types by the key's schema, as `settingsd set KEY
+    /// VALUE` reads VALUE (a key no schema types takes the text as a string).
+    case setText(key: String, text: String, precondition: SettingPrecondition? = nil)
+    /// Writes and deletes several keys in one transaction, if every precondition holds; a nil
+    /// value deletes.
     case setMany(changes: [KeyWrite])
-    /// Deletes one key.
-    case delete(key: String)
+    /// Deletes one key, if it holds what `precondition` says.
+    case delete(key: String, precondition: SettingPrecondition? = nil)
     /// Lists keys under a prefix, with their values if asked.
     case list(prefix: String, includeValues: Bool)
-    /// Starts receiving change events for the keys `filter` selects.
-    case watch(filter: ChangeFilter)
+    /// Starts receiving change events for the keys `filter` selects; with `since`, first those
+    /// numbered after it, replayed from the history.
+    case watch(filter: ChangeFilter, since: Int64? = nil)
     /// Stops a watch.
     case unwatch(watch: Int64)
     /// Asks for the daemon's state.
@@ -50,19 +58,8 @@ package enum WireRequest: Sendable, Equatable {
     /// Every value as it was at a time (milliseconds since 1970), as an export document.
     case exportAt(timeMilliseconds: UInt64)
 
-    /// One write of a `setMany`: a value, or nil to delete.
-    package struct KeyWrite: Sendable, Equatable {
-        /// The key.
-        package let key: String
-        /// The new value, or nil to delete the key.
-        package let value: SettingValue?
-
-        /// Creates a write.
-        package init(key: String, value: SettingValue?) {
-            self.key = key
-            self.value = value
-        }
-    }
+    /// One write of a `setMany`: a value, or nil to delete, and its precondition.
+    package typealias KeyWrite = SettingWrite
 
     /// The most keys or changes one request may carry.
     package static let maximumItems = 10_000
@@ -77,9 +74,9 @@ package enum WireRequest: Sendable, Equatable {
     package var operation: String {
         switch self {
         case .hello: "hello"
-        case .get: "get"
+        case .get, .getStored: "get"
         case .getMany: "getMany"
-        case .set: "set"
+        case .set, .setText: "set"
         case .setMany: "setMany"
         case .delete: "delete"
         case .list: "list"

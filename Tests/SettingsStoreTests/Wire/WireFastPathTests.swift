@@ -102,11 +102,18 @@ struct WireFastPathTests {
     func answersWrittenInPlace() {
         let ids: [Int64?] = [nil, 0, -1, .max, .min, 42]
         for id in ids {
+            let version = SettingVersion(timestamp: .init(rawValue: 77 << 16 | 2), replica: .random())
             for value in SettingsCorpus.values.map(Optional.some) + [nil] {
-                var bytes: [UInt8] = []
-                WireMessage.writeValue(id: id, value, to: &bytes)
-                let reference = WireMessage.success(id: id, WireMessage.valueFields(value)).serialized()
-                #expect(bytes == Array(reference.utf8))
+                // A default has no version; a stored value has; a lock can hide a stored one.
+                for version in [nil, version] {
+                    var bytes: [UInt8] = []
+                    WireMessage.writeValue(id: id, value, version: version, to: &bytes)
+                    let reference = WireMessage.success(
+                        id: id, WireMessage.valueFields(value, version: version)
+                    )
+                    .serialized()
+                    #expect(bytes == Array(reference.utf8))
+                }
             }
             let results: [[String: JSONValue]] = [
                 [:], ["sequence": .integer(7)],

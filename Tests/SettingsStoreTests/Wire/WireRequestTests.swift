@@ -24,7 +24,35 @@ struct WireRequestTests {
         .import(document: ExportDocument(values: ["a": true]), replace: true),
         .import(document: ExportDocument(values: ["a": true]), replace: true, replacingUnder: ["a.", "/a/"]),
         .reset(keyOrPrefix: "ui."), .reset(keyOrPrefix: ""),
+        .getStored(key: "a"), .watch(filter: .prefixes(["ui."]), since: 0),
+        .watch(filter: .all, since: 123_456),
+        .set(key: "a", value: 1, precondition: .absent),
+        .set(key: "a", value: 1, precondition: .version(version)),
+        .setText(key: "a", text: "['us', 'de']"), .setText(key: "a", text: "7", precondition: .absent),
+        .delete(key: "a", precondition: .version(version)), .delete(key: "a", precondition: .absent),
+        .setMany(changes: [
+            .init(key: "a", value: 1, if: .version(version)), .init(key: "b", value: nil, if: .absent),
+            .init(key: "c", value: 2),
+        ]),
     ]
+
+    static let version = SettingVersion(
+        timestamp: .init(rawValue: 1_764_420_000_000 << 16 | 3), replica: .random())
+
+    @Test("a write's precondition is a version or absent, never both nor a malformed version")
+    func preconditionsAreChecked() throws {
+        for frame in [
+            #"{"id": 1, "op": "set", "key": "a", "value": 1, "ifVersion": "12.0@x"}"#,
+            #"{"id": 1, "op": "set", "key": "a", "value": 1, "ifVersion": "\#(Self.version)", "ifAbsent": true}"#,
+            #"{"id": 1, "op": "set", "key": "a", "value": 1, "text": "1"}"#,
+            #"{"id": 1, "op": "delete", "key": "a", "ifVersion": 7}"#,
+            #"{"id": 1, "op": "watch", "since": -1}"#,
+            #"{"id": 1, "op": "watch", "since": "1"}"#,
+        ] {
+            let decoded = WireRequest.decode(try JSONValue.parse(frame))
+            #expect(throws: SettingsError.self, "\(frame)") { try decoded.request.get() }
+        }
+    }
 
     @Test("reset of everything is asked for by name: an empty key is refused")
     func resetEverythingByName() throws {
@@ -86,7 +114,7 @@ struct WireRequestTests {
                 .init(
                     key: "b", value: nil,
                     version: SettingVersion(timestamp: .init(rawValue: 5), replica: .random())),
-            ])
+            ], sequence: 12)
         guard case .event(7, let decoded) = try WireMessage.decode(WireMessage.event(watch: 7, change)) else {
             Issue.record("not an event")
             return
