@@ -10,6 +10,7 @@ enum ClientCommands {
     static func get(_ arguments: ParsedArguments) throws -> Int32 {
         let key = try arguments.key(try arguments.positionals(1...1)[0])
         let service = try arguments.service(forWriting: false)
+        if arguments.isSet(Options.withVersion) { return try getWithVersion(key, service, arguments) }
         // The effective value, layers and all; `--explain` asks where it comes from too.
         let explained = arguments.isSet(Options.explain) ? try service.describe(key) : nil
         let value = if let explained { explained.value } else { try service.value(forKey: key) }
@@ -38,36 +39,59 @@ enum ClientCommands {
         return 0
     }
 
+    /// `get --with-version`: the stored value's version (or `absent`), then the value, from one
+    /// answer, so a script can write back with `--if-version` knowing nothing came between.
+    private static func getWithVersion(
+        _ key: String, _ service: any SettingsService, _ arguments: ParsedArguments
+    )
+        throws -> Int32
+    {
+        guard !arguments.isSet(Options.explain) else {
+            throw UsageError("--with-version and --explain are separate questions: ask one", command: "get")
+        }
+        let fields = try service.answer(.get(key: key))
+        if case .string(let version)? = fields["version"] {
+            Output.line(version)
+        } else {
+            Output.line("absent")
+        }
+        guard let json = fields["value"] else {
+            Output.error("'\(key)' is not set")
+            return 1
+        }
+        let value = try SettingValue(json: json)
+        Output.line(arguments.isSet(Options.jsonValue) ? value.json.serialized() : Output.text(of: value))
+        return 0
+    }
+
+    /// The precondition `--if-version` or `--if-absent` asks for.
+    private static func precondition(_ arguments: ParsedArguments) throws(UsageError) -> SettingPrecondition?
+    {
+        arguments.isSet(Options.ifAbsent) ? .absent : try arguments.value(Options.ifVersion)
+    }
+
     static func set(_ arguments: ParsedArguments) throws -> Int32 {
         let positionals = try arguments.positionals(2...2)
-        _ = try arguments.key(positionals[0])
+        let key = try arguments.key(positionals[0])
         let given = arguments.isSet(Options.jsonInput) ? "json" : try arguments.value(Options.type)?.rawValue
         // A value typed on the command line is checked before anything is contacted.
         let parsed = try given.map { type throws(UsageError) in
             try ValueParser.parse(positionals[1], type: type)
         }
+        let precondition = try precondition(arguments)
         let service = try arguments.service(forWriting: true)
-        let value: SettingValue
-        if let parsed {
-            value = parsed
-        } else {
-            // A schema that types the key saves the --type.
-            let rule = try service.describe(positionals[0]).rule
-            let type = rule.map { ValueParser.type(forSchemaType: $0.type.rawValue) } ?? "string"
-            // A GSettings-typed array, dictionary, bytes or variant reads as GVariant text, as
-            // `gsettings set` reads it: "['us', 'de']".
-            if let gvariant = rule?.gvariantType, !["bool", "int", "double", "string"].contains(type) {
-                do throws(SettingsError) {
-                    value = try GVariant(parsing: positionals[1], type: gvariant).settingValue()
-                } catch {
-                    throw UsageError(
-                        "VALUE is not GVariant text of type '\(gvariant)': \(error.message)", command: "set")
-                }
-            } else {
-                value = try ValueParser.parse(positionals[1], type: type)
+        guard let parsed else {
+            // Without a type, the daemon types the text by the key's schema: one round trip.
+            let request = WireRequest.setText(key: key, text: positionals[1], precondition: precondition)
+            let answered = Result { () throws(SettingsError) in try service.answer(request) }
+            // Text that does not read as the key's type is a mistake on the command line.
+            if case .failure(let error) = answered, error.code == .invalidValue {
+                throw UsageError(error.message, command: "set")
             }
+            _ = try answered.get()
+            return 0
         }
-        try service.set(value, forKey: positionals[0])
+        _ = try service.answer(.set(key: key, value: parsed, precondition: precondition))
         return 0
     }
 
@@ -86,7 +110,8 @@ enum ClientCommands {
 
     static func delete(_ arguments: ParsedArguments) throws -> Int32 {
         let key = try arguments.key(try arguments.positionals(1...1)[0])
-        try arguments.service(forWriting: true).removeValue(forKey: key)
+        let precondition = try precondition(arguments)
+        _ = try arguments.service(forWriting: true).answer(.delete(key: key, precondition: precondition))
         return 0
     }
 

@@ -17,7 +17,8 @@ enum Commands {
             name: "get",
             overview:
                 "Print a key's value: strings as they are, dates in ISO 8601, the rest as JSON. Exit 1 if unset.",
-            arguments: [key], options: [Options.jsonValue, Options.explain] + Options.connection,
+            arguments: [key],
+            options: [Options.jsonValue, Options.explain, Options.withVersion] + Options.connection,
             run: ClientCommands.get),
         CommandSpec(
             name: "set", overview: "Store a value.",
@@ -27,10 +28,12 @@ enum Commands {
                     name: "VALUE",
                     help: "the value: typed by the key's schema, else a string, unless --type or --json says"),
             ],
-            options: [Options.type, Options.jsonInput] + Options.connection, run: ClientCommands.set),
+            options: [Options.type, Options.jsonInput, Options.ifVersion, Options.ifAbsent]
+                + Options.connection,
+            run: ClientCommands.set),
         CommandSpec(
             name: "delete", overview: "Remove a key, so readers get its default again.", arguments: [key],
-            options: Options.connection, run: ClientCommands.delete),
+            options: [Options.ifVersion, Options.ifAbsent] + Options.connection, run: ClientCommands.delete),
         CommandSpec(
             name: "reset",
             overview:
@@ -65,7 +68,7 @@ enum Commands {
                         "an exact key; an argument ending in '.' or '*' is a prefix; none watches everything",
                     isOptional: true, isRepeatable: true, completion: .keys)
             ],
-            options: [Options.jsonEvents, Options.socket], run: WatchCommand.run),
+            options: [Options.jsonEvents, Options.sinceSequence, Options.socket], run: WatchCommand.run),
         CommandSpec(
             name: "export", overview: "Write every value as one JSON document, or as dconf dump writes them.",
             arguments: [

@@ -38,6 +38,24 @@ enum Options {
         "--type", "TYPE",
         "bool, int, double, string, json, data (base64), date (ISO 8601 or seconds since 1970) or gvariant (GLib's text format: uint32 7, ['a'])",
         conflicts: ["--json"])
+    static let ifVersion = Option<SettingPrecondition>(
+        "--if-version", "VERSION",
+        "write only if the key's stored value has this version (as `get --with-version` prints it; 'absent': none), else fail with versionMismatch and write nothing",
+        expecting: "a version (milliseconds.counter@replica) or 'absent'", conflicts: ["--if-absent"]
+    ) { text in
+        text == "absent" ? .absent : SettingVersion(text).map { .version($0) }
+    }
+    static let ifAbsent = Flag(
+        "--if-absent", "write only if the key holds no stored value (same as --if-version absent)",
+        conflicts: ["--if-version"])
+    static let withVersion = Flag(
+        "--with-version",
+        "print the version of the key's stored value ('absent' when none) on a line before the value, read in one request: what --if-version takes"
+    )
+    static let sinceSequence = Option<Int>.integer(
+        "--since", "SEQUENCE",
+        "first print the changes after this sequence number, from the history (a change's `sequence` in --json), then go on live",
+        in: 0...Int.max, expecting: "a sequence number, 0 or more")
     static let jsonInput = Flag(
         "--json", "VALUE is JSON: objects, arrays and numbers keep their types (same as --type json)",
         conflicts: ["--type"])

@@ -9,8 +9,10 @@ import SettingsWire
     import Glibc
 #endif
 
-/// `settingsd watch [KEY|PREFIX.|PREFIX*]...`: the daemon's change events, one line each, until
-/// interrupted; it waits for a daemon that goes away and says `resync` when it is back.
+/// `settingsd watch [KEY|PREFIX.|PREFIX*]... [--since N]`: the daemon's change events, one line
+/// each, until interrupted. It waits for a daemon that goes away and, when it is back, resumes
+/// from the last change it printed (the daemon replays what it missed); it says `resync` only
+/// when that cannot be (the history no longer reaches back so far, or another store answers).
 enum WatchCommand {
     static func run(_ arguments: ParsedArguments) throws -> Int32 {
         var keys: Set<String> = []
@@ -31,18 +33,23 @@ enum WatchCommand {
             case (true, false): .prefixes(prefixes)
             case (false, false): .keysOrPrefixes(keys: keys, prefixes: prefixes)
             }
-        var client = try watching(filter, arguments).client
+        var watch = try watching(
+            filter, since: try arguments.value(Options.sinceSequence).map(Int64.init), arguments)
         while true {
-            var change = try nextChange(client)
+            var change = try nextChange(watch.client)
             if change == nil {
-                // As the library's clients do: come back when the daemon does, and say `resync`
-                // (what changed meanwhile is not replayed: re-read what you show).
+                // As the library's clients do: come back when the daemon does, from the last change
+                // printed; `resync` only when the daemon cannot replay from there.
                 Output.standardError("the daemon went away; waiting for it to come back\n")
-                let watch = try reconnecting(filter, arguments)
-                client = watch.client
-                change = SettingsChange(reason: .resync, origin: watch.replica, changes: [])
+                let resumed = try reconnecting(filter, after: watch, arguments)
+                if !resumed.resumes {
+                    change = SettingsChange(
+                        reason: .resync, origin: resumed.replica, changes: [], sequence: resumed.delivered)
+                }
+                watch = resumed
             }
             guard let change else { continue }
+            watch.delivered = max(watch.delivered, change.sequence)
             if arguments.isSet(Options.jsonEvents) {
                 Output.line(WireMessage.event(watch: 0, change).serialized())
                 continue
@@ -64,25 +71,49 @@ enum WatchCommand {
         }
     }
 
-    /// A connection watching `filter`, and the daemon's replica id.
-    private static func watching(_ filter: ChangeFilter, _ arguments: ParsedArguments) throws(SettingsError)
-        -> (client: BlockingClient, replica: ReplicaID)
+    /// A connection watching, the daemon's replica id, the last sequence number printed, and
+    /// whether it resumed a watch from there.
+    private struct Watching {
+        let client: BlockingClient
+        let replica: ReplicaID
+        var delivered: Int64
+        let resumes: Bool
+    }
+
+    /// A connection watching `filter`, after `since` first when given.
+    private static func watching(_ filter: ChangeFilter, since: Int64?, _ arguments: ParsedArguments)
+        throws(SettingsError) -> Watching
     {
         let client = try arguments.daemon(timeout: 0)
         let replica = try client.status().replica
-        try client.request(.watch(filter: filter))
-        return (client, replica)
+        let answer = try client.request(.watch(filter: filter, since: since))
+        let sequence = if case .integer(let sequence)? = answer["sequence"] { sequence } else { Int64(0) }
+        return Watching(client: client, replica: replica, delivered: since ?? sequence, resumes: since != nil)
     }
 
-    /// `watching`, tried again with a growing pause (0.1 s up to 5 s) while no daemon answers.
-    private static func reconnecting(_ filter: ChangeFilter, _ arguments: ParsedArguments)
-        throws(SettingsError)
-        -> (client: BlockingClient, replica: ReplicaID)
+    /// The watch again once a daemon answers (tried with a growing pause, 0.1 s up to 5 s): from
+    /// where `previous` stopped when that daemon can replay it, else afresh.
+    private static func reconnecting(
+        _ filter: ChangeFilter, after previous: Watching, _ arguments: ParsedArguments
+    )
+        throws(SettingsError) -> Watching
     {
         var pause = 0.1
         while true {
             do throws(SettingsError) {
-                return try watching(filter, arguments)
+                let client = try arguments.daemon(timeout: 0)
+                let replica = try client.status().replica
+                let since = replica == previous.replica ? previous.delivered : nil
+                do throws(SettingsError) {
+                    let answer = try client.request(.watch(filter: filter, since: since))
+                    let sequence =
+                        if case .integer(let sequence)? = answer["sequence"] { sequence } else { Int64(0) }
+                    return Watching(
+                        client: client, replica: replica, delivered: since ?? sequence, resumes: since != nil)
+                } catch  where error.code == .historyCompacted || error.code == .invalidValue {
+                    Output.standardError("cannot replay what was missed: \(error.message)\n")
+                    return try watching(filter, since: nil, arguments)
+                }
             } catch  where error.code == .daemonNotRunning || error.code == .connectionLost {
                 usleep(useconds_t(pause * 1_000_000))
                 pause = min(pause * 2, 5)

@@ -6,10 +6,12 @@ import Synchronization
 /// The socket side of `SettingsClient`: says hello, matches responses to requests, routes events
 /// to watch streams, and, when asked to, reconnects with backoff after the connection breaks.
 ///
-/// On reconnection every watch is registered again and receives one change with reason
-/// `resync` (no keys): changes made while the connection was down are not replayed, so the app
-/// re-reads what it shows. Requests in flight when the connection broke, and requests made while
-/// it is down, fail with `connectionLost`; nothing is retried blindly.
+/// On reconnection every watch is registered again from the last sequence number it delivered,
+/// so the daemon replays what it missed; only when that cannot be (the daemon's history no
+/// longer reaches back so far, or another store answers on the socket) does it receive one
+/// change with reason `resync` (no keys) instead, and the app re-reads what it shows. Requests
+/// in flight when the connection broke, and requests made while it is down, fail with
+/// `connectionLost`; nothing is retried blindly.
 ///
 /// Unchecked Sendable: the mutable tables are touched only on `queue`.
 final class ClientConnection: @unchecked Sendable {  // state on `queue` only
@@ -20,6 +22,11 @@ final class ClientConnection: @unchecked Sendable {  // state on `queue` only
         let continuation: AsyncThrowingStream<SettingsChange, any Error>.Continuation
         /// The daemon's number for it on the current connection (nil until registered).
         var remote: Int64?
+        /// Every change through this number was delivered: where a reconnection resumes (nil:
+        /// nowhere known, a daemon that numbers no changes).
+        var delivered: Int64?
+        /// The daemon whose numbers `delivered` counts in.
+        var replica: ReplicaID?
     }
 
     private let queue = DispatchQueue(label: "settingsd.client")
@@ -81,8 +88,9 @@ final class ClientConnection: @unchecked Sendable {  // state on `queue` only
         return try result.get()
     }
 
-    /// Registers a watch; the stream ends when the task is cancelled or the client closes.
-    func watch(_ filter: ChangeFilter) async throws(SettingsError) -> AsyncThrowingStream<
+    /// Registers a watch, replaying the changes after `since` first when given; the stream ends
+    /// when the task is cancelled or the client closes.
+    func watch(_ filter: ChangeFilter, since: Int64?) async throws(SettingsError) -> AsyncThrowingStream<
         SettingsChange, any Error
     > {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: SettingsChange.self)
@@ -91,7 +99,9 @@ final class ClientConnection: @unchecked Sendable {  // state on `queue` only
             queue.async { [self] in
                 let local = nextWatch
                 nextWatch += 1
-                watches[local] = Watch(filter: filter, continuation: continuation)
+                watches[local] = Watch(
+                    filter: filter, continuation: continuation, delivered: since,
+                    replica: since == nil ? nil : daemonReplica)
                 register(local) { error in
                     if let error {
                         self.watches[local] = nil
@@ -129,16 +139,24 @@ final class ClientConnection: @unchecked Sendable {  // state on `queue` only
         socket.send(request.json(id: id))
     }
 
-    /// Asks the daemon for watch `local`'s events; `done` gets nil or the refusal.
+    /// Asks the daemon for watch `local`'s events, from where it stopped when it has delivered
+    /// any of this daemon's; `done` gets nil or the refusal.
     private func register(_ local: Int64, done: @escaping (SettingsError?) -> Void) {
-        guard let filter = watches[local]?.filter else { return done(nil) }
-        send(.watch(filter: filter)) { [self] result in
+        guard let watch = watches[local] else { return done(nil) }
+        let since = watch.replica == daemonReplica ? watch.delivered : nil
+        send(.watch(filter: watch.filter, since: since)) { [self] result in
             switch result {
             case .success(let fields):
                 guard case .integer(let remote)? = fields["watch"] else {
                     return done(SettingsError(.protocolError, "the daemon's watch answer has no watch id"))
                 }
                 watches[local]?.remote = remote
+                watches[local]?.replica = daemonReplica
+                // A fresh watch hears every change after the daemon's number then; a resumed one
+                // stays where it was until the replay's changes come.
+                if since == nil, case .integer(let sequence)? = fields["sequence"] {
+                    watches[local]?.delivered = sequence
+                }
                 done(nil)
             case .failure(let error):
                 done(error)
@@ -196,7 +214,11 @@ final class ClientConnection: @unchecked Sendable {  // state on `queue` only
         case .response(nil, let result):
             if case .failure(let error) = result { socket?.close(error) }
         case .event(let remote, let change):
-            watches.values.first { $0.remote == remote }?.continuation.yield(change)
+            guard let local = watches.first(where: { $0.value.remote == remote })?.key else { return }
+            guard var watch = watches[local] else { return }
+            watch.delivered = max(watch.delivered ?? change.sequence, change.sequence)
+            watches[local] = watch
+            watch.continuation.yield(change)
         }
     }
 
@@ -234,19 +256,31 @@ final class ClientConnection: @unchecked Sendable {  // state on `queue` only
         }
         open(fd) { [self] result in
             guard case .success = result else { return }
-            for local in watches.keys {
-                register(local) { [self] error in
-                    guard let watch = watches[local] else { return }
-                    if let error {
-                        watches[local] = nil
-                        watch.continuation.finish(throwing: error)
-                        return
-                    }
-                    // The hello that just succeeded named the daemon.
-                    guard let origin = daemonReplica else { return }
-                    watch.continuation.yield(SettingsChange(reason: .resync, origin: origin, changes: []))
+            for local in watches.keys { resume(local) }
+        }
+    }
+
+    /// Registers watch `local` again after a reconnection: from where it stopped, or, when the
+    /// daemon cannot replay that, afresh with a `resync`.
+    private func resume(_ local: Int64) {
+        guard let watch = watches[local] else { return }
+        let canReplay = watch.delivered != nil && watch.replica == daemonReplica
+        register(local) { [self] error in
+            guard let watch = watches[local] else { return }
+            if let error {
+                guard canReplay, error.code == .historyCompacted || error.code == .invalidValue else {
+                    watches[local] = nil
+                    return watch.continuation.finish(throwing: error)
                 }
+                // Too far back: start afresh, and say so.
+                watches[local]?.delivered = nil
+                watches[local]?.replica = nil
+                return resume(local)
             }
+            guard !canReplay, let origin = daemonReplica else { return }
+            let sequence = watches[local]?.delivered ?? 0
+            watch.continuation.yield(
+                SettingsChange(reason: .resync, origin: origin, changes: [], sequence: sequence))
         }
     }
 }

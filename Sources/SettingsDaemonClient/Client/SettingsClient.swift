@@ -11,12 +11,17 @@ import Synchronization
 /// for try await change in try await client.watch(.prefixes(["audio."])) { print(change.keys) }
 /// ```
 ///
+/// It conforms to `SettingsWriting`, as `Settings` does: code generic over the protocol runs on a
+/// store in the app's own file or on a daemon alike.
+///
 /// Reconnection: by default the client reconnects with backoff (0.1 s doubling to 5 s) when the
-/// connection breaks, and registers its watches again; each watch then receives one change with
-/// reason `resync` and no keys, because changes made meanwhile are not replayed: re-read what you
-/// show. Requests in flight when it broke, and requests made while it is down, throw
-/// `connectionLost`; nothing is retried for you.
-public final class SettingsClient: Sendable {
+/// connection breaks, and registers its watches again from the last change each delivered: the
+/// daemon replays what they missed, in order, then they go on live. Only when it cannot (its
+/// history no longer reaches back so far, or another store answers) does a watch receive one
+/// change with reason `resync` and no keys instead: re-read what you show. Requests in flight
+/// when it broke, and requests made while it is down, throw `connectionLost`; nothing is
+/// retried for you (`update(_:_:)` retries only a compare-and-set that lost).
+public final class SettingsClient: SettingsWriting {
     private let connection: ClientConnection
 
     private init(connection: ClientConnection) {
@@ -46,11 +51,22 @@ public final class SettingsClient: Sendable {
         try await connection.send(request)
     }
 
-    /// The value stored for `key`, or nil.
+    /// The effective value of `key` (stored, or its default), or nil.
     public func value(forKey key: String) async throws(SettingsError) -> SettingValue? {
         let fields = try await send(.get(key: key))
         guard case .bool(true)? = fields["found"], let json = fields["value"] else { return nil }
         return try SettingValue(json: json)
+    }
+
+    /// The value stored for `key` with its version, or nil when none is stored.
+    public func versionedValue(forKey key: String) async throws(SettingsError) -> VersionedValue? {
+        try VersionedValue(getAnswer: try await send(.getStored(key: key)), key: key)
+    }
+
+    /// The `locks.d` file that locks `key`, or nil when it can be written (`describe`).
+    public func lockingFile(forKey key: String) async throws(SettingsError) -> String? {
+        guard case .string(let file)? = try await send(.describe(key: key))["lockedBy"] else { return nil }
+        return file
     }
 
     /// The values stored for `keys` (at most `WireRequest.maximumItems`); keys without one are absent.
@@ -83,9 +99,45 @@ public final class SettingsClient: Sendable {
         _ = try await send(.set(key: key, value: stored))
     }
 
-    /// Writes and deletes several keys in one transaction.
-    package func apply(_ changes: [WireRequest.KeyWrite]) async throws(SettingsError) {
-        _ = try await send(.setMany(changes: changes))
+    /// Stores `value` for a typed key; `nil` of an optional removes it.
+    public func set<Value>(_ value: Value, for key: SettingKey<Value>) async throws(SettingsError) {
+        do throws(SettingsError) {
+            try await set(value, forKey: key.name)
+        } catch {
+            throw error.with(key: key.name)
+        }
+    }
+
+    /// Applies `writes` in one transaction (`setMany`) if every precondition holds; durable when
+    /// this returns.
+    ///
+    /// - Throws: `versionMismatch` naming every key whose precondition failed (nothing is
+    ///   written; the error's `currentVersions` says what they hold), and what a write may throw.
+    public func write(_ writes: [SettingWrite]) async throws(SettingsError) {
+        guard writes.count == 1, let write = writes.first else {
+            _ = try await send(.setMany(changes: writes))
+            return
+        }
+        if let value = write.value {
+            _ = try await send(.set(key: write.key, value: value, precondition: write.precondition))
+        } else {
+            _ = try await send(.delete(key: write.key, precondition: write.precondition))
+        }
+    }
+
+    /// Reads `key`, lets `body` change its value and writes it back by compare-and-set: when
+    /// another write of the key came in between, it reads again and retries (up to 1,000 times),
+    /// so concurrent updates from any number of processes never lose one. Returns the value
+    /// written.
+    ///
+    /// ```swift
+    /// try await client.update(SettingKey("jobs.done", default: 0)) { $0 += 1 }
+    /// ```
+    @discardableResult
+    public func update<Value>(_ key: SettingKey<Value>, _ body: (inout Value) throws -> Void) async throws
+        -> Value
+    {
+        try await compareAndSet(key, attempts: 1_000, body)
     }
 
     /// Removes `key`; returns whether it held a value.
@@ -119,10 +171,22 @@ public final class SettingsClient: Sendable {
         _ = try await send(.import(document: document, replace: replacingExisting))
     }
 
-    /// The changes of the keys `filter` selects, until the task is cancelled or the connection ends.
-    public func watch(_ filter: ChangeFilter = .all) async throws(SettingsError) -> AsyncThrowingStream<
-        SettingsChange, any Error
-    > {
-        try await connection.watch(filter)
+    /// The changes of the keys `filter` selects, until the task is cancelled or the connection
+    /// ends: with `since`, first those numbered after it, replayed from the daemon's history.
+    /// Keep the last change's `sequence` to resume from after the app restarts.
+    ///
+    /// - Throws: `historyCompacted` when the daemon's history no longer reaches back to `since`
+    ///   (the error's `oldestReplayableSequence` says how far it does).
+    public func watch(_ filter: ChangeFilter = .all, since: Int64? = nil) async throws(SettingsError)
+        -> AsyncThrowingStream<SettingsChange, any Error>
+    {
+        try await connection.watch(filter, since: since)
+    }
+
+    /// The changes of the keys `filter` selects, after `since` first (`watch(_:since:)`).
+    public func changes(_ filter: ChangeFilter, since sequence: Int64?) async throws(SettingsError)
+        -> AsyncThrowingStream<SettingsChange, any Error>
+    {
+        try await watch(filter, since: sequence)
     }
 }

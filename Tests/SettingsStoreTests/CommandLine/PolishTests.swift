@@ -91,7 +91,9 @@ extension Reliability.PolishTests {
 }
 
 extension Reliability.PolishTests {
-    @Test("watch survives a daemon restart: it waits, says resync, and goes on")
+    @Test(
+        "watch survives a daemon restart: it waits, prints what changed while the daemon was down, and goes on"
+    )
     func watchReconnects() async throws {
         let directory = TemporaryDirectory()
         let daemon = try DaemonProcess(directory)
@@ -107,11 +109,19 @@ extension Reliability.PolishTests {
         #expect(daemon.cli("set", "w.a", "1").status == 0)
         try await waitUntil { lines.withLock { $0.contains("local w.a = \"1\"") } }
         _ = daemon.terminate()
+        // Written while no daemon runs: the database file itself.
+        for value in ["x", "y"] {
+            #expect(DaemonProcess.run(["set", "w.b", value, "--db", daemon.database]).status == 0)
+        }
         try daemon.start()
-        try await waitUntil(timeout: 60) { lines.withLock { $0.contains("resync\n") } }
+        try await waitUntil(timeout: 60) { lines.withLock { $0.contains("local w.b = \"y\"") } }
         #expect(watcher.isRunning)
         #expect(daemon.cli("set", "w.a", "2").status == 0)
         try await waitUntil { lines.withLock { $0.contains("local w.a = \"2\"") } }
         output.fileHandleForReading.readabilityHandler = nil
+        let printed = lines.withLock { $0 }
+        #expect(
+            printed == "local w.a = \"1\"\nlocal w.b = \"x\"\nlocal w.b = \"y\"\nlocal w.a = \"2\"\n",
+            "each change once, in order, and no resync")
     }
 }

@@ -74,7 +74,7 @@ struct WriteRulesTests {
             reason: .replica, origin: settings.replicaID,
             changes: [
                 .init(key: "k", value: value, version: try #require(settings.entry(forKey: "k")).version)
-            ])
+            ], sequence: 1)
         let frames: [JSONValue] = [
             WireMessage.event(watch: 1, change),
             WireMessage.success(id: 1, ["values": .object(["k": value.json])]),
