@@ -193,11 +193,20 @@ extension SettingsTransaction {
 
     /// Refuses the transaction unless every key holds what its precondition says; the error
     /// names every key that does not.
+    ///
+    /// A key this transaction already wrote holds no version yet: only `.absent` can be met
+    /// there, after a removal. (A daemon commits many clients' writes in one transaction and,
+    /// when one fails, each alone; so two compare-and-sets of one key never both succeed.)
     public func require(_ preconditions: [String: SettingPrecondition]) throws(SettingsError) {
         var failed: [(key: String, required: SettingPrecondition, current: SettingVersion?)] = []
         for (key, precondition) in preconditions {
-            let current = settings.versionedValue(forKey: key)?.version
-            if !precondition.isMet(by: current) { failed.append((key, precondition, current)) }
+            let stored = settings.versionedValue(forKey: key)?.version
+            if let position = latestPosition(of: KeyIdentity.normalize(key)) {
+                let isRemoved = log[position].value == nil
+                if !(isRemoved && precondition == .absent) { failed.append((key, precondition, stored)) }
+            } else if !precondition.isMet(by: stored) {
+                failed.append((key, precondition, stored))
+            }
         }
         guard failed.isEmpty else { throw .versionMismatch(failed) }
     }

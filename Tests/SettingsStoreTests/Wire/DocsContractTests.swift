@@ -83,6 +83,81 @@ struct DocsContractTests {
         #expect(throws: SettingsError.self) { try unknown.get() }
     }
 
+    @Test(
+        "every field a request can carry is named in its row of the operations table: since, preconditions, text, stored"
+    )
+    func requestFieldsAreDocumented() throws {
+        let rows = try Self.table(after: "## Operations", in: Self.document("PROTOCOL.md"))
+        let version = SettingVersion(timestamp: .init(rawValue: 1 << 16), replica: .random())
+        let requests: [WireRequest] = [
+            .watch(filter: .keysOrPrefixes(keys: ["a"], prefixes: ["b."]), since: 3), .getStored(key: "a"),
+            .set(key: "a", value: 1, precondition: .version(version)),
+            .setText(key: "a", text: "1", precondition: .absent),
+            .delete(key: "a", precondition: .version(version)), .delete(key: "a", precondition: .absent),
+            .setMany(changes: [
+                .init(key: "a", value: 1, if: .version(version)), .init(key: "b", value: nil, if: .absent),
+            ]),
+        ]
+        for request in requests {
+            let row = try #require(
+                rows.first { Self.code($0[0]) == request.operation }, "\(request.operation)")
+            var names: Set<String> = []
+            func collect(_ json: JSONValue) {
+                switch json {
+                case .object(let members):
+                    for (name, value) in members where !name.hasPrefix("$") {
+                        names.insert(name)
+                        collect(value)
+                    }
+                case .array(let elements): elements.forEach(collect)
+                default: break
+                }
+            }
+            collect(request.json(id: 1))
+            for name in names.subtracting(["id", "op"]) {
+                // Named as a field (`name`) or in a JSON example ("name": …).
+                #expect(
+                    row[1].contains("`\(name)`") || row[1].contains("\"\(name)\":"),
+                    "'\(name)' of '\(request.operation)' is not in its row")
+            }
+        }
+    }
+
+    @Test(
+        "the event example carries a sequence, and the error a failed precondition or a compacted history sends reads back"
+    )
+    func eventsAndErrorsOfResumption() throws {
+        let protocolText = try Self.document("PROTOCOL.md")
+        let example = try #require(
+            protocolText.components(separatedBy: "```json\n").dropFirst().first {
+                $0.hasPrefix(#"{"event": "change""#)
+            })
+        let text = try #require(example.components(separatedBy: "```").first)
+            .replacingOccurrences(of: "<replica uuid>", with: ReplicaID.random().description)
+            .replacingOccurrences(of: "<uuid>", with: ReplicaID.random().description)
+        guard case .event(_, let change) = try WireMessage.decode(try JSONValue.parse(text)) else {
+            Issue.record("the example is no event")
+            return
+        }
+        #expect(change.sequence == 42)
+        let version = SettingVersion(timestamp: .init(rawValue: 9 << 16), replica: .random())
+        let mismatch = SettingsError.versionMismatch([("k", .absent, version), ("j", .version(version), nil)])
+        for error in [mismatch, SettingsError.historyCompactedForTests(oldest: 17)] {
+            guard
+                case .response(_, .failure(let read)) = try WireMessage.decode(
+                    WireMessage.failure(id: 1, error))
+            else {
+                Issue.record("not a failure")
+                continue
+            }
+            #expect(read == error)
+            #expect(protocolText.contains("| `\(error.code)` |"))
+        }
+        let expected: [String: SettingVersion?] = ["k": version, "j": SettingVersion?.none]
+        #expect(mismatch.currentVersions == expected)
+        #expect(mismatch.key == "j")
+    }
+
     @Test("docs/SYNC.md shows every replica frame")
     func replicaFrames() throws {
         let sync = try Self.document("SYNC.md")
@@ -128,5 +203,15 @@ struct DocsContractTests {
         #expect(
             Self.code(digestLine) == ReplicationMessage.hex(sum),
             "computed: \(computed), digest \(ReplicationMessage.hex(sum))")
+    }
+}
+
+extension SettingsError {
+    /// `historyCompacted` with `oldest`, as a store makes it.
+    static func historyCompactedForTests(oldest: Int64) -> SettingsError {
+        var error = SettingsError(
+            .historyCompacted, "changes can be replayed after \(oldest) at the earliest")
+        error.oldestReplayableSequence = oldest
+        return error
     }
 }

@@ -4,13 +4,13 @@ pipelines every concurrent request; watches on connections of their own."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Dict, Iterable, List, Mapping, Optional
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple
 
 from .client import _NotSent
 from .errors import ConnectionLost, DaemonNotRunning, SettingsdError
 from .paths import socket_path as default_socket_path
 from .protocol import (
-    MAX_FRAME_BYTES, RESYNC, Call, Change, ChangeSet, HistoryRecord, Operations, decode_frame,
+    MAX_FRAME_BYTES, RESYNC, Call, Change, ChangeSet, HistoryRecord, Operations, Resumption, decode_frame,
     parse_change, raise_for,
 )
 from .trust import check_daemon
@@ -192,17 +192,39 @@ class AsyncClient:
         """The values of those of `keys` that have one."""
         return await self._call(Operations.get_many(keys))
 
-    async def set(self, key: str, value: Any) -> int:
-        """Stores `value` durably; returns the daemon's sequence number after the write."""
-        return await self._call(Operations.set(key, value))
+    async def get_versioned(self, key: str) -> Tuple[Optional[Value], Optional[str]]:
+        """The stored value and its version (see `Client.get_versioned`)."""
+        return await self._call(Operations.get_versioned(key))
+
+    async def set(self, key: str, value: Any, *, if_version: Optional[str] = None, if_absent: bool = False) -> int:
+        """Stores `value` durably; returns the daemon's sequence number after the write. With
+        `if_version` or `if_absent`, only if the key holds that (see `Client.set`)."""
+        return await self._call(Operations.set(key, value, if_version, if_absent))
+
+    async def update(
+        self, key: str, change: Callable[[Any], Any], default: Any = None, *, attempts: int = 1000
+    ) -> Any:
+        """Writes `change(value)` back by compare-and-set, retrying (see `Client.update`)."""
+        for attempt in range(1, attempts + 1):
+            value, version = await self.get_versioned(key)
+            if version is None:
+                value = await self.get(key, default)
+            new = change(value)
+            try:
+                await self.set(key, new, if_version=version, if_absent=version is None)
+                return new
+            except SettingsdError as error:
+                if error.code != "versionMismatch" or attempt == attempts:
+                    raise
+        raise AssertionError("unreachable")
 
     async def set_many(self, values: Mapping[str, Any], delete: Iterable[str] = ()) -> int:
         """Stores `values` and deletes the keys in `delete`, all in one transaction."""
         return await self._call(Operations.set_many(values, delete))
 
-    async def delete(self, key: str) -> bool:
-        """Deletes the key; whether it held a value."""
-        return await self._call(Operations.delete(key))
+    async def delete(self, key: str, *, if_version: Optional[str] = None, if_absent: bool = False) -> bool:
+        """Deletes the key; whether it held a value (with a precondition, see `Client.set`)."""
+        return await self._call(Operations.delete(key, if_version, if_absent))
 
     async def list(self, prefix: str = "", values: bool = False) -> Any:
         """The keys under `prefix`, sorted; with `values`, a dict of key to value."""
@@ -257,11 +279,13 @@ class AsyncClient:
 
     def watch(
         self, keys: Optional[Iterable[str]] = None, prefixes: Optional[Iterable[str]] = None, *,
-        reconnect: bool = True,
+        since: Optional[int] = None, reconnect: bool = True,
     ) -> "AsyncWatch":
-        """`async with settings.watch(prefixes=["ui."]) as changes: async for change in changes`."""
+        """`async with settings.watch(prefixes=["ui."]) as changes: async for change in changes`;
+        with `since`, the changes after it first, and a reconnection resumes (see `Client.watch`)."""
         return AsyncWatch(
-            self.socket_path, keys, prefixes, reconnect=reconnect, name=self.name, trusted_uids=self.trusted_uids)
+            self.socket_path, keys, prefixes, since=since, reconnect=reconnect, name=self.name,
+            trusted_uids=self.trusted_uids)
 
     async def close(self) -> None:
         """Closes the connection."""
@@ -297,28 +321,40 @@ class AsyncWatch:
 
     def __init__(
         self, path: str, keys: Optional[Iterable[str]], prefixes: Optional[Iterable[str]], *,
-        reconnect: bool, name: Optional[str], trusted_uids: Optional[Iterable[int]] = None,
+        since: Optional[int], reconnect: bool, name: Optional[str], trusted_uids: Optional[Iterable[int]] = None,
     ) -> None:
         self.path = path
-        self._call = Operations.watch(keys, prefixes)
+        self._resume = Resumption(keys, prefixes, since)
         self._reconnect = reconnect
         self._name = name
         self._trusted = list(trusted_uids or ())
         self._connection: Optional[_AsyncConnection] = None
         self._closed = False
 
-    async def _subscribe(self) -> _AsyncConnection:
+    @property
+    def sequence(self) -> Optional[int]:
+        """Every change through this sequence number was given: where to resume from."""
+        return self._resume.delivered
+
+    async def _subscribe(self, first: bool = False) -> _AsyncConnection:
         connection = await _AsyncConnection.open(self.path, self._trusted)
         try:
-            await connection.call(Operations.hello(self._name))
-            await connection.call(self._call)
+            replica = (await connection.call(Operations.hello(self._name))).get("replica")
+            call = self._resume.call(replica)
+            try:
+                self._resume.registered(call, await connection.call(call), replica)
+            except SettingsdError as error:
+                if first or not self._resume.restarts_after(error):
+                    raise
+                fresh = self._resume.call(None)
+                self._resume.registered(fresh, await connection.call(fresh), replica)
         except BaseException:
             await connection.close()
             raise
         return connection
 
     async def __aenter__(self) -> "AsyncWatch":
-        self._connection = await self._subscribe()
+        self._connection = await self._subscribe(first=True)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -331,10 +367,12 @@ class AsyncWatch:
         while not self._closed:
             if self._connection is None:
                 self._connection = await self._wait_for_daemon()
-                return RESYNC
+                if not self._resume.resumed:
+                    return RESYNC
+                continue
             frame = await self._connection.events.get()
             if frame is not None:
-                return parse_change(frame)
+                return self._resume.delivering(parse_change(frame))
             failure = self._connection.failure
             await self._connection.close()
             self._connection = None

@@ -8,12 +8,12 @@ import socket
 import struct
 import time
 from collections import deque
-from typing import Any, Deque, Dict, Iterable, Iterator, List, Mapping, Optional
+from typing import Any, Callable, Deque, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple
 
 from .errors import ConnectionLost, DaemonNotRunning, SettingsdError
 from .paths import socket_path as default_socket_path
 from .protocol import (
-    MAX_FRAME_BYTES, RESYNC, Call, Change, ChangeSet, HistoryRecord, Operations, parse_change,
+    MAX_FRAME_BYTES, RESYNC, Call, Change, ChangeSet, HistoryRecord, Operations, Resumption, parse_change,
     parse_frames, raise_for,
 )
 from .trust import check_daemon
@@ -230,17 +230,45 @@ class Client:
         """The values of those of `keys` that have one."""
         return self._call(Operations.get_many(keys))
 
-    def set(self, key: str, value: Any) -> int:
-        """Stores `value`; returns the daemon's sequence number after the write."""
-        return self._call(Operations.set(key, value))
+    def get_versioned(self, key: str) -> Tuple[Optional[Value], Optional[str]]:
+        """The value stored for `key` (no default, no lock) and its version, as `if_version`
+        takes it; (None, None) when it holds none."""
+        return self._call(Operations.get_versioned(key))
+
+    def set(self, key: str, value: Any, *, if_version: Optional[str] = None, if_absent: bool = False) -> int:
+        """Stores `value`; returns the daemon's sequence number after the write.
+
+        With `if_version`, only if the key's stored value still has that version (from
+        `get_versioned`); with `if_absent`, only if it holds none. Otherwise nothing is written
+        and `SettingsdError` with code `versionMismatch` is raised, its `versions` naming what
+        the key holds."""
+        return self._call(Operations.set(key, value, if_version, if_absent))
+
+    def update(self, key: str, change: Callable[[Any], Any], default: Any = None, *, attempts: int = 1000) -> Any:
+        """Reads `key` (`default` when it holds nothing), writes `change(value)` back only if no
+        other write came in between, and retries otherwise: two processes incrementing a
+        counter this way never lose an increment. Returns the value written."""
+        for attempt in range(1, attempts + 1):
+            value, version = self.get_versioned(key)
+            if version is None:
+                value = self.get(key, default)
+            new = change(value)
+            try:
+                self.set(key, new, if_version=version, if_absent=version is None)
+                return new
+            except SettingsdError as error:
+                if error.code != "versionMismatch" or attempt == attempts:
+                    raise
+        raise AssertionError("unreachable")
 
     def set_many(self, values: Mapping[str, Any], delete: Iterable[str] = ()) -> int:
         """Stores `values` and deletes the keys in `delete`, all in one transaction."""
         return self._call(Operations.set_many(values, delete))
 
-    def delete(self, key: str) -> bool:
-        """Deletes the key (reads return its default again); whether it held a value."""
-        return self._call(Operations.delete(key))
+    def delete(self, key: str, *, if_version: Optional[str] = None, if_absent: bool = False) -> bool:
+        """Deletes the key (reads return its default again); whether it held a value. With
+        `if_version` or `if_absent`, only if it holds that (see `set`)."""
+        return self._call(Operations.delete(key, if_version, if_absent))
 
     def list(self, prefix: str = "", values: bool = False) -> Any:
         """The keys under `prefix`, sorted; with `values`, a dict of key to value."""
@@ -297,12 +325,16 @@ class Client:
 
     def watch(
         self, keys: Optional[Iterable[str]] = None, prefixes: Optional[Iterable[str]] = None, *,
-        reconnect: bool = True,
+        since: Optional[int] = None, reconnect: bool = True,
     ) -> "Watch":
         """Changes of `keys` and keys under `prefixes` (neither: every key), on a connection of
-        their own. With `reconnect`, a lost daemon is waited for, and a `resync` change says so."""
+        their own; with `since` (a change's `sequence`), first those after it, from the
+        daemon's history (`historyCompacted` when it no longer reaches back so far). With
+        `reconnect`, a lost daemon is waited for and the watch resumes from the last change it
+        gave; a `resync` change says when it could not."""
         return Watch(
-            self.socket_path, keys, prefixes, reconnect=reconnect, name=self.name, trusted_uids=self.trusted_uids)
+            self.socket_path, keys, prefixes, since=since, reconnect=reconnect, name=self.name,
+            trusted_uids=self.trusted_uids)
 
     def close(self) -> None:
         """Closes the connection."""
@@ -405,21 +437,33 @@ class Watch:
 
     def __init__(
         self, path: str, keys: Optional[Iterable[str]], prefixes: Optional[Iterable[str]], *,
-        reconnect: bool, name: Optional[str], trusted_uids: Optional[Iterable[int]] = None,
+        since: Optional[int], reconnect: bool, name: Optional[str], trusted_uids: Optional[Iterable[int]] = None,
     ) -> None:
         self.path = path
-        self._call = Operations.watch(keys, prefixes)
+        self._resume = Resumption(keys, prefixes, since)
         self._reconnect = reconnect
         self._name = name
         self._trusted = list(trusted_uids or ())
         self._closed = False
-        self._connection: Optional[_Connection] = self._subscribe()
+        self._connection: Optional[_Connection] = self._subscribe(first=True)
 
-    def _subscribe(self) -> _Connection:
+    @property
+    def sequence(self) -> Optional[int]:
+        """Every change through this sequence number was given: where to resume from."""
+        return self._resume.delivered
+
+    def _subscribe(self, first: bool = False) -> _Connection:
         connection = _Connection(self.path, 30.0, self._trusted)
         try:
-            connection.call(Operations.hello(self._name))
-            connection.call(self._call)
+            replica = connection.call(Operations.hello(self._name)).get("replica")
+            call = self._resume.call(replica)
+            try:
+                self._resume.registered(call, connection.call(call), replica)
+            except SettingsdError as error:
+                if first or not self._resume.restarts_after(error):
+                    raise
+                fresh = self._resume.call(None)
+                self._resume.registered(fresh, connection.call(fresh), replica)
         except BaseException:
             connection.close()
             raise
@@ -427,12 +471,14 @@ class Watch:
 
     def next(self, timeout: Optional[float] = None) -> Change:
         """The next change; waits at most `timeout` seconds (None: for ever), then raises
-        `TimeoutError`. After a reconnect, the next change is a `resync`."""
+        `TimeoutError`. After a reconnect that could not resume, the next change is a `resync`."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while not self._closed:
             if self._connection is None:
                 self._connection = self._wait_for_daemon(deadline)
-                return RESYNC
+                if not self._resume.resumed:
+                    return RESYNC
+                continue
             try:
                 frame = self._connection.frame(deadline)
                 if frame.get("ok") is False and "event" not in frame:
@@ -447,7 +493,7 @@ class Watch:
                     raise
                 continue
             if frame.get("event") == "change":
-                return parse_change(frame)
+                return self._resume.delivering(parse_change(frame))
         raise StopIteration
 
     def _wait_for_daemon(self, deadline: Optional[float]) -> _Connection:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any, Dict, Optional
+
 
 class SettingsdError(Exception):
     """An error answered by the daemon, or met while talking to it.
@@ -10,10 +12,16 @@ class SettingsdError(Exception):
     client's own: `daemonNotRunning`, `connectionLost`, `timeout`.
     """
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: str, message: str, details: Optional[Dict[str, Any]] = None) -> None:
         super().__init__(f"{message} ({code})")
         self.code = code
         self.message = message
+        details = details or {}
+        #: For `versionMismatch`: each key whose precondition failed, with the version it holds
+        #: (None: it holds no value).
+        self.versions: Dict[str, Optional[str]] = dict(details.get("versions") or {})
+        #: For `historyCompacted`: the oldest sequence number a watch can start from.
+        self.oldest: Optional[int] = details.get("oldest")
 
 
 class DaemonNotRunning(SettingsdError):

@@ -71,7 +71,8 @@ def raise_for(answer: Dict[str, Any]) -> Dict[str, Any]:
     if answer.get("ok") is True:
         return answer
     error = answer.get("error") or {}
-    raise SettingsdError(str(error.get("code", "protocolError")), str(error.get("message", "no message")))
+    raise SettingsdError(
+        str(error.get("code", "protocolError")), str(error.get("message", "no message")), error)
 
 
 class Call:
@@ -114,14 +115,16 @@ class KeyChange:
 class Change:
     """A change event: the keys of one commit a watch selects, and why they changed.
 
-    `reason` is one of docs/PROTOCOL.md's reasons, or `resync`: the watch reconnected after
-    losing its daemon, changes made meanwhile are not replayed, and `keys` is empty (re-read
-    what you show).
+    `sequence` is the daemon's number for the change: start a watch `since` it to hear what
+    came after. `reason` is one of docs/PROTOCOL.md's reasons, or `resync`: the watch reconnected
+    after losing its daemon and could not replay what it missed (the history no longer reaches
+    back so far, or another store answers), and `keys` is empty (re-read what you show).
     """
 
     reason: str
     origin: Optional[str]
     changes: Tuple[KeyChange, ...] = ()
+    sequence: Optional[int] = None
 
     @property
     def keys(self) -> List[str]:
@@ -153,7 +156,8 @@ def parse_change(event: Dict[str, Any]) -> Change:
                 refused=member.get("refused"),
             )
         )
-    return Change(reason=event["reason"], origin=event.get("origin"), changes=tuple(changes))
+    return Change(
+        reason=event["reason"], origin=event.get("origin"), changes=tuple(changes), sequence=event.get("sequence"))
 
 
 RESYNC = Change(reason="resync", origin=None)
@@ -205,22 +209,75 @@ def _values(answer: Dict[str, Any], name: str = "values") -> Dict[str, Value]:
     return {key: from_json(json_value) for key, json_value in answer.get(name, {}).items()}
 
 
+def _precondition(fields: Dict[str, Any], if_version: Optional[str], if_absent: bool) -> Dict[str, Any]:
+    """`fields` with the precondition a write carries: a version, or no value at all."""
+    if if_version is not None and if_absent:
+        raise ValueError("a write takes if_version or if_absent, not both")
+    if if_version is not None:
+        fields["ifVersion"] = if_version
+    if if_absent:
+        fields["ifAbsent"] = True
+    return fields
+
+
+class Resumption:
+    """Where a watch stands: its filter, the last sequence number it gave and in which
+    daemon's numbering, so a reconnection resumes from there (both clients' watches)."""
+
+    def __init__(self, keys: Optional[Iterable[str]], prefixes: Optional[Iterable[str]], since: Optional[int]) -> None:
+        self.keys = None if keys is None else list(keys)
+        self.prefixes = None if prefixes is None else list(prefixes)
+        #: Every change through this number was given (None: none known yet).
+        self.delivered: Optional[int] = since
+        #: The daemon whose numbers `delivered` counts (None: the first one met).
+        self.replica: Optional[str] = None
+        #: Whether the last registration resumed from `delivered`.
+        self.resumed = since is not None
+
+    def call(self, replica: Optional[str]) -> Call:
+        """The `watch` to send to the daemon `replica`: from `delivered` when it numbers them."""
+        since = self.delivered if self.replica is None or self.replica == replica else None
+        return Operations.watch(self.keys, self.prefixes, since)
+
+    def registered(self, call: Call, answer: Any, replica: Optional[str]) -> None:
+        """Notes the daemon's answer to `call`: a fresh watch starts at the daemon's number."""
+        _, sequence = answer
+        self.resumed = "since" in call.fields
+        if not self.resumed:
+            self.delivered = sequence
+        self.replica = replica
+
+    def restarts_after(self, error: "SettingsdError") -> bool:
+        """Whether a resumption refused with `error` starts afresh (with a `resync`)."""
+        if error.code not in ("historyCompacted", "invalidValue"):
+            return False
+        self.delivered = None
+        return True
+
+    def delivering(self, change: Change) -> Change:
+        """Notes `change` as given, and returns it."""
+        if change.sequence is not None:
+            self.delivered = max(self.delivered or 0, change.sequence)
+        return change
+
+
 class ChangeSet:
     """Sets and deletes collected in order, committed together as one `setMany` (the base of
     both clients' transactions: `t["k"] = v`, `t.set(k, v)`, `del t["k"]`, `t.delete(k)`)."""
 
     def __init__(self) -> None:
-        self._changes: List[Tuple[str, Any, bool]] = []
+        self._changes: List[Tuple[str, Any, bool, Dict[str, Any]]] = []
         #: The daemon's sequence number after the commit (None until committed, or if empty).
         self.sequence: Optional[int] = None
 
-    def set(self, key: str, value: Any) -> None:
-        """Sets `key` when the transaction commits."""
-        self._changes.append((key, value, False))
+    def set(self, key: str, value: Any, *, if_version: Optional[str] = None, if_absent: bool = False) -> None:
+        """Sets `key` when the transaction commits; with `if_version` or `if_absent`, the whole
+        transaction commits only if the key holds that (`versionMismatch` otherwise)."""
+        self._changes.append((key, value, False, _precondition({}, if_version, if_absent)))
 
-    def delete(self, key: str) -> None:
-        """Deletes `key` when the transaction commits."""
-        self._changes.append((key, None, True))
+    def delete(self, key: str, *, if_version: Optional[str] = None, if_absent: bool = False) -> None:
+        """Deletes `key` when the transaction commits (with a precondition, see `set`)."""
+        self._changes.append((key, None, True, _precondition({}, if_version, if_absent)))
 
     def __setitem__(self, key: str, value: Any) -> None:
         self.set(key, value)
@@ -260,8 +317,17 @@ class Operations:
         return Call("getMany", {"keys": list(keys)}, _values)
 
     @staticmethod
-    def set(key: str, value: Any) -> Call:
-        return Call("set", {"key": key, "value": to_json(value)}, lambda a: a.get("sequence"))
+    def get_versioned(key: str) -> Call:
+        """The stored value and its version, without defaults or locks: (None, None) when none."""
+        return Call(
+            "get", {"key": key, "stored": True},
+            lambda a: (from_json(a["value"]), a["version"]) if a.get("found") else (None, None))
+
+    @staticmethod
+    def set(key: str, value: Any, if_version: Optional[str] = None, if_absent: bool = False) -> Call:
+        return Call(
+            "set", _precondition({"key": key, "value": to_json(value)}, if_version, if_absent),
+            lambda a: a.get("sequence"))
 
     @staticmethod
     def set_many(values: Mapping[str, Any], delete: Iterable[str] = ()) -> Call:
@@ -272,17 +338,20 @@ class Operations:
         return Call("setMany", {"changes": changes}, lambda a: a.get("sequence"))
 
     @staticmethod
-    def changes(changes: Sequence[Tuple[str, Any, bool]]) -> Call:
-        """A `setMany` of (key, value, is_delete) in order: a key named twice ends with its last."""
+    def changes(changes: Sequence[Tuple[str, Any, bool, Dict[str, Any]]]) -> Call:
+        """A `setMany` of (key, value, is_delete, precondition) in order: a key named twice ends
+        with its last."""
         body = [
-            {"key": key, "delete": True} if is_delete else {"key": key, "value": to_json(value)}
-            for key, value, is_delete in changes
+            {"key": key, "delete": True, **condition} if is_delete
+            else {"key": key, "value": to_json(value), **condition}
+            for key, value, is_delete, condition in changes
         ]
         return Call("setMany", {"changes": body}, lambda a: a.get("sequence"))
 
     @staticmethod
-    def delete(key: str) -> Call:
-        return Call("delete", {"key": key}, lambda a: a.get("existed") is True)
+    def delete(key: str, if_version: Optional[str] = None, if_absent: bool = False) -> Call:
+        return Call(
+            "delete", _precondition({"key": key}, if_version, if_absent), lambda a: a.get("existed") is True)
 
     @staticmethod
     def list(prefix: str = "", values: bool = False) -> Call:
@@ -291,13 +360,17 @@ class Operations:
         return Call("list", {"prefix": prefix}, lambda a: list(a.get("keys", ())))
 
     @staticmethod
-    def watch(keys: Optional[Iterable[str]], prefixes: Optional[Iterable[str]]) -> Call:
+    def watch(
+        keys: Optional[Iterable[str]], prefixes: Optional[Iterable[str]], since: Optional[int] = None
+    ) -> Call:
         fields: Dict[str, Any] = {}
+        if since is not None:
+            fields["since"] = since
         if keys is not None:
             fields["keys"] = list(keys)
         if prefixes is not None:
             fields["prefixes"] = list(prefixes)
-        return Call("watch", fields, lambda a: a["watch"])
+        return Call("watch", fields, lambda a: (a["watch"], a.get("sequence")))
 
     @staticmethod
     def status() -> Call:
@@ -379,5 +452,6 @@ class Operations:
 
 __all__ = [
     "Call", "Change", "ChangeSet", "HistoryRecord", "KeyChange", "Operations", "PROTOCOL_VERSION", "RESYNC",
+    "Resumption",
     "decode_frame", "parse_change", "parse_frames", "raise_for",
 ]

@@ -1,11 +1,15 @@
-"""Watches: filtering, reasons, refusals of nothing, and the resync after a daemon restart."""
+"""Watches: filtering, reasons, refusals of nothing, and the resync when a restart cannot be replayed."""
 
 from __future__ import annotations
+
+import subprocess
 
 import pytest
 
 from settingsd_client import Client, ConnectionLost, SettingsdError
 from settingsd_client.digest import digest
+
+from conftest import Daemon, settingsd_binary
 
 
 def test_a_watch_hears_only_its_keys_with_reasons_and_values(daemon):
@@ -38,17 +42,25 @@ def test_a_watch_of_nothing_is_refused(daemon):
         assert refused.value.code == "protocolError"
 
 
-def test_after_the_daemon_restarts_a_watch_yields_resync_then_changes_again(daemon):
-    with Client(daemon.socket) as settings, settings.watch(prefixes=["r."]) as changes:
-        settings.set("r.before", 1)
-        assert changes.next(timeout=5).keys == ["r.before"]
-        daemon.stop()
-        daemon.start()
-        resync = changes.next(timeout=15)
-        assert resync.reason == "resync" and resync.keys == []
-        settings.set("r.after", 2)  # the request connection reconnects too
-        after = changes.next(timeout=5)
-        assert (after.reason, after.values) == ("local", {"r.after": 2})
+def test_a_watch_says_resync_when_the_daemon_cannot_replay_what_it_missed(folder):
+    running = Daemon(folder, ["--history-keep", "0"])
+    try:
+        with Client(running.socket) as settings, settings.watch(prefixes=["r."]) as changes:
+            settings.set("r.before", 1)
+            assert changes.next(timeout=5).keys == ["r.before"]
+            running.stop()
+            # Missed, and not in a history that is off: the watch can only say so.
+            subprocess.run(
+                [settingsd_binary(), "set", "r.down", "1", "--db", running.database], check=True)
+            running.start()
+            resync = changes.next(timeout=15)
+            assert resync.reason == "resync" and resync.keys == []
+            assert settings.get("r.down") == "1"  # the request connection reconnects too
+            settings.set("r.after", 2)
+            after = changes.next(timeout=5)
+            assert (after.reason, after.values) == ("local", {"r.after": 2})
+    finally:
+        running.stop()
 
 
 def test_without_reconnect_a_lost_daemon_ends_the_watch(daemon):
