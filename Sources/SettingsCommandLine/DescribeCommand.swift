@@ -40,7 +40,12 @@ enum DescribeCommand {
         if let system = description.systemDefault {
             Output.line("system default: \(Output.listed(system.value)) (\(system.file))")
         }
-        if let file = description.lockedBy { Output.line("locked by: \(file)") }
+        if let file = description.lockedBy {
+            Output.line("writable: no")
+            Output.line("locked by: \(file)")
+        } else {
+            Output.line("writable: yes")
+        }
         Output.line("value: \(description.value.map(Output.listed) ?? "unset")")
         Output.line("from: \(description.source)")
         if let problem = description.schemaProblem {

@@ -8,7 +8,8 @@ import SettingsWire
 import Synchronization
 
 /// `settings-bench daemon`: the CLI as a whole process beside the sqlite3 CLI (and dconf), round
-/// trips on one connection, 32 concurrent durable writers, and set-to-watch latency.
+/// trips on one connection, 32 concurrent durable writers, set-to-watch latency, and resuming
+/// (a replayed watch, conditional sets, `settingsd set` as a process).
 struct DaemonBenchmark {
     let quick: Bool
     let binary: String
@@ -32,6 +33,7 @@ struct DaemonBenchmark {
                 try concurrentFullDurabilityWriters(into: &report, scratch: scratch)
             }
             if selected("watch") { try watchLatency(into: &report, daemon: daemon) }
+            if selected("resume") { try resume(into: &report, daemon: daemon) }
             report.print()
         }
     }

@@ -31,7 +31,9 @@ let usage = """
       observe   @Setting property reads beside store reads; set-to-owner-notification latency
       daemon    the CLI as a whole process beside sqlite3, dconf and redis-cli, round trips and
                 pipelined gets beside Redis, 32 durable writers beside raw SQLite and Redis
-                (appendonly, everysec), set-to-watch latency; uses the settingsd next to this binary
+                (appendonly, everysec), set-to-watch latency, resuming (a watch replaying 100,000
+                missed changes, sets with a version precondition beside plain sets, settingsd set
+                beside get as whole processes); uses the settingsd next to this binary
                 (build with: swift build -c release --static-swift-stdlib)
       sync      initial sync between two daemons, beside the same over SSH (a private sshd on
                 loopback) and through a shared folder (set-to-watch latency, idle wake-ups, the

@@ -64,6 +64,7 @@ extension KeyDescription {
         fields["scopeRule"] = scopeRule?.json
         fields["schemaProblem"] = schemaProblem.map { .string($0) }
         fields["lockedBy"] = lockedBy.map { .string($0) }
+        fields["writable"] = .bool(lockedBy == nil)
         if let systemDefault {
             fields["systemDefault"] = systemDefault.value.json
             fields["systemDefaultFile"] = .string(systemDefault.file)

@@ -46,6 +46,17 @@ public struct SettingBinding<Value: SettingValueConvertible>: Sendable {
         try settings.update(key, body)
     }
 
+    /// Whether the setting can be written: no administrator's lock holds it (as GSettings'
+    /// `is_writable`). Grey out a control that cannot change it.
+    public var isWritable: Bool {
+        lockingFile == nil
+    }
+
+    /// The `locks.d` file whose lock holds the setting, or nil when it can be written.
+    public var lockingFile: String? {
+        settings.lockingFile(forKey: key.name)
+    }
+
     /// Whether the setting holds no stored value and reads its default.
     public var isDefault: Bool {
         !settings.containsValue(for: key)

@@ -97,3 +97,25 @@ struct ReplayTests {
         #expect(expected == 2_201)
     }
 }
+
+@Suite("Writability: a binding, describe and a client say whether a key is locked, and by what")
+struct WritabilityTests {
+    @Test(
+        "a locked key is not writable and names its lock file; a free one is writable, in the store and through the protocol"
+    )
+    func lockedKeysSaySo() async throws {
+        var configuration = SettingsConfiguration()
+        configuration.policy = SettingsPolicy()
+        configuration.policy.locks = [SettingsPolicy.Lock(key: "ui.theme", file: "/etc/settingsd/locks.d/ui")]
+        let settings = Settings(inMemoryWith: configuration)
+        let theme = SettingBinding(SettingKey("ui.theme", default: "light"), in: settings)
+        let size = SettingBinding(SettingKey("ui.size", default: 12), in: settings)
+        #expect(!theme.isWritable && theme.lockingFile == "/etc/settingsd/locks.d/ui")
+        #expect(size.isWritable && size.lockingFile == nil)
+        func writable(_ key: String, in reader: some SettingsReading) async throws -> Bool {
+            try await reader.isWritable(forKey: key)
+        }
+        #expect(try await writable("ui.size", in: settings))
+        #expect(try await !writable("ui.theme", in: settings))
+    }
+}
