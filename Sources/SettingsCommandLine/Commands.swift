@@ -26,7 +26,9 @@ enum Commands {
                 key,
                 ArgumentSpec(
                     name: "VALUE",
-                    help: "the value: typed by the key's schema, else a string, unless --type or --json says"),
+                    help:
+                        "the value: typed by the key's schema, else as the value the key holds (a bool, number, date or data stays one), else a string; --type or --json say otherwise"
+                ),
             ],
             options: [Options.type, Options.jsonInput, Options.ifVersion, Options.ifAbsent]
                 + Options.connection,

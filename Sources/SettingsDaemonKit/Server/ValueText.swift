@@ -8,9 +8,10 @@ package import SettingsStore
 #endif
 
 /// A value written as text, as `settingsd set KEY VALUE` takes it: read as the type asked for
-/// (`--type`), or, when none is, as the type the key's schema declares (a string for a key no
-/// schema types). The daemon reads a `set` of `text` with it, so the command line needs one
-/// round trip and every path types a key alike.
+/// (`--type`), or, when none is, as the type the key's schema declares, else as the type of the
+/// value the key holds (a bool, number, date or data stays one), else as a string. The daemon
+/// reads a `set` of `text` with it, so the command line needs one round trip and every path
+/// types a key alike.
 package enum ValueText {
     /// The type names `--type` takes.
     package static let types = ["bool", "int", "double", "string", "json", "data", "date", "gvariant"]
@@ -31,8 +32,11 @@ package enum ValueText {
         -> SettingValue
     {
         let rule = settings.policy.schema.rule(forKey: key)
-        let type = rule.map { Self.type(forSchemaType: $0.type.rawValue) } ?? "string"
-        if let gvariant = rule?.gvariantType, !["bool", "int", "double", "string"].contains(type) {
+        guard let rule else {
+            return try parse(text, keepingTypeOf: settings.storedValue(forKey: key), forKey: key)
+        }
+        let type = Self.type(forSchemaType: rule.type.rawValue)
+        if let gvariant = rule.gvariantType, !["bool", "int", "double", "string"].contains(type) {
             do throws(SettingsError) {
                 return try GVariant(parsing: text, type: gvariant).settingValue()
             } catch {
@@ -45,6 +49,31 @@ package enum ValueText {
             return try parse(text, type: type)
         } catch {
             throw SettingsError(error.code, "'\(key)': \(error.message)", key: key)
+        }
+    }
+
+    /// `text` read as the type of `stored`, the value a key no schema types holds: a string,
+    /// array or dictionary (or nothing) takes the text as a string; a bool, number, date or data
+    /// keeps its type, and text that does not read as it is refused with the way to change it.
+    private static func parse(_ text: String, keepingTypeOf stored: SettingValue?, forKey key: String)
+        throws(SettingsError) -> SettingValue
+    {
+        let type: String
+        switch stored {
+        case .bool?: type = "bool"
+        case .integer?: type = "int"
+        case .double?: type = "double"
+        case .date?: type = "date"
+        case .data?: type = "data"
+        default: return .string(text)
+        }
+        do throws(SettingsError) {
+            return try parse(text, type: type)
+        } catch {
+            throw SettingsError(
+                .invalidValue,
+                "'\(key)' holds a \(type == "int" ? "64-bit integer" : type), kept when no --type is given: \(error.message); give --type to store another type",
+                key: key)
         }
     }
 

@@ -11,7 +11,8 @@ public struct SettingsConfiguration: Sendable {
     package var monotonicClock: @Sendable () -> Deadline = { .now }
     /// Called when an API that cannot throw fails: a typed subscript read that found a value of
     /// another type (and returned the default), or an `@Setting` property set that the store
-    /// refused. Defaults to nothing; hosts route it to their log.
+    /// refused. Defaults to `reportOncePerKey` (a warning on standard error, once per key);
+    /// hosts route it to their own log, or `nil` silences it.
     public var onError: (@Sendable (SettingsError) -> Void)?
     /// How far ahead of the wall clock a stamp received from a replica may move this replica's
     /// clock (one hour by default); stamps further ahead are still applied unchanged (see
@@ -49,13 +50,17 @@ public struct SettingsConfiguration: Sendable {
         durability: Durability = .normal,
         limits: SettingsLimits = .desktop,
         clock: @escaping @Sendable () -> UInt64 = SettingsConfiguration.systemClock,
-        onError: (@Sendable (SettingsError) -> Void)? = nil
+        onError: (@Sendable (SettingsError) -> Void)? = SettingsConfiguration.reportOncePerKey
     ) {
         self.durability = durability
         self.limits = limits
         self.clock = clock
         self.onError = onError
     }
+
+    /// Logs each error to standard error as a warning, once per key and code: what `onError`
+    /// does by default, so a typed read that keeps returning its default is not silent.
+    public static let reportOncePerKey: @Sendable (SettingsError) -> Void = { ErrorReport.shared.report($0) }
 
     /// The system's real-time clock in milliseconds since 1970.
     @Sendable public static func systemClock() -> UInt64 {

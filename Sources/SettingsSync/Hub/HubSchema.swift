@@ -182,10 +182,23 @@ enum HubSchema {
     }
 
     /// The hub's schema version, 0 when it has none.
+    ///
+    /// - Throws: `accessDenied` naming the grant when the role may not use the hub's schema.
     static func version(_ connection: PostgresConnection) throws(SettingsError) -> Int64 {
-        let exists = try connection.execute("SELECT (to_regclass('settingsd.meta') IS NOT NULL)::int::bigint")
-        guard exists.count == 1, exists.int64(0, 0) == 1 else { return 0 }
-        return try meta("schema_version", connection).flatMap { Int64($0) } ?? 0
+        let found = Result { () throws(SettingsError) -> Int64 in
+            let exists = try connection.execute(
+                "SELECT (to_regclass('settingsd.meta') IS NOT NULL)::int::bigint")
+            guard exists.count == 1, exists.int64(0, 0) == 1 else { return 0 }
+            return try meta("schema_version", connection).flatMap { Int64($0) } ?? 0
+        }
+        if case .failure(let error) = found, error.code == .accessDenied {
+            let role = (try? connection.execute("SELECT current_user::text").text(0, 0)) ?? "<role>"
+            throw SettingsError(
+                .accessDenied,
+                "\(error.message); the role '\(role)' is not a hub user: an administrator grants it with GRANT settingsd_user TO \"\(role)\"",
+                sql: error.sql)
+        }
+        return try found.get()
     }
 
     /// The value of `name` in `settingsd.meta` (nil: no such row).

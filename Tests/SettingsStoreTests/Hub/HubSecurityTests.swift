@@ -77,12 +77,20 @@ extension HubReliability {
             }
         }
 
-        @Test("a wrong password, a missing schema and a newer schema each give one clear line")
+        @Test(
+            "a wrong password, a missing schema, a newer schema and a role never granted the hub each give one clear line"
+        )
         func clearErrors() async throws {
             let cluster = try HubSyncTests.hub()
             let role = try cluster.makeRole("errs")
+            let stranger = "stranger_\(UUID().uuidString.prefix(8).lowercased())"
+            try cluster.psql("CREATE ROLE \(stranger) LOGIN PASSWORD 'pw-stranger'")
             let cases: [(url: String, expected: String)] = try [
                 (cluster.conninfo(user: role.name, password: "wrong"), "password authentication failed"),
+                (
+                    cluster.conninfo(user: stranger, password: "pw-stranger"),
+                    "GRANT settingsd_user TO \"\(stranger)\""
+                ),
                 (
                     cluster.conninfo(user: "postgres", database: try cluster.makeDatabase()),
                     "has no settingsd schema"

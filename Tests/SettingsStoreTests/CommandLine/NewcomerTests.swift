@@ -1,0 +1,72 @@
+import Foundation
+import Synchronization
+import Testing
+
+@testable import SettingsDaemonClient
+@testable import SettingsStore
+@testable import SettingsWire
+
+extension Reliability {
+    @Suite("What a newcomer hits: folders made later, types kept, errors that say what to do")
+    struct NewcomerTests {
+        @Test("a schema folder created while the daemon runs is read at once, as the README's step does it")
+        func schemaFolderCreatedLater() async throws {
+            let directory = TemporaryDirectory()
+            let schemas = directory.file("share/settingsd/schemas")
+            let daemon = try DaemonProcess(directory, arguments: ["--schemas", schemas])
+            #expect(daemon.cli("describe", "app.window-size").output.contains("scope: synced"))
+            try FileManager.default.createDirectory(atPath: schemas, withIntermediateDirectories: true)
+            try
+                #"{"format": "settingsd-schema", "version": 1, "keys": {"app.window-size": {"scope": "local"}}}"#
+                .write(toFile: schemas + "/mine.json", atomically: false, encoding: .utf8)
+            try await waitUntil(timeout: 10) {
+                daemon.cli("describe", "app.window-size").output.contains("scope: local")
+            }
+        }
+
+        @Test(
+            "settingsd set without --type keeps the type of the value a key holds, and refuses text that is not one"
+        )
+        func setKeepsTheStoredType() throws {
+            let directory = TemporaryDirectory()
+            let daemon = try DaemonProcess(directory)
+            let client = try daemon.client()
+            let kept: [(key: String, stored: SettingValue, text: String, expected: SettingValue)] = [
+                ("audio.volume", .double(0.5), "0.3", .double(0.3)),
+                ("jobs.count", .integer(3), "4", .integer(4)),
+                ("ui.dark", .bool(false), "yes", .bool(true)),
+                ("ui.name", .string("0.5"), "0.4", .string("0.4")),
+                ("fresh.key", .string("x"), "1", .string("1")),
+            ]
+            for (key, stored, text, expected) in kept {
+                if key != "fresh.key" { try client.request(.set(key: key, value: stored)) }
+                let result = daemon.cli("set", key, text)
+                #expect(result.status == 0, "\(key): \(result.error)")
+                #expect(try client.request(.get(key: key))["value"] == expected.json, "\(key)")
+            }
+            let refused = daemon.cli("set", "audio.volume", "loud")
+            #expect(refused.status == 64)
+            #expect(
+                refused.error.contains("'audio.volume' holds a double") && refused.error.contains("--type"))
+            #expect(try client.request(.get(key: "audio.volume"))["value"] == .double(0.3))
+            #expect(daemon.cli("set", "audio.volume", "loud", "--type", "string").status == 0)
+        }
+
+        @Test("a typed read that finds another type is reported once per key by default, not swallowed")
+        func typedReadFailuresAreReported() throws {
+            #expect(SettingsConfiguration().onError != nil)
+            let report = ErrorReport(logger: SettingsLogger(minimumLevel: .error))
+            let mismatch = SettingsError(.typeMismatch, "type mismatch for 'a'", key: "a")
+            #expect(report.report(mismatch))
+            #expect(!report.report(mismatch))
+            #expect(report.report(SettingsError(.typeMismatch, "type mismatch for 'b'", key: "b")))
+            let reported = Mutex<[String]>([])
+            var configuration = SettingsConfiguration()
+            configuration.onError = { error in reported.withLock { $0.append(error.key ?? "") } }
+            let settings = Settings(inMemoryWith: configuration)
+            try settings.set("loud", forKey: "audio.volume")
+            #expect(settings[SettingKey("audio.volume", default: 0.5)] == 0.5)
+            #expect(reported.withLock { $0 } == ["audio.volume"])
+        }
+    }
+}
