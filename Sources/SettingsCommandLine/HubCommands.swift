@@ -16,14 +16,13 @@ enum HubCommands {
         case "init":
             let rate = try arguments.value(Options.pollRate).map(Int64.init)
             let (before, after) = try HubAdministration.initialize(url: url, pollRate: rate)
-            Output.standardError(
+            // What was done is the command's output, as any command's result is.
+            Output.line(
                 before == after
-                    ? "the hub schema is already at version \(after)\n"
-                    : "the hub schema is now at version \(after) (was \(before == 0 ? "none" : String(before)))\n"
+                    ? "the hub schema is already at version \(after)"
+                    : "the hub schema is now at version \(after) (was \(before == 0 ? "none" : String(before)))"
             )
-            if let rate {
-                Output.standardError("the hub's poll rate is now \(rate) polls a second a namespace\n")
-            }
+            if let rate { Output.line("the hub's poll rate is now \(rate) polls a second a namespace") }
             return 0
         case "status":
             guard try arguments.value(Options.pollRate) == nil else {

@@ -141,9 +141,12 @@ enum SchemaCommands {
                 name = numbered(name, number)
             }
             used.insert(name)
-            for line in (rule.summary ?? "").split(whereSeparator: \.isNewline) {
-                lines.append("    /// \(line)")
+            let summary = (rule.summary ?? "").split(whereSeparator: \.isNewline).map { "    /// \($0)" }
+            if rule.type == .string, let choices = rule.choices, !choices.isEmpty {
+                lines += choiceKey(rule, choices: choices, name: name, summary: summary)
+                continue
             }
+            lines += summary
             let type = swiftType(rule.type)
             if let value = rule.defaultValue {
                 lines.append(
@@ -157,6 +160,46 @@ enum SchemaCommands {
         }
         lines.append("}")
         return lines.joined(separator: "\n")
+    }
+
+    /// A string key with `choices` as an enum of them and a key of that enum: a typo in a
+    /// choice is a compile error, not a value the schema refuses.
+    private static func choiceKey(_ rule: SchemaRule, choices: [String], name: String, summary: [String])
+        -> [String]
+    {
+        let bare = name.hasPrefix("`") ? String(name.dropFirst().dropLast()) : name
+        let type = bare.prefix(1).uppercased() + bare.dropFirst()
+        var cases: [String] = []
+        var used: Set<String> = []
+        for choice in choices {
+            var label = identifier(choice)
+            while used.contains(label) { label = "_" + label }
+            used.insert(label)
+            let bareLabel = label.hasPrefix("`") ? String(label.dropFirst().dropLast()) : label
+            cases.append(
+                bareLabel == choice ? "case \(label)" : "case \(label) = \(literal(.string(choice)))")
+        }
+        var lines = [
+            "    /// The choices of '\(rule.key)'.",
+            "    enum \(type): String, SettingValueConvertible, CaseIterable, Sendable {",
+        ]
+        lines += cases.map { "        \($0)" }
+        lines.append("    }")
+        lines += summary
+        if case .string(let value)? = rule.defaultValue, let index = choices.firstIndex(of: value) {
+            let label = identifierOfCase(cases[index])
+            lines.append(
+                "    static let \(name) = SettingKey<\(type)>(\(literal(.string(rule.key))), default: .\(label))"
+            )
+        } else {
+            lines.append("    static let \(name) = SettingKey<\(type)?>(\(literal(.string(rule.key))))")
+        }
+        return lines
+    }
+
+    /// The label of a generated `case label` or `case label = "raw"` line.
+    private static func identifierOfCase(_ line: String) -> String {
+        String(line.dropFirst("case ".count).prefix { $0 != " " })
     }
 
     /// `name` with `number` after it, outside backticks.

@@ -12,7 +12,11 @@ import Synchronization
 ///   `SettingsPaths.socket` whenever it runs. A second process of the same app, which cannot
 ///   own the file, keeps its values in memory and still syncs them with the daemon.
 /// - Key-value store: `apps/<process name>.ubiquitous.sqlite` with iCloud's limits, synced
-///   through the hub at `$SETTINGSD_UBIQUITOUS_HUB` when it is set (a namespace of the app's own).
+///   through the hub at `$SETTINGSD_UBIQUITOUS_HUB` when it is set, in the namespace
+///   `$SETTINGSD_UBIQUITOUS_NAMESPACE` names (a role of the app's own that the hub's login role
+///   is a member of). Without one it shares the login role's namespace, where the user's daemon
+///   keeps every key of theirs (GNOME's, other apps'): they would all reach this store and it
+///   would send its keys to every machine; that is warned about once.
 enum SharedStores {
     /// The folder of apps' stores, beside the daemon's database.
     static var folder: String {
@@ -81,8 +85,15 @@ enum SharedStores {
             settings = Settings(inMemoryWith: configuration)
         }
         if let hub = environment("SETTINGSD_UBIQUITOUS_HUB") {
+            var hubConfiguration = HubConfiguration(url: hub)
+            hubConfiguration.namespace = environment("SETTINGSD_UBIQUITOUS_NAMESPACE")
+            if hubConfiguration.namespace == nil {
+                warn(
+                    "NSUbiquitousKeyValueStore syncs through the hub login role's own namespace, which holds every key your daemon syncs there too; give the app a namespace of its own with $SETTINGSD_UBIQUITOUS_NAMESPACE (a role the login role is a member of)"
+                )
+            }
             do {
-                keep(try Replicator(settings: settings).sync(withHub: HubConfiguration(url: hub)))
+                keep(try Replicator(settings: settings).sync(withHub: hubConfiguration))
             } catch {
                 warn("$SETTINGSD_UBIQUITOUS_HUB: \(error)")
             }

@@ -142,7 +142,9 @@ extension Reliability {
               "n.when": {"type": "date", "default": {"$date": 0.5}},
               "n.list": {"type": "array", "default": [{"$data": "AAE="}, {"$date": 1}, {"$double": "nan"}, 1.5, "s", true, [1]]},
               "n.dict": {"type": "dictionary", "default": {"a": {"$date": 2}, "b": {"x": [{"$data": ""}]}}},
-              "n.*.size": {"type": "int"}
+              "n.*.size": {"type": "int"},
+              "n.mode": {"type": "string", "choices": ["dark-mode", "default", "dark_mode", "1st"], "default": "default"},
+              "n.pick": {"type": "string", "choices": ["a", "b"]}
             }}
             """#
 
@@ -158,6 +160,8 @@ extension Reliability {
             let hostileSwift = DaemonProcess.run(["schema", "swift", hostile])
             #expect(hostileSwift.status == 0, "\(hostileSwift.error)")
             #expect(hostileSwift.output.contains("static let uiFontSize2 ="), "\(hostileSwift.output)")
+            #expect(hostileSwift.output.contains("SettingKey<NMode>(\"n.mode\", default: .`default`)"))
+            #expect(generated.output.contains("enum UiTheme: String, SettingValueConvertible"))
             var sources = [generated.output, hostileSwift.output]
             if FileManager.default.fileExists(atPath: "/usr/share/glib-2.0/schemas") {
                 let gnome = DaemonProcess.run(["schema", "swift", "/usr/share/glib-2.0/schemas"])
@@ -166,7 +170,10 @@ extension Reliability {
             }
             for (index, text) in sources.enumerated() {
                 try typecheck(
-                    text + (index == 0 ? "\nlet check: Double = SettingKeys.audioVolume.defaultValue\n" : ""),
+                    text
+                        + (index == 0
+                            ? "\nlet check: Double = SettingKeys.audioVolume.defaultValue\nlet theme: SettingKeys.UiTheme = SettingKeys.uiTheme.defaultValue\n"
+                            : ""),
                     index)
             }
         }

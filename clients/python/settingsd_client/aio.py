@@ -227,7 +227,8 @@ class AsyncClient:
         return await self._call(Operations.delete(key, if_version, if_absent))
 
     async def list(self, prefix: str = "", values: bool = False) -> Any:
-        """The keys under `prefix`, sorted; with `values`, a dict of key to value."""
+        """The keys under `prefix` (a list, sorted); with `values=True`, a dict of each key to its
+        value instead (what `settingsd list PREFIX` prints)."""
         return await self._call(Operations.list(prefix, values))
 
     async def status(self) -> Dict[str, Any]:
@@ -269,9 +270,15 @@ class AsyncClient:
         """Recorded changes, newest first."""
         return await self._call(Operations.history(key, since, until, limit))
 
-    async def revert(self, key: str, *, version: Optional[str] = None, before: Any = None) -> int:
-        """Writes back the key's value of `version`, or the values under `key` before a time."""
-        return await self._call(Operations.revert(key, version, before))
+    async def revert(
+        self, key: str, *, to: Optional[str] = None, before: Any = None, version: Optional[str] = None
+    ) -> int:
+        """Writes back the key's value of version `to` (as `settingsd revert KEY --to V`; `version`
+        is the same), or the values under `key` (a key, or a prefix ending in `.`) as they were
+        `before` a time (a datetime or ms since 1970). Returns how many keys changed."""
+        if to is not None and version is not None and to != version:
+            raise ValueError("revert takes one version: `to` (or its older name `version`)")
+        return await self._call(Operations.revert(key, to if to is not None else version, before))
 
     def transaction(self) -> "AsyncTransaction":
         """`async with settings.transaction() as t: t["a"] = 1`: one `setMany` at the end."""

@@ -271,7 +271,8 @@ class Client:
         return self._call(Operations.delete(key, if_version, if_absent))
 
     def list(self, prefix: str = "", values: bool = False) -> Any:
-        """The keys under `prefix`, sorted; with `values`, a dict of key to value."""
+        """The keys under `prefix` (a list, sorted); with `values=True`, a dict of each key to its
+        value instead (what `settingsd list PREFIX` prints)."""
         return self._call(Operations.list(prefix, values))
 
     def status(self) -> Dict[str, Any]:
@@ -310,9 +311,15 @@ class Client:
         """Recorded changes, newest first, of a key or a prefix ending in `.` (None: all)."""
         return self._call(Operations.history(key, since, until, limit))
 
-    def revert(self, key: str, *, version: Optional[str] = None, before: Any = None) -> int:
-        """Writes back the key's value of `version`, or the values under `key` before a time."""
-        return self._call(Operations.revert(key, version, before))
+    def revert(
+        self, key: str, *, to: Optional[str] = None, before: Any = None, version: Optional[str] = None
+    ) -> int:
+        """Writes back the key's value of version `to` (as `settingsd revert KEY --to V`; `version`
+        is the same), or the values under `key` (a key, or a prefix ending in `.`) as they were
+        `before` a time (a datetime or ms since 1970). Returns how many keys changed."""
+        if to is not None and version is not None and to != version:
+            raise ValueError("revert takes one version: `to` (or its older name `version`)")
+        return self._call(Operations.revert(key, to if to is not None else version, before))
 
     def transaction(self) -> "Transaction":
         """Collects sets and deletes, and commits them as one `setMany` when the block ends

@@ -28,7 +28,8 @@ class DaemonNotRunning(SettingsdError):
     """No daemon answers at the socket path."""
 
     def __init__(self, path: str, reason: str) -> None:
-        super().__init__("daemonNotRunning", f"no settingsd at {path}: {reason}")
+        super().__init__(
+            "daemonNotRunning", f"no settingsd at {path}: {reason}; start one with 'settingsd run'")
         self.path = path
 
 
