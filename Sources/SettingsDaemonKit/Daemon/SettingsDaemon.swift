@@ -175,7 +175,8 @@ public final class SettingsDaemon: Sendable {
     }
 
     /// Runs the daemon as a process's main job: SIGINT and SIGTERM stop it and exit the process
-    /// with status 0, SIGHUP reloads the policy; `ready` runs once it serves. Never returns.
+    /// with status 0, SIGHUP reloads the policy; `ready` runs once it serves, and systemd is told
+    /// so (`Type=notify`, `ServiceManager`). Never returns.
     ///
     /// Call it before starting other threads: it blocks the three signals in the calling thread
     /// and those started after it, so that only its handlers receive them.
@@ -188,17 +189,22 @@ public final class SettingsDaemon: Sendable {
         let logger = configuration.logger
         // Handlers go in before the socket exists: a SIGTERM sent as soon as a client can connect
         // must already stop the daemon cleanly.
+        let manager = ServiceManager()
         let signals = SignalHandlers.install { [self] signal in
             guard signal != SIGHUP else {
+                manager.notify("RELOADING=1")
                 reloadPolicy(because: "SIGHUP")
+                manager.notify("READY=1")
                 return
             }
             logger.log(.info, "received \(signal == SIGTERM ? "SIGTERM" : "SIGINT"), stopping")
+            manager.notify("STOPPING=1")
             stop()
             exit(0)
         }
         try start()
         ready()
+        manager.notify("READY=1\nMAINPID=\(getpid())\nSTATUS=serving on \(configuration.server.socketPath)")
         // Not `dispatchMain()`: it ends the main thread, and libdispatch's exit path then opens an
         // eventfd for the main queue, which aborts the process (SIGILL) when clients have taken
         // every descriptor by then (`ulimit -n`); nothing in the daemon uses the main queue.

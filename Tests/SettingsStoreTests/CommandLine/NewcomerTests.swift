@@ -70,3 +70,45 @@ extension Reliability {
         }
     }
 }
+
+extension Reliability.NewcomerTests {
+    @Test(
+        "under systemd the daemon says READY=1 on $NOTIFY_SOCKET once its socket accepts, then RELOADING and STOPPING"
+    )
+    func notifiesSystemd() async throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("notify.sock")
+        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        #expect(fd >= 0)
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { target in
+            for (index, byte) in path.utf8.enumerated() { target[index] = byte }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        #expect(bound == 0)
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        func next() -> String {
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            let count = recv(fd, &buffer, buffer.count, 0)
+            return count > 0 ? String(decoding: buffer[..<count], as: UTF8.self) : ""
+        }
+        var environment = ProcessInfo.processInfo.environment
+        environment["NOTIFY_SOCKET"] = path
+        let daemon = try DaemonProcess(directory, environment: environment)
+        let ready = next()
+        #expect(ready.hasPrefix("READY=1\n") && ready.contains("MAINPID=\(daemon.process.processIdentifier)"))
+        #expect(try daemon.client().request(.status)["replica"] != nil, "serving once ready")
+        kill(daemon.process.processIdentifier, SIGHUP)
+        #expect(next() == "RELOADING=1")
+        #expect(next() == "READY=1")
+        _ = daemon.terminate()
+        #expect(next() == "STOPPING=1")
+    }
+}
