@@ -62,7 +62,11 @@ enum HistoryCommands {
             line += "  uid \(actor.uid)"
             if let exe = actor.executable { line += " \(exe)" }
         } else {
-            line += "  from \(record.origin)"
+            // The machine that made the change (its version's replica), by name when known.
+            let writer = record.version.replica
+            line +=
+                "  from "
+                + (record.originName.map { "\($0) (\(writer.description.prefix(8)))" } ?? "\(writer)")
         }
         return line + "  \(record.reason)"
     }

@@ -55,7 +55,7 @@ enum HubCommands {
         }
         for replica in report.replicas {
             Output.line(
-                "replica \(replica.replica) in \(replica.namespace): pushed through \(replica.pushedThrough), last seen \(replica.lastSeen)"
+                "replica \(replica.name.map { "\($0) (\(replica.replica))" } ?? replica.replica.description) in \(replica.namespace): pushed through \(replica.pushedThrough), last seen \(replica.lastSeen)"
             )
         }
     }
@@ -75,6 +75,7 @@ enum HubCommands {
                 report.replicas.map {
                     .object([
                         "namespace": .string($0.namespace), "replica": .string($0.replica.description),
+                        "name": $0.name.map { .string($0) } ?? .null,
                         "pushedThrough": .integer($0.pushedThrough), "lastSeen": .string($0.lastSeen),
                     ])
                 }),

@@ -65,6 +65,7 @@ struct RunCommand {
             HubConfiguration(
                 url: $0, namespace: namespace, stallTimeout: .milliseconds(Int64((stall ?? 30) * 1000)))
         }
+        configuration.replicaName = arguments.value(RunOptions.name)
         let daemon = try SettingsDaemon(configuration: configuration)
         try daemon.run {
             Output.line(

@@ -15,6 +15,9 @@ enum RunOptions {
         "--socket", "PATH",
         "the socket (default: $SETTINGSD_SOCKET, else $XDG_RUNTIME_DIR/settingsd/settingsd.sock)",
         completion: .file)
+    static let name = Option<String>(
+        "--name", "NAME",
+        "the name this replica goes by in status, history and the hub (default: the machine's host name)")
     static let durability = Option<Durability>.choice(
         "--durability", "MODE", "normal: survives a crash of the daemon (default); full: survives power loss")
     static let logLevel = Option<SettingsLogger.Level>(
@@ -89,6 +92,7 @@ enum RunOptions {
         expecting: "a number of records")
 
     static let all: [any OptionDeclaration] = [
+        name,
         database, socket, durability, logLevel, allowUID, maxFrame, tombstoneDays, idleTimeout, peer,
         remoteSettingsd,
         folder, plainFolder, hub, hubNamespace, hubStallTimeout, dconf, schemas, systemDirectory,

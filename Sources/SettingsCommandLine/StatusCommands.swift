@@ -20,6 +20,7 @@ enum StatusCommands {
             return 0
         }
         Output.line("replica: \(status.replica)")
+        if let name = status.names[status.replica] { Output.line("name: \(name)") }
         Output.line("database: \(status.database ?? "null")")
         if let socket = status.socket { Output.line("socket: \(socket)") }
         Output.line("version: \(status.version)")
@@ -46,7 +47,7 @@ enum StatusCommands {
             Output.line(line)
         }
         for hub in status.hubs { Output.line(line(of: hub)) }
-        for folder in status.folders { Output.line(line(of: folder)) }
+        for folder in status.folders { Output.line(line(of: folder, in: status)) }
         guard !status.peers.isEmpty else {
             Output.line("peers: none")
             return 0
@@ -57,7 +58,7 @@ enum StatusCommands {
                 peer.lastContactMilliseconds > 0
                 ? String(Double(now - peer.lastContactMilliseconds) / 1000) + " s ago" : "never"
             Output.line(
-                "peer \(peer.replica) (\(peer.address)): \(peer.isConnected ? "connected" : "disconnected"), "
+                "peer \(status.describe(peer.replica)) (\(peer.address)): \(peer.isConnected ? "connected" : "disconnected"), "
                     + "\(peer.agreement), last contact \(contact), \(peer.pendingOutgoing) change(s) to send, "
                     + "\(peer.pendingIncoming) to receive"
                     + clockNotes(offset: peer.clockOffsetMilliseconds, ahead: peer.entriesAheadOfClock)
@@ -98,12 +99,13 @@ enum StatusCommands {
         return line
     }
 
-    private static func line(of folder: DaemonStatus.Folder) -> String {
+    private static func line(of folder: DaemonStatus.Folder, in status: DaemonStatus) -> String {
         var line =
             "folder \(folder.path): " + (folder.isWatching ? "watching" : "not watching")
             + ", \(folder.pendingUp) change(s) to write, \(folder.replicas.count) other replica(s)"
         for replica in folder.replicas {
-            line += "; \(replica.replica) \(replica.agreement), read through \(replica.readThrough)"
+            line +=
+                "; \(status.describe(replica.replica)) \(replica.agreement), read through \(replica.readThrough)"
             if let published = replica.publishedThrough { line += " of \(published)" }
             if let waiting = replica.waitingFor { line += ", waiting for \(waiting)" }
         }

@@ -26,6 +26,10 @@ extension DaemonStatus {
         if !folders.isEmpty { fields["folders"] = .array(folders.map(\.json)) }
         fields["dconf"] = dconf?.json
         fields["syncKey"] = syncKey.map { .string($0) }
+        if !names.isEmpty {
+            fields["names"] = .object(
+                Dictionary(uniqueKeysWithValues: names.map { ($0.key.description, .string($0.value)) }))
+        }
         return fields
     }
 
@@ -33,13 +37,18 @@ extension DaemonStatus {
     private static let knownFields: Set<String> = [
         "replica", "keys", "bytes", "sequence", "historyRecords", "clients", "watches", "database", "socket",
         "pid", "uptimeSeconds", "version", "digest", "peers", "links", "hubs", "dconf",
-        "folders", "syncKey",
+        "folders", "syncKey", "names",
     ]
 
     /// Reads a `status` result.
     package init(fields: [String: JSONValue]) throws(SettingsError) {
         let members = try JSONFields(.object(fields), what: "a status result")
         self.init(replica: try members.replicaID("replica"))
+        if case .object(let known)? = members.members["names"] {
+            for (id, json) in known {
+                if let replica = ReplicaID(id), case .string(let name) = json { names[replica] = name }
+            }
+        }
         keys = Int(clamping: try members.integer("keys"))
         bytes = Int(clamping: try members.integer("bytes"))
         sequence = try members.integer("sequence")

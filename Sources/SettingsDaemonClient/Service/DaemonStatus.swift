@@ -202,6 +202,9 @@ package struct DaemonStatus: Sendable, Equatable {
 
     /// The replica id.
     package var replica: ReplicaID
+    /// The names of the replicas this one knows (itself, its peers, those a hub or folder
+    /// listed), by id.
+    package var names: [ReplicaID: String] = [:]
     /// Keys holding values.
     package var keys = 0
     /// Bytes those keys and values take.
@@ -244,5 +247,13 @@ package struct DaemonStatus: Sendable, Equatable {
     /// The status of the replica `replica`, with nothing else known yet.
     package init(replica: ReplicaID) {
         self.replica = replica
+    }
+}
+
+extension DaemonStatus {
+    /// `replica` by its name and the start of its id when its name is known, else by its id.
+    package func describe(_ replica: ReplicaID) -> String {
+        guard let name = names[replica] else { return replica.description }
+        return "\(name) (\(replica.description.prefix(8)))"
     }
 }

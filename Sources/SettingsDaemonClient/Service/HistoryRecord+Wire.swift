@@ -13,6 +13,7 @@ extension HistoryRecord {
         members["value"] = value?.json
         members["previous"] = previous?.json
         if isRedacted { members["redacted"] = .bool(true) }
+        members["replicaName"] = originName.map { .string($0) }
         if let actor {
             members["uid"] = .integer(Int64(actor.uid))
             members["pid"] = .integer(Int64(actor.pid))
@@ -46,5 +47,6 @@ extension HistoryRecord {
             sequence: try fields.integer("sequence"), reason: try fields.string("reason"),
             origin: try fields.replicaID("replica"),
             timeMilliseconds: UInt64(clamping: try fields.integer("timeMs")), actor: actor)
+        originName = try fields.optionalString("replicaName")
     }
 }

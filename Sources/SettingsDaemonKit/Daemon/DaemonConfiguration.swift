@@ -43,6 +43,9 @@ public struct DaemonConfiguration: Sendable {
     public var keyringLocation: String?
     /// dconf dirs to mirror both ways (`/org/gnome/`), through the user's session bus.
     public var dconfDirs: [String]
+    /// The name the replica goes by in `status`, `history` and the hub (nil: the machine's host
+    /// name), told to every peer it meets.
+    public var replicaName: String?
 
     /// A configuration for `databasePath` served on `socketPath`, with the defaults of
     /// `settingsd run`.

@@ -88,6 +88,9 @@ public final class SettingsDaemon: Sendable {
     /// - Throws: What `SettingsServer.start()` throws, or `invalidValue` for a hub URL that
     ///   cannot be parsed; nothing is left running then.
     public func start() throws(SettingsError) {
+        if let name = configuration.replicaName ?? Self.hostName() {
+            settings.setName(name, ofReplica: settings.replicaID)
+        }
         let hub = try configuration.hub.map { hub throws(SettingsError) in
             var hub = hub
             hub.keyring = configuration.keyring
@@ -211,6 +214,14 @@ public final class SettingsDaemon: Sendable {
         withExtendedLifetime(signals) { () -> Never in
             while true { pause() }
         }
+    }
+
+    /// The machine's host name, as `hostname` prints it; nil when it has none.
+    static func hostName() -> String? {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count) == 0 else { return nil }
+        let name = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return name.isEmpty ? nil : name
     }
 
     /// How long the dconf bridge's first comparison waits for the first exchange with the hub

@@ -21,6 +21,7 @@ enum StatusReport {
         status.historyRecords = settings.historyCount
         status.database = settings.path
         status.digest = settings.digest
+        status.names = settings.knownNames()
         guard let server else { return status }
         status.peers = server.replicator.peers.map { peer(of: $0, localSequence: status.sequence) }
         status.links = server.replicator.links.map {

@@ -210,6 +210,8 @@ final class BridgeEngine: @unchecked Sendable {  // made before the dconf thread
             throws
         {
             try settings.transaction(reason: .local, madeBy: madeBy) { transaction in
+                // dconf's change, not the daemon's: the history says so.
+                transaction.actor = .dconf
                 for change in batch {
                     if let value = change.value {
                         try transaction.set(value, forKey: change.key)

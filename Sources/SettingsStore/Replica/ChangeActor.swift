@@ -19,6 +19,10 @@ public struct ChangeActor: Sendable, Equatable {
     }
 
     /// This process.
+    /// A change found in dconf (`gsettings set`, dconf-editor, GNOME itself) and brought in by
+    /// the daemon's bridge: dconf does not say which process wrote it.
+    package static let dconf = ChangeActor(uid: getuid(), pid: 0, executable: "dconf")
+
     package static let current = ChangeActor(
         uid: getuid(), pid: getpid(), executable: executable(of: getpid()))
 

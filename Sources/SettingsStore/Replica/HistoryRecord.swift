@@ -20,6 +20,9 @@ public struct HistoryRecord: Sendable, Equatable {
     public let timeMilliseconds: UInt64
     /// Who made a local change (a daemon's client, or this process); nil for replicated ones.
     public let actor: ChangeActor?
+    /// The name the replica that made the change (its version's) goes by
+    /// (`Settings.name(ofReplica:)`), when it is known here.
+    public package(set) var originName: String? = nil
 
     /// Creates a record.
     package init(

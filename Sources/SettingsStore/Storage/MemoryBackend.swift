@@ -5,6 +5,7 @@ final class MemoryBackend: SettingsBackend {
     /// The records' sequence numbers, oldest first.
     private var order: [Int64] = []
     private var records: [Int64: ChainedRecord] = [:]
+    private var names: [ReplicaID: String] = [:]
 
     package init(replicaID: ReplicaID) {
         self.replicaID = replicaID
@@ -69,4 +70,10 @@ final class MemoryBackend: SettingsBackend {
     func collectTombstones(below cutoff: HybridTimestamp, horizon: HybridTimestamp) {}
 
     func recordAccount(_ account: SyncAccount, forgetting keys: [String], resettingCursors: Bool) {}
+
+    func replicaNames() -> [ReplicaID: String] { names }
+
+    func saveName(_ name: String, ofReplica replica: ReplicaID) {
+        names[replica] = name
+    }
 }

@@ -201,6 +201,26 @@ final class SQLiteBackend: SettingsBackend {
         }
     }
 
+    func replicaNames() throws(SettingsError) -> [ReplicaID: String] {
+        let select = try connection.prepare(
+            "SELECT name, value FROM meta WHERE name >= 'replica_name:' AND name < 'replica_name;'")
+        var names: [ReplicaID: String] = [:]
+        while try select.step() {
+            guard !select.isNull(at: 1),
+                let replica = ReplicaID(select.string(at: 0).dropFirst("replica_name:".count).description)
+            else { continue }
+            names[replica] = select.string(at: 1)
+        }
+        return names
+    }
+
+    func saveName(_ name: String, ofReplica replica: ReplicaID) throws(SettingsError) {
+        let record = try connection.prepare("INSERT OR REPLACE INTO meta (name, value) VALUES (?1, ?2)")
+        try record.bind("replica_name:\(replica)", at: 1)
+        try record.bind(name, at: 2)
+        try record.run()
+    }
+
     /// The hub namespace recorded by `recordAccount`, if any.
     private func loadAccount() throws(SettingsError) -> SyncAccount? {
         let select = try connection.prepare("SELECT value FROM meta WHERE name = 'account_namespace'")

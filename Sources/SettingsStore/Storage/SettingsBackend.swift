@@ -52,6 +52,12 @@ protocol SettingsBackend: AnyObject {
     /// in one commit.
     func recordAccount(_ account: SyncAccount, forgetting keys: [String], resettingCursors: Bool)
         throws(SettingsError)
+
+    /// The names replicas were last known by (`meta`'s `replica_name:<id>` rows).
+    func replicaNames() throws(SettingsError) -> [ReplicaID: String]
+
+    /// Records `name` for `replica`, durably.
+    func saveName(_ name: String, ofReplica replica: ReplicaID) throws(SettingsError)
 }
 
 /// What a replica remembers of a peer: the last of its sequence numbers applied here, and the

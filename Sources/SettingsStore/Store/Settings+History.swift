@@ -5,6 +5,18 @@ extension Settings {
     /// walks every key under it (deleted ones included) and merges them; without a key the
     /// newest records of all keys are read in order.
     public func history(_ query: HistoryQuery) throws(SettingsError) -> [HistoryRecord] {
+        let records = try unnamedHistory(query)
+        let names = knownNames()
+        guard !names.isEmpty else { return records }
+        return records.map { record in
+            var named = record
+            named.originName = names[record.version.replica]
+            return named
+        }
+    }
+
+    /// `history(_:)` without the origins' names.
+    private func unnamedHistory(_ query: HistoryQuery) throws(SettingsError) -> [HistoryRecord] {
         let selection = query.keyOrPrefix.map(KeyIdentity.normalize)
         return try writer.withLock { (writer) throws(SettingsError) -> [HistoryRecord] in
             guard let backend = writer.backend else { throw .closed(path: displayPath) }

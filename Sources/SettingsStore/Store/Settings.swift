@@ -34,6 +34,8 @@ public final class Settings: Sendable {
     let identity: Mutex<ReplicaID>
     let cache: Mutex<ReplicaCache>
     let observers = ObserverRegistry()
+    /// The names replicas are known by, read from the backend on first use (`Settings+Names`).
+    let replicaNames = Mutex<[ReplicaID: String]?>(nil)
     /// When a local transaction last asked for the writer, in monotonic nanoseconds (0: never):
     /// while that is recent, a replica session commits a large batch in parts.
     let lastLocalWriteRequest = Atomic<UInt64>(0)

@@ -25,6 +25,8 @@ package enum HubAdministration {
             package let pushedThrough: Int64
             /// When it was last seen, as PostgreSQL prints it.
             package let lastSeen: String
+            /// The name it goes by, when it said one (schema 17 on).
+            package var name: String? = nil
         }
 
         /// The connection string without its password.
@@ -75,15 +77,19 @@ package enum HubAdministration {
                 (SELECT count(*) FROM settingsd.entries AS e WHERE e.namespace = n.namespace AND e.value IS NOT NULL)
             FROM settingsd.namespaces AS n ORDER BY n.namespace
             """)
+        let schemaVersion = try HubSchema.version(connection)
+        let named = schemaVersion >= HubSchema.names.version
         let replicas = try connection.execute(
             """
-            SELECT namespace::text, replica, pushed_seq, last_seen::text FROM settingsd.replicas
-            ORDER BY last_seen DESC LIMIT 100
+            SELECT r.namespace::text, r.replica, r.pushed_seq, r.last_seen::text, \(named ? "m.replica_name" : "NULL::text")
+            FROM settingsd.replicas AS r
+            \(named ? "LEFT JOIN settingsd.replica_names AS m ON m.namespace = r.namespace AND m.replica = r.replica" : "")
+            ORDER BY r.last_seen DESC LIMIT 100
             """)
         let rate = try connection.execute(
             "SELECT value FROM settingsd.meta WHERE name = 'poll_rate'")
         return Report(
-            address: connection.displayName, role: role, schemaVersion: try HubSchema.version(connection),
+            address: connection.displayName, role: role, schemaVersion: schemaVersion,
             pollRate: HubPollPlan(
                 counter: 0, edits: nil, replicas: nil,
                 rate: rate.count == 1 ? Int64(rate.text(0, 0)) : nil
@@ -98,7 +104,8 @@ package enum HubAdministration {
                     Report.Replica(
                         namespace: replicas.text(row, 0), replica: replica,
                         pushedThrough: replicas.int64(row, 2),
-                        lastSeen: replicas.text(row, 3))
+                        lastSeen: replicas.text(row, 3),
+                        name: replicas.isNull(row, 4) ? nil : replicas.text(row, 4))
                 }
             })
     }

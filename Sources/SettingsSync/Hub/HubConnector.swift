@@ -266,6 +266,10 @@ final class HubConnector: Sendable {
             throw SettingsError(.connectionLost, "this replica took a new id; reconnecting")
         }
         try settleAccount(on: hub)
+        for (replica, name) in try hub.exchangeNames(settings.replicaName, of: localID)
+        where replica != localID {
+            settings.setName(name, ofReplica: replica)
+        }
         var pushed = try continuedPosition(on: hub, as: localID)
         var cursor = settings.receivedSequence(from: hub.peerID)
         let initialTarget = cursor == nil ? try hub.lastSequence() : nil

@@ -32,7 +32,7 @@ enum HubSchema {
         }
     }
 
-    static let migrations: [Migration] = [Migration(version: first, sql: layout), seals]
+    static let migrations: [Migration] = [Migration(version: first, sql: layout), seals, names]
 
     /// The version of the first release's schema, which `hub init` makes in one step.
     static let first: Int64 = 15

@@ -13,9 +13,10 @@ extension SyncSession {
     /// The connecting side's first frame.
     func hello() -> JSONValue {
         localID = settings.replicaID
-        let hello = WireRequest.Hello(
+        var hello = WireRequest.Hello(
             replica: localID, sequence: settings.sequence, clockMilliseconds: settings.configuration.clock(),
             lineage: settings.lineage, tombstoneHorizon: settings.tombstoneHorizon, account: settings.account)
+        hello.name = settings.replicaName
         return WireRequest.hello(hello).json(id: 0)
     }
 
@@ -33,10 +34,12 @@ extension SyncSession {
             replica, sequence: hello.replicaSequence, clock: hello.clockMilliseconds, lineage: hello.lineage,
             account: hello.account)
         peerHorizon = hello.tombstoneHorizon ?? .zero
-        let state = Welcome.ReplicaState(
+        if let name = hello.name { settings.setName(name, ofReplica: peer) }
+        var state = Welcome.ReplicaState(
             cursor: settings.receivedSequence(from: peer) ?? 0, sequence: settings.sequence,
             clockMilliseconds: settings.configuration.clock(), lineage: settings.lineage,
             tombstoneHorizon: settings.tombstoneHorizon, account: settings.account)
+        state.name = settings.replicaName
         return Welcome(replica: localID, state: state).fields
     }
 
@@ -74,6 +77,7 @@ extension SyncSession {
             peer = try meet(
                 welcome.replica, sequence: state.sequence, clock: state.clockMilliseconds,
                 lineage: state.lineage, account: state.account)
+            if let name = state.name { settings.setName(name, ofReplica: peer) }
         } catch  where error.code == .replicaForked {
             // The peer's history forked: it must take a new id, and learns so from here.
             send(.forked(reason: error.message))

@@ -18,6 +18,8 @@ package struct Welcome: Sendable, Equatable {
         package var tombstoneHorizon: HybridTimestamp
         /// The hub namespace it syncs as, if any.
         package var account: SyncAccount? = nil
+        /// The name it goes by (its machine's host name, or what it was given), if any.
+        package var name: String? = nil
 
         package init(
             cursor: Int64, sequence: Int64, clockMilliseconds: UInt64?, lineage: Lineage?,
@@ -84,6 +86,7 @@ package struct Welcome: Sendable, Equatable {
             tombstoneHorizon: HybridTimestamp(
                 rawValue: UInt64(clamping: try fields.optionalInteger("horizon") ?? 0)),
             account: try SyncAccount(json: fields.members["account"]))
+        replicaState?.name = try fields.optionalString("name")
     }
 
     /// The answer's fields, as the wire carries them.
@@ -103,6 +106,7 @@ package struct Welcome: Sendable, Equatable {
             if let lineage = state.lineage { fields["lineage"] = lineage.json }
             fields["horizon"] = .integer(Int64(clamping: state.tombstoneHorizon.rawValue))
             if let account = state.account { fields["account"] = account.json }
+            if let name = state.name { fields["name"] = .string(name) }
         }
         return fields
     }
