@@ -128,6 +128,9 @@ enum ClientCommands {
             for key in listing.keys { Output.line(key) }
             return 0
         }
+        if arguments.isSet(Options.builtIn), !arguments.isSet(Options.schema) {
+            throw UsageError("--built-in goes with --schema", command: "list")
+        }
         if arguments.isSet(Options.schema) { return try listSchema(arguments, prefix: prefix) }
         let listing = try arguments.service(forWriting: false).list(prefix: prefix, includeValues: true)
         let values = listing.values ?? [:]
@@ -147,8 +150,15 @@ enum ClientCommands {
 
     /// `list --schema`: the declared keys under `prefix` with their effective values.
     private static func listSchema(_ arguments: ParsedArguments, prefix: String) throws -> Int32 {
-        let entries = try arguments.service(forWriting: false).schemaEntries().filter {
+        let all = try arguments.service(forWriting: false).schemaEntries().filter {
             $0.rule.key.hasPrefix(prefix)
+        }
+        // The administrator's and the apps' rules first: the built-in ones only when asked for.
+        let showsBuiltIn = arguments.isSet(Options.builtIn)
+        let entries = showsBuiltIn ? all : all.filter { !$0.rule.file.hasPrefix("(built in)") }
+        if entries.count < all.count, !arguments.isSet(Options.jsonObject) {
+            Output.standardError(
+                "\(all.count - entries.count) built-in rule(s) not shown (--built-in shows them)\n")
         }
         if arguments.isSet(Options.jsonObject) {
             Output.line(

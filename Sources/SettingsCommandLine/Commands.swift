@@ -58,7 +58,7 @@ enum Commands {
                     name: "PREFIX", help: "only keys starting with this (default: all)", isOptional: true,
                     completion: .keys)
             ],
-            options: [Options.schema, Options.keysOnly, Options.jsonObject, Options.pretty]
+            options: [Options.schema, Options.builtIn, Options.keysOnly, Options.jsonObject, Options.pretty]
                 + Options.connection,
             run: ClientCommands.list),
         CommandSpec(

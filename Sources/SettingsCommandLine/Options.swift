@@ -48,6 +48,9 @@ enum Options {
     static let ifAbsent = Flag(
         "--if-absent", "write only if the key holds no stored value (same as --if-version absent)",
         conflicts: ["--if-version"])
+    static let builtIn = Flag(
+        "--built-in",
+        "with --schema: also the rules settingsd has built in (the GNOME keys that stay on one machine)")
     static let withVersion = Flag(
         "--with-version",
         "print the version of the key's stored value ('absent' when none) on a line before the value, read in one request: what --if-version takes"

@@ -9,9 +9,6 @@ extension SettingsPolicy {
     /// and `/usr/share` when unset) its `settingsd/schemas` and `glib-2.0/schemas`. (A home
     /// folder guessed from `$HOME` is left out: under `setpriv` or `sudo` it is another user's.)
     public static var defaultSchemaDirectories: [String] {
-        func variable(_ name: String) -> String? {
-            getenv(name).map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
-        }
         let home = variable("XDG_DATA_HOME")
         let shared = (variable("XDG_DATA_DIRS") ?? "/usr/local/share:/usr/share").split(separator: ":").map(
             String.init)
@@ -23,8 +20,17 @@ extension SettingsPolicy {
             }
     }
 
-    /// The folder of system defaults and locks by default.
-    public static let defaultSystemDirectory = "/etc/settingsd"
+    /// The environment variable `name`, nil when unset or empty.
+    private static func variable(_ name: String) -> String? {
+        getenv(name).map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// The folder of system defaults and locks by default: `$SETTINGSD_SYSTEM_DIR`, else
+    /// `/etc/settingsd`. Every process follows it (the daemon, the command line, embedded stores
+    /// and `SettingsDefaults`), so an administrator can try defaults and locks without root.
+    public static var defaultSystemDirectory: String {
+        variable("SETTINGSD_SYSTEM_DIR") ?? "/etc/settingsd"
+    }
 
     /// Reads every `*.json` schema in `schemaDirectories` (in order, files by name),
     /// `systemDirectory/defaults.d/*.json` (in file-name order, later files win) and

@@ -82,14 +82,18 @@ package struct ReplicaCache {
 
     /// The one order of the layers: `key`'s effective value and where it comes from, given
     /// `stored` as its user value and `registered` as the app's default. A lock pins the system
-    /// default (else the schema's); then come the stored value, the system default, the
-    /// registered default and the schema default.
+    /// default (else the schema's, else the value the key holds: a lock with no default to pin
+    /// freezes what is there rather than hide it); then come the stored value, the system
+    /// default, the registered default and the schema default.
     func resolve(
         _ key: String, stored: SettingValue?, registered: SettingValue?
     ) -> (value: SettingValue?, source: Settings.ValueSource) {
         let system = policy.systemDefaults[key]
         if let lock = policy.lock(forKey: key) {
-            return (system?.value ?? policy.schema.rule(forKey: key)?.defaultValue, .locked(file: lock.file))
+            return (
+                system?.value ?? policy.schema.rule(forKey: key)?.defaultValue ?? stored,
+                .locked(file: lock.file)
+            )
         }
         if let stored { return (stored, .user) }
         if let system { return (system.value, .systemDefault(file: system.file)) }

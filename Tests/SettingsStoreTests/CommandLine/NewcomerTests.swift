@@ -112,3 +112,69 @@ extension Reliability.NewcomerTests {
         #expect(next() == "STOPPING=1")
     }
 }
+
+extension Reliability.NewcomerTests {
+    @Test("a lock with no default to pin freezes the value a key holds instead of hiding it")
+    func lockWithoutDefaultFreezes() throws {
+        let settings = Settings(inMemoryWith: .init())
+        try settings.set("mine", forKey: "app.mode")
+        var policy = SettingsPolicy()
+        policy.locks = [SettingsPolicy.Lock(key: "app.", file: "/etc/settingsd/locks.d/app")]
+        settings.apply(policy)
+        #expect(settings.value(forKey: "app.mode") == "mine")
+        #expect(throws: SettingsError.self) { try settings.set("other", forKey: "app.mode") }
+        #expect(settings.value(forKey: "app.other") == nil)
+    }
+
+    @Test(
+        "$SETTINGSD_SYSTEM_DIR stands for /etc/settingsd on every path: the command line on a file, as the daemon"
+    )
+    func systemDirectoryFromTheEnvironment() throws {
+        let directory = TemporaryDirectory()
+        let system = directory.file("try-etc")
+        try FileManager.default.createDirectory(
+            atPath: system + "/defaults.d", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            atPath: system + "/locks.d", withIntermediateDirectories: true)
+        try #"{"ui.theme": "dark"}"#.write(
+            toFile: system + "/defaults.d/10-site.json", atomically: true, encoding: .utf8)
+        try "audio.muted\n".write(toFile: system + "/locks.d/audio", atomically: true, encoding: .utf8)
+        var environment = ProcessInfo.processInfo.environment
+        environment["SETTINGSD_SYSTEM_DIR"] = system
+        environment["XDG_DATA_HOME"] = directory.file("data")
+        environment["GSETTINGS_SCHEMA_DIR"] = nil
+        let database = directory.file("file.sqlite")
+        #expect(DaemonProcess.run(["set", "x", "1", "--db", database], environment: environment).status == 0)
+        let explained = DaemonProcess.run(
+            ["get", "ui.theme", "--explain", "--db", database], environment: environment)
+        #expect(
+            explained.output.contains("dark") && explained.output.contains(system),
+            "\(explained.output)\(explained.error)")
+        let locked = DaemonProcess.run(
+            ["set", "audio.muted", "true", "--db", database], environment: environment)
+        #expect(locked.status == 1 && locked.error.contains("locked"), "\(locked.error)")
+        environment["SETTINGSD_SYSTEM_DIR"] = nil
+        let free = DaemonProcess.run(
+            ["set", "audio.muted", "true", "--db", database], environment: environment)
+        #expect(free.status == 0, "\(free.error)")
+    }
+
+    @Test("list --schema shows the administrator's rules and hides the built-in ones unless asked")
+    func listSchemaHidesBuiltInRules() throws {
+        let directory = TemporaryDirectory()
+        let schemas = directory.file("schemas")
+        try FileManager.default.createDirectory(atPath: schemas, withIntermediateDirectories: true)
+        try
+            #"{"format": "settingsd-schema", "version": 1, "keys": {"site.motd": {"type": "string", "default": "hi"}}}"#
+            .write(toFile: schemas + "/site.json", atomically: true, encoding: .utf8)
+        let daemon = try DaemonProcess(directory, arguments: ["--schemas", schemas])
+        let plain = daemon.cli("list", "--schema")
+        #expect(
+            plain.output == "site.motd (string) = \"hi\"  [schema default from \(schemas)/site.json]\n",
+            "\(plain.output)")
+        #expect(plain.error.contains("built-in rule(s) not shown (--built-in shows them)"))
+        let all = daemon.cli("list", "--schema", "--built-in")
+        #expect(all.output.contains("(built in)") && all.output.contains("site.motd"))
+        #expect(daemon.cli("list", "--built-in").status == 64)
+    }
+}
