@@ -5,11 +5,12 @@
 /// Reading a policy from its folders: schema files, `defaults.d` and `locks.d`.
 extension SettingsPolicy {
     /// The folders schema files are read from by default: `$GSETTINGS_SCHEMA_DIR`, then for
-    /// each data folder (`$XDG_DATA_HOME` when set, then `$XDG_DATA_DIRS`, `/usr/local/share`
-    /// and `/usr/share` when unset) its `settingsd/schemas` and `glib-2.0/schemas`. (A home
-    /// folder guessed from `$HOME` is left out: under `setpriv` or `sudo` it is another user's.)
+    /// each data folder (`$XDG_DATA_HOME`, else `$HOME/.local/share` when `$HOME` is this user's
+    /// own folder, as the database's; then `$XDG_DATA_DIRS`, `/usr/local/share` and
+    /// `/usr/share` when unset) its `settingsd/schemas` and `glib-2.0/schemas`. (A `$HOME` owned
+    /// by another user, as under `setpriv` or `sudo`, is left out: its schemas are not ours.)
     public static var defaultSchemaDirectories: [String] {
-        let home = variable("XDG_DATA_HOME")
+        let home = variable("XDG_DATA_HOME") ?? variable("HOME").flatMap(ownedDataHome)
         let shared = (variable("XDG_DATA_DIRS") ?? "/usr/local/share:/usr/share").split(separator: ":").map(
             String.init)
         let gsettings =
@@ -18,6 +19,13 @@ extension SettingsPolicy {
             + ([home].compactMap { $0 } + shared).flatMap {
                 ["\($0)/settingsd/schemas", "\($0)/glib-2.0/schemas"]
             }
+    }
+
+    /// `home`'s `.local/share` when `home` is this user's own folder.
+    private static func ownedDataHome(_ home: String) -> String? {
+        var status = stat()
+        guard stat(home, &status) == 0, status.st_uid == getuid() else { return nil }
+        return home + "/.local/share"
     }
 
     /// The environment variable `name`, nil when unset or empty.

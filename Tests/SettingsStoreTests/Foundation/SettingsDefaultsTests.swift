@@ -207,3 +207,25 @@ struct SettingsDefaultsTests {
         #expect(defaults.object(forKey: "object") == nil)
     }
 }
+
+extension SettingsDefaultsTests {
+    @Test(
+        "the key-value store through the hub warns when it shares the login role's namespace, not with its own"
+    )
+    func ubiquitousNamespaceWarning() throws {
+        let directory = TemporaryDirectory()
+        let binary = URL(fileURLWithPath: SettingsdBinary.path).deletingLastPathComponent()
+            .appendingPathComponent("apple-style-example").path
+        var environment = ProcessInfo.processInfo.environment
+        environment["SETTINGSD_APP_DB"] = directory.file("app.sqlite")
+        environment["SETTINGSD_SOCKET"] = directory.file("no-daemon.sock")
+        environment["XDG_DATA_HOME"] = directory.file("data")
+        // No server answers there: the warning is about the configuration, before any connection.
+        environment["SETTINGSD_UBIQUITOUS_HUB"] = "host=\(directory.file("no-pg")) user=alice dbname=settings"
+        let shared = DaemonProcess.run([], environment: environment, through: binary)
+        #expect(shared.error.contains("give the app a namespace of its own"), "\(shared.error)")
+        environment["SETTINGSD_UBIQUITOUS_NAMESPACE"] = "alice_app"
+        let own = DaemonProcess.run([], environment: environment, through: binary)
+        #expect(!own.error.contains("namespace of its own"), "\(own.error)")
+    }
+}
