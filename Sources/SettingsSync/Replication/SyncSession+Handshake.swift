@@ -16,7 +16,10 @@ extension SyncSession {
         var hello = WireRequest.Hello(
             replica: localID, sequence: settings.sequence, clockMilliseconds: settings.configuration.clock(),
             lineage: settings.lineage, tombstoneHorizon: settings.tombstoneHorizon, account: settings.account)
-        hello.name = settings.replicaName
+        // An app's store with no name of its own goes by its program's.
+        hello.name =
+            settings.replicaName
+            ?? ChangeActor.current.executable?.split(separator: "/").last.map(String.init)
         return WireRequest.hello(hello).json(id: 0)
     }
 

@@ -73,3 +73,31 @@ extension Reliability {
         }
     }
 }
+
+extension Reliability.ReplicaNameTests {
+    @Test("an app's store with no name of its own is known to the daemon by its program's name")
+    func appStoreGoesByItsProgram() async throws {
+        let directory = TemporaryDirectory()
+        let daemon = try DaemonProcess(directory)
+        let app = Settings(inMemoryWith: .init())
+        let replicator = Replicator(settings: app)
+        let link = replicator.sync(with: daemon.socket)
+        defer { link.stop() }
+        try await waitUntil { try daemon.status().names[app.replicaID] != nil }
+        let program = try #require(ChangeActor.current.executable?.split(separator: "/").last)
+        #expect(try daemon.status().names[app.replicaID] == String(program))
+    }
+
+    @Test(
+        "hub init says what it did on standard output",
+        .enabled(if: PostgresCluster.testsEnabled, "PostgreSQL is not installed")
+    )
+    func hubInitReportsOnStandardOutput() throws {
+        let cluster = try PostgresCluster.shared()
+        let result = DaemonProcess.run(["hub", "init", cluster.conninfo()])
+        #expect(
+            result.status == 0 && result.output.hasPrefix("the hub schema is"),
+            "\(result.output)\(result.error)")
+        #expect(result.error.isEmpty)
+    }
+}

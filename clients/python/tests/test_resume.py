@@ -134,3 +134,18 @@ def test_an_interrupt_mid_pipeline_drops_the_connection_and_no_answer_strays(dae
     assert client.get("before") == 1
     assert client.set("after", 2) > 0
     assert client.get("after") == 2
+
+
+def test_revert_takes_to_as_the_cli_does_and_a_missing_daemon_says_how_to_start_one(daemon, folder):
+    from settingsd_client import DaemonNotRunning
+
+    with Client(daemon.socket) as settings:
+        settings.set("r.k", 1)
+        _, first = settings.get_versioned("r.k")
+        settings.set("r.k", 2)
+        settings.revert("r.k", to=first)
+        assert settings.get("r.k") == 1
+        assert settings.list("r.", values=True) == {"r.k": 1}
+    with pytest.raises(DaemonNotRunning) as missing:
+        Client(str(folder / "nothing.sock"))
+    assert "settingsd run" in missing.value.message
