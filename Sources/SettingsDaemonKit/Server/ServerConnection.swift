@@ -32,13 +32,7 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
     private var inbox: [(id: Int64?, request: Result<WireRequest, SettingsError>)] = []
     private var inboxStart = 0
     private var writesInFlight = 0
-    private var watches: [Int64: SubscriptionToken] = [:]
-    private var nextWatch: Int64 = 1
-    /// Watches started `since` a number whose replay is still being sent.
-    private var replays: [Int64: WatchReplay] = [:]
-    /// For each watch whose replay was sent, the number it reached: live changes at or below
-    /// it were in the replay.
-    private var replayedThrough: [Int64: Int64] = [:]
+    private var watches = ConnectionWatches()
     private var isReading = true
     /// Set once the peer said hello as a replica: every later frame goes to it, on its own
     /// queues (the loop only reads and writes its socket).
@@ -360,13 +354,10 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
     private func answer(_ request: WireRequest, id: Int64?) -> JSONValue {
         switch request {
         case .unwatch(let watch):
-            guard let token = watches.removeValue(forKey: watch) else {
+            guard watches.remove(watch) else {
                 return WireMessage.failure(
                     id: id, SettingsError(.protocolError, "no watch \(watch) on this connection"))
             }
-            token.cancel()
-            replays[watch] = nil
-            replayedThrough[watch] = nil
             context.watches.subtract(1, ordering: .relaxed)
             return WireMessage.success(id: id)
         default:
@@ -386,7 +377,7 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
                 WireMessage.failure(
                     id: id, SettingsError(.tooManyItems, "a connection may hold at most \(limit) watches")))
         }
-        let watch = nextWatch
+        let watch = watches.nextNumber
         // Observe first: a commit after this is delivered live, one before the replay's read is
         // in the replay, and `replayedThrough` drops what both hold.
         let token = context.settings.observe(filter) { [weak self, loop] change in
@@ -395,17 +386,17 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
             loop.execute { connection.deliver(change, to: watch) }
         }
         let sequence = context.settings.sequence
+        var replay: WatchReplay?
         if let since {
             do throws(SettingsError) {
                 let (changes, through) = try context.settings.changes(since: since, matching: filter)
-                replays[watch] = WatchReplay(changes, through: through)
+                replay = WatchReplay(changes, through: through)
             } catch {
                 token.cancel()
                 return enqueue(WireMessage.failure(id: id, error))
             }
         }
-        nextWatch += 1
-        watches[watch] = token
+        watches.add(token, replaying: replay)
         context.watches.add(1, ordering: .relaxed)
         enqueue(WireMessage.success(id: id, ["watch": .integer(watch), "sequence": .integer(sequence)]))
         sendReplays()
@@ -413,27 +404,18 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
 
     /// Sends a live change to `watch`: after its replay, and only what the replay lacked.
     private func deliver(_ change: SettingsChange, to watch: Int64) {
-        guard watches[watch] != nil else { return }
-        if replays[watch] != nil {
-            replays[watch]?.wait(change)
-            return
-        }
-        if let through = replayedThrough[watch], !WatchReplay.isNew(change, after: through) { return }
+        guard let change = watches.live(change, of: watch) else { return }
         send(WireMessage.event(watch: watch, change))
     }
 
     /// Sends replayed changes while fewer than `outboundHighWater` bytes wait to be written; the
     /// rest go when the client has read those (`flush()`).
     private func sendReplays() {
-        guard !replays.isEmpty else { return }
-        for watch in replays.keys.sorted() {
-            while outbound.pendingByteCount < Self.outboundHighWater, !isClosed, !hasFailed {
-                guard let change = replays[watch]?.next() else {
-                    replayedThrough[watch] = replays.removeValue(forKey: watch)?.through
-                    break
-                }
-                enqueue(WireMessage.event(watch: watch, change))
-            }
+        guard watches.isReplaying else { return }
+        while outbound.pendingByteCount < Self.outboundHighWater, !isClosed, !hasFailed,
+            let (watch, change) = watches.nextReplayed()
+        {
+            enqueue(WireMessage.event(watch: watch, change))
         }
         flush()
     }
@@ -471,7 +453,7 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
             case .wouldBlock: return updateInterest()
             case .failed(let error): return close(error)
             case .drained:
-                if !replays.isEmpty, !hasFailed {
+                if watches.isReplaying, !hasFailed {
                     sendReplays()
                     return
                 }
@@ -523,11 +505,7 @@ final class ServerConnection: @unchecked Sendable {  // loop thread only
     }
 
     private func dropWatches() {
-        for token in watches.values { token.cancel() }
-        context.watches.subtract(watches.count, ordering: .relaxed)
-        watches = [:]
-        replays = [:]
-        replayedThrough = [:]
+        context.watches.subtract(watches.removeAll(), ordering: .relaxed)
     }
 
     private func discardInput() {

@@ -1,0 +1,95 @@
+/// Settings an app also writes: one write, or several in one transaction, each guarded by the
+/// version its key must hold (compare-and-set), wherever they live.
+///
+/// ```swift
+/// func countLaunch(in settings: some SettingsWriting) async throws {
+///     try await settings.update(SettingKey("app.launches", default: 0)) { $0 += 1 }
+/// }
+/// ```
+public protocol SettingsWriting: SettingsReading {
+    /// Applies `writes` in one transaction, durable when this returns, if every precondition
+    /// holds; a key written twice ends with its last write.
+    ///
+    /// - Throws: `versionMismatch` naming every key whose precondition failed, and nothing is
+    ///   written; what a write may throw (`locked`, `schemaViolation`, `limitExceeded`, …).
+    func write(_ writes: [SettingWrite]) async throws(SettingsError)
+
+    /// Stores `value` for a typed key (its default's type); `nil` of an optional removes it.
+    func set<Value>(_ value: Value, for key: SettingKey<Value>) async throws(SettingsError)
+
+    /// Reads `key`, lets `body` change its value, and writes it back so that no other write of
+    /// the key is lost: in one transaction in a store (`Settings`), by compare-and-set and retry
+    /// through a daemon (`SettingsClient`). Returns the value written.
+    @discardableResult
+    func update<Value>(_ key: SettingKey<Value>, _ body: (inout Value) throws -> Void) async throws -> Value
+}
+
+extension SettingsWriting {
+    /// Stores `value` for `key` if it holds what `precondition` says (nil: whatever it holds).
+    public func set(_ value: SettingValue, forKey key: String, if precondition: SettingPrecondition?)
+        async throws(SettingsError)
+    {
+        try await write([.set(value, forKey: key, if: precondition)])
+    }
+
+    /// Removes `key`'s value if it holds what `precondition` says (nil: whatever it holds).
+    public func removeValue(forKey key: String, if precondition: SettingPrecondition?)
+        async throws(SettingsError)
+    {
+        try await write([.removeValue(forKey: key, if: precondition)])
+    }
+
+    /// Reads `key`, lets `body` change its value, and writes it back only if nobody wrote the
+    /// key in between (compare-and-set); otherwise reads again and retries, at most `attempts`
+    /// times (then `versionMismatch`). Returns the value written.
+    package func compareAndSet<Value>(
+        _ key: SettingKey<Value>, attempts: Int, _ body: (inout Value) throws -> Void
+    ) async throws -> Value {
+        var attempt = 0
+        while true {
+            attempt += 1
+            let current = try await versionedValue(forKey: key.name)
+            var value = key.defaultValue
+            if let current {
+                value = try Self.decode(current.value, as: key)
+            } else if let effective = try await self.value(forKey: key.name) {
+                // A default (schema, system) is the value to start from.
+                value = try Self.decode(effective, as: key)
+            }
+            try body(&value)
+            let stored: SettingValue?
+            do {
+                stored = try value.settingValue()
+            } catch {
+                throw error.with(key: key.name)
+            }
+            let outcome = await written([SettingWrite(key: key.name, value: stored, if: current.precondition)]
+            )
+            switch outcome {
+            case .success: return value
+            case .failure(let error) where error.code == .versionMismatch && attempt < attempts: continue
+            case .failure(let error): throw error
+            }
+        }
+    }
+
+    /// `write(_:)`'s outcome as a value.
+    private func written(_ writes: [SettingWrite]) async -> Result<Void, SettingsError> {
+        do throws(SettingsError) {
+            try await write(writes)
+            return .success(())
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    private static func decode<Value>(_ stored: SettingValue, as key: SettingKey<Value>) throws(SettingsError)
+        -> Value
+    {
+        do throws(SettingsError) {
+            return try Value(settingValue: stored)
+        } catch {
+            throw error.with(key: key.name)
+        }
+    }
+}
