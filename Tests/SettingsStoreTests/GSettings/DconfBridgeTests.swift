@@ -69,6 +69,9 @@ struct DconfBridgeTests {
         try await waitUntil { machine.get("org.gnome.desktop.interface.gtk-theme") == nil }
         let history = machine.cli("history", "org.gnome.desktop.interface.gtk-theme")
         #expect(history.output.contains("deleted") || history.output.contains("removed"), "\(history.output)")
+        // gsettings wrote it, through dconf: the history says dconf, not the daemon.
+        let lines = history.output.split(separator: "\n")
+        #expect(!lines.isEmpty && lines.allSatisfy { $0.contains(" dconf ") }, "\(history.output)")
 
         // A revert in the store is written to dconf like any change.
         #expect(

@@ -178,11 +178,14 @@ extension HubReliability {
             let hubB = try b.sync(withHub: configuration)
             defer { hubB.stop() }
             try await waitUntil(timeout: 60) { hubB.status.pollReplicas != nil }
-            #expect(hubB.status.pollReplicas == 20 && hubB.status.pollRate == 10)
-            #expect(hubB.status.longestPollSeconds == 2, "20 machines at 10 polls a second")
+            // The twenty, and A and B themselves once their first rounds have recorded them.
+            let replicas = try #require(hubB.status.pollReplicas)
+            #expect((20...22).contains(replicas) && hubB.status.pollRate == 10, "\(replicas)")
+            let longest = Double(replicas) / 10
+            #expect(hubB.status.longestPollSeconds == longest, "\(replicas) machines at 10 polls a second")
             try a.set("paced", forKey: "k")
             try await waitUntil(timeout: 60) { b.value(forKey: "k") == "paced" }
-            try await waitUntil(timeout: 60) { hubB.status.pollSeconds == 2 }
+            try await waitUntil(timeout: 60) { hubB.status.pollSeconds == longest }
         }
 
         @Test(
