@@ -49,7 +49,7 @@ enum ClientCommands {
         guard !arguments.isSet(Options.explain) else {
             throw UsageError("--with-version and --explain are separate questions: ask one", command: "get")
         }
-        let fields = try service.answer(.get(key: key))
+        let fields = try service.answer(.getVersioned(key: key))
         if case .string(let version)? = fields["version"] {
             Output.line(version)
         } else {

@@ -15,8 +15,8 @@ struct RequestHandler {
     enum Outcome {
         /// Answer now with these result fields, or this error.
         case answer(Result<[String: JSONValue], SettingsError>)
-        /// Answer a `get` with this value (nil: not found) and the version of the key's stored
-        /// value; see `WireMessage.valueFields(_:version:)`.
+        /// Answer a `get` with this value (nil: not found) and, when asked, the version of the
+        /// key's stored value; see `WireMessage.valueFields(_:version:)`.
         case value(SettingValue?, SettingVersion?)
         /// Submit these writes; answer when they are durable.
         case write(reason: ChangeReason, apply: @Sendable (SettingsTransaction) throws -> [String: JSONValue])
@@ -42,7 +42,10 @@ struct RequestHandler {
             return .answer(.success(welcome.fields))
         case .get(let key):
             // The effective value: the lock's, the stored one, or a default (system, schema).
-            return .value(settings.value(forKey: key), settings.versionedValue(forKey: key)?.version)
+            return .value(settings.value(forKey: key), nil)
+        case .getVersioned(let key):
+            let (value, version) = settings.effectiveValueAndStoredVersion(forKey: key)
+            return .value(value, version)
         case .getStored(let key):
             let stored = settings.versionedValue(forKey: key)
             return .value(stored?.value, stored?.version)

@@ -177,6 +177,17 @@ public final class Settings: Sendable {
         }
     }
 
+    /// The effective value of `key` and the version of its stored value (nil: none stored), read
+    /// together: a compare-and-set of what was read needs both from one moment.
+    package func effectiveValueAndStoredVersion(forKey key: String) -> (
+        value: SettingValue?, version: SettingVersion?
+    ) {
+        cache.withLock { cache in
+            let entry = cache.entries[key]
+            return (cache.value(forKey: key), entry?.value == nil ? nil : entry?.version)
+        }
+    }
+
     /// The stored entry for `key` with its version, tombstones included; nil if never written.
     package func entry(forKey key: String) -> SettingEntry? {
         cache.withLock { $0.entries[key] }

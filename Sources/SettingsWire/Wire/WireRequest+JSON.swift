@@ -58,7 +58,8 @@ extension WireRequest {
             return .hello(try Hello(fields: fields))
         case "get":
             let key = try fields.string("key")
-            return try fields.bool("stored", default: false) ? .getStored(key: key) : .get(key: key)
+            if try fields.bool("stored", default: false) { return .getStored(key: key) }
+            return try fields.bool("versioned", default: false) ? .getVersioned(key: key) : .get(key: key)
         case "getMany": return .getMany(keys: try fields.strings("keys", limit: maximumItems) ?? [])
         case "set":
             let key = try fields.string("key")
@@ -225,6 +226,9 @@ extension WireRequest {
         case .getStored(let key):
             members["key"] = .string(key)
             members["stored"] = .bool(true)
+        case .getVersioned(let key):
+            members["key"] = .string(key)
+            members["versioned"] = .bool(true)
         case .delete(let key, let precondition):
             members["key"] = .string(key)
             Self.write(precondition, to: &members)

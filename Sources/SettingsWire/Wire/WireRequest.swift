@@ -6,6 +6,9 @@ package enum WireRequest: Sendable, Equatable {
     case hello(Hello)
     /// Reads one key.
     case get(key: String)
+    /// Reads one key's effective value and the version of its stored value, in one answer:
+    /// what `settingsd get --with-version` prints for a script's compare-and-set.
+    case getVersioned(key: String)
     /// Reads the value stored for a key, without defaults or locks, with its version: what a
     /// compare-and-set compares.
     case getStored(key: String)
@@ -74,7 +77,7 @@ package enum WireRequest: Sendable, Equatable {
     package var operation: String {
         switch self {
         case .hello: "hello"
-        case .get, .getStored: "get"
+        case .get, .getVersioned, .getStored: "get"
         case .getMany: "getMany"
         case .set, .setText: "set"
         case .setMany: "setMany"

@@ -91,6 +91,7 @@ struct DocsContractTests {
         let version = SettingVersion(timestamp: .init(rawValue: 1 << 16), replica: .random())
         let requests: [WireRequest] = [
             .watch(filter: .keysOrPrefixes(keys: ["a"], prefixes: ["b."]), since: 3), .getStored(key: "a"),
+            .getVersioned(key: "a"),
             .set(key: "a", value: 1, precondition: .version(version)),
             .setText(key: "a", text: "1", precondition: .absent),
             .delete(key: "a", precondition: .version(version)), .delete(key: "a", precondition: .absent),

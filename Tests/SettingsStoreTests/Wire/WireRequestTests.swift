@@ -24,7 +24,7 @@ struct WireRequestTests {
         .import(document: ExportDocument(values: ["a": true]), replace: true),
         .import(document: ExportDocument(values: ["a": true]), replace: true, replacingUnder: ["a.", "/a/"]),
         .reset(keyOrPrefix: "ui."), .reset(keyOrPrefix: ""),
-        .getStored(key: "a"), .watch(filter: .prefixes(["ui."]), since: 0),
+        .getStored(key: "a"), .getVersioned(key: "a"), .watch(filter: .prefixes(["ui."]), since: 0),
         .watch(filter: .all, since: 123_456),
         .set(key: "a", value: 1, precondition: .absent),
         .set(key: "a", value: 1, precondition: .version(version)),
