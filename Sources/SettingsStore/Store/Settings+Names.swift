@@ -47,11 +47,4 @@ extension Settings {
         while text.last?.isWhitespace == true { text = text.dropLast() }
         return String(text.prefix(maximumReplicaNameLength))
     }
-
-    /// `replica`'s name with the start of its id (`laptop (3f9c2a1b)`), or its id when no name is
-    /// known: how messages and listings name a replica.
-    package func displayName(ofReplica replica: ReplicaID) -> String {
-        guard let name = name(ofReplica: replica) else { return replica.description }
-        return "\(name) (\(replica.description.prefix(8)))"
-    }
 }

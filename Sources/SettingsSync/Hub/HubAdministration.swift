@@ -69,7 +69,7 @@ package enum HubAdministration {
     /// last seen in them.
     package static func report(url: String) throws(SettingsError) -> Report {
         let connection = try connect(url)
-        try HubSchema.check(connection)
+        let schemaVersion = try HubSchema.check(connection)
         let role = try connection.execute("SELECT current_user::text").text(0, 0)
         let namespaces = try connection.execute(
             """
@@ -77,7 +77,6 @@ package enum HubAdministration {
                 (SELECT count(*) FROM settingsd.entries AS e WHERE e.namespace = n.namespace AND e.value IS NOT NULL)
             FROM settingsd.namespaces AS n ORDER BY n.namespace
             """)
-        let schemaVersion = try HubSchema.version(connection)
         let named = schemaVersion >= HubSchema.names.version
         let replicas = try connection.execute(
             """

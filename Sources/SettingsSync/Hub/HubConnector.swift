@@ -256,7 +256,7 @@ final class HubConnector: Sendable {
     private func session(
         on connection: PostgresConnection, polls: Bool, poll: inout PollSchedule, connected: () -> Void
     ) throws(SettingsError) {
-        try HubSchema.check(connection)
+        let schemaVersion = try HubSchema.check(connection)
         var hub = try HubNamespace(
             connection: connection, namespace: configuration.namespace, listens: !polls)
         try measureClock(on: connection)
@@ -266,7 +266,8 @@ final class HubConnector: Sendable {
             throw SettingsError(.connectionLost, "this replica took a new id; reconnecting")
         }
         try settleAccount(on: hub)
-        for (replica, name) in try hub.exchangeNames(settings.replicaName, of: localID)
+        for (replica, name) in try hub.exchangeNames(
+            settings.replicaName, of: localID, schemaVersion: schemaVersion)
         where replica != localID {
             settings.setName(name, ofReplica: replica)
         }

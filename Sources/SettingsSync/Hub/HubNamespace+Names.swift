@@ -2,9 +2,12 @@ import SettingsStore
 
 extension HubNamespace {
     /// Tells the hub the name `replica` goes by here and returns the names every replica of the
-    /// namespace goes by; nothing on a hub older than schema 17 (which keeps no names).
-    func exchangeNames(_ name: String?, of replica: ReplicaID) throws(SettingsError) -> [ReplicaID: String] {
-        guard try HubSchema.version(connection) >= HubSchema.names.version else { return [:] }
+    /// namespace goes by; nothing on a hub older than schema 17 (`schemaVersion`: the hub's,
+    /// which keeps no names before it).
+    func exchangeNames(_ name: String?, of replica: ReplicaID, schemaVersion: Int64) throws(SettingsError)
+        -> [ReplicaID: String]
+    {
+        guard schemaVersion >= HubSchema.names.version else { return [:] }
         if let name {
             try connection.execute(
                 "SELECT settingsd.name_replica($1, $2, $3)",

@@ -159,7 +159,10 @@ enum HubSchema {
     /// Throws unless the hub's schema serves this build, with a message naming `hub init`: this
     /// build's version, an older one whose functions take and return what this build's do (the
     /// steps since changed only how they work), or a newer one that says it still serves it.
-    static func check(_ connection: PostgresConnection) throws(SettingsError) {
+    ///
+    /// - Returns: The hub's schema version.
+    @discardableResult
+    static func check(_ connection: PostgresConnection) throws(SettingsError) -> Int64 {
         let found = try version(connection)
         guard found != 0 else {
             throw SettingsError(
@@ -170,7 +173,7 @@ enum HubSchema {
         if found > current {
             let servedSince = try meta("compatible_since", connection).flatMap { Int64($0) } ?? found
             guard servedSince <= current else { throw newer(found, connection) }
-            return
+            return found
         }
         guard found >= first else { throw developmentSchema(found, connection) }
         guard found >= (migrations.last?.compatibleSince ?? current) else {
@@ -179,6 +182,7 @@ enum HubSchema {
                 "the hub \(connection.displayName) has schema version \(found), older than this settingsd's \(current); upgrade it with 'settingsd hub init URL'"
             )
         }
+        return found
     }
 
     /// The hub's schema version, 0 when it has none.
