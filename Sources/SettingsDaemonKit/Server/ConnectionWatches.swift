@@ -54,7 +54,7 @@ struct ConnectionWatches {
             replays[number]?.wait(change)
             return nil
         }
-        if let through = replayedThrough[number], !WatchReplay.isNew(change, after: through) { return nil }
+        if let through = replayedThrough[number], !change.follows(through) { return nil }
         return change
     }
 

@@ -78,18 +78,7 @@ struct RequestHandler {
             }
         case .setMany(let changes):
             return .write(reason: .local) { transaction in
-                var preconditions: [String: SettingPrecondition] = [:]
-                for change in changes {
-                    preconditions[change.key] = change.precondition ?? preconditions[change.key]
-                }
-                if !preconditions.isEmpty { try transaction.require(preconditions) }
-                for change in changes {
-                    if let value = change.value {
-                        try transaction.set(value, forKey: change.key)
-                    } else {
-                        try transaction.removeValue(forKey: change.key)
-                    }
-                }
+                try transaction.write(changes)
                 return [:]
             }
         case .delete(let key, let precondition):

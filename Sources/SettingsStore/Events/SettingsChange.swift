@@ -76,6 +76,12 @@ public struct SettingsChange: Sendable, Equatable {
     /// The changed keys, in the order they were written.
     public var keys: [String] { changes.map(\.key) }
 
+    /// Whether a watch whose replay reached `sequence` still lacks this change: it is numbered
+    /// after it, or it stores nothing (not numbered, never replayed).
+    public func follows(_ sequence: Int64) -> Bool {
+        !isNumbered || self.sequence > sequence
+    }
+
     /// The same change restricted to the keys `filter` selects, or nil when none is selected.
     func restricted(to filter: ChangeFilter) -> SettingsChange? {
         if case .all = filter { return self }

@@ -11,22 +11,7 @@ extension Settings: SettingsWriting {
     /// - Throws: `versionMismatch` naming every key whose precondition failed (nothing is
     ///   written), and what a write may throw.
     public func write(_ writes: [SettingWrite]) throws(SettingsError) {
-        try typed {
-            try transaction { transaction in
-                var preconditions: [String: SettingPrecondition] = [:]
-                for write in writes {
-                    if let precondition = write.precondition { preconditions[write.key] = precondition }
-                }
-                if !preconditions.isEmpty { try transaction.require(preconditions) }
-                for write in writes {
-                    if let value = write.value {
-                        try transaction.set(value, forKey: write.key)
-                    } else {
-                        try transaction.removeValue(forKey: write.key)
-                    }
-                }
-            }
-        }
+        try typed { try transaction { try $0.write(writes) } }
     }
 
     /// The changes of the keys `filter` selects: first those numbered after `sequence`, from the
@@ -75,7 +60,7 @@ final class ResumedWatch: Sendable {
     func live(_ change: SettingsChange) {
         state.withLock { state in
             guard let through = state.through else { return state.waiting.append(change) }
-            if !change.isNumbered || change.sequence > through { continuation.yield(change) }
+            if change.follows(through) { continuation.yield(change) }
         }
     }
 
@@ -83,7 +68,7 @@ final class ResumedWatch: Sendable {
     func replayed(_ changes: [SettingsChange], through: Int64) {
         state.withLock { state in
             for change in changes { continuation.yield(change) }
-            for change in state.waiting where !change.isNumbered || change.sequence > through {
+            for change in state.waiting where change.follows(through) {
                 continuation.yield(change)
             }
             state.waiting = []

@@ -183,6 +183,26 @@ struct PendingWrite {
 }
 
 extension SettingsTransaction {
+    /// Checks every write's precondition (a key's last one counts), then makes the writes in
+    /// order: a nil value removes the key.
+    ///
+    /// - Throws: `versionMismatch` naming every key whose precondition failed, before anything
+    ///   is written; what a write may throw.
+    public func write(_ writes: [SettingWrite]) throws(SettingsError) {
+        var preconditions: [String: SettingPrecondition] = [:]
+        for write in writes {
+            if let precondition = write.precondition { preconditions[write.key] = precondition }
+        }
+        if !preconditions.isEmpty { try require(preconditions) }
+        for write in writes {
+            if let value = write.value {
+                try set(value, forKey: write.key)
+            } else {
+                try removeValue(forKey: write.key)
+            }
+        }
+    }
+
     /// Refuses the transaction unless `key` holds what `precondition` says (compare-and-set).
     ///
     /// - Throws: `versionMismatch` naming the version the key holds; throw it on (or let it
