@@ -85,7 +85,13 @@ enum WatchCommand {
         throws(SettingsError) -> Watching
     {
         let client = try arguments.daemon(timeout: 0)
-        let replica = try client.status().replica
+        return try watch(filter, since: since, on: client, replica: try client.status().replica)
+    }
+
+    /// Asks `client`, the daemon `replica`, to watch `filter`, after `since` first when given.
+    private static func watch(
+        _ filter: ChangeFilter, since: Int64?, on client: BlockingClient, replica: ReplicaID
+    ) throws(SettingsError) -> Watching {
         let answer = try client.request(.watch(filter: filter, since: since))
         let sequence = if case .integer(let sequence)? = answer["sequence"] { sequence } else { Int64(0) }
         return Watching(client: client, replica: replica, delivered: since ?? sequence, resumes: since != nil)
@@ -105,11 +111,7 @@ enum WatchCommand {
                 let replica = try client.status().replica
                 let since = replica == previous.replica ? previous.delivered : nil
                 do throws(SettingsError) {
-                    let answer = try client.request(.watch(filter: filter, since: since))
-                    let sequence =
-                        if case .integer(let sequence)? = answer["sequence"] { sequence } else { Int64(0) }
-                    return Watching(
-                        client: client, replica: replica, delivered: since ?? sequence, resumes: since != nil)
+                    return try watch(filter, since: since, on: client, replica: replica)
                 } catch  where error.code == .historyCompacted || error.code == .invalidValue {
                     Output.standardError("cannot replay what was missed: \(error.message)\n")
                     return try watching(filter, since: nil, arguments)

@@ -12,22 +12,8 @@ package struct ServiceManager: Sendable {
     private let path: String?
 
     /// The service manager `$NOTIFY_SOCKET` names, if any.
-    package init(environment: [String: String] = ServiceManager.environment()) {
-        path = environment["NOTIFY_SOCKET"].flatMap { $0.isEmpty ? nil : $0 }
-    }
-
-    /// The process environment as a dictionary.
-    package static func environment() -> [String: String] {
-        var values: [String: String] = [:]
-        var entry = environ
-        while let pointer = entry.pointee {
-            let text = String(cString: pointer)
-            if let equals = text.firstIndex(of: "=") {
-                values[String(text[..<equals])] = String(text[text.index(after: equals)...])
-            }
-            entry += 1
-        }
-        return values
+    package init() {
+        path = getenv("NOTIFY_SOCKET").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
     }
 
     /// Sends `state` (`KEY=value` lines); failures are ignored, as systemd's own client does.
