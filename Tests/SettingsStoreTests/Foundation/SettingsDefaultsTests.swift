@@ -68,12 +68,8 @@ struct SettingsDefaultsTests {
     @Test("a value set with no synchronize() survives SIGKILL of the process that set it")
     func survivesKill() async throws {
         let directory = TemporaryDirectory()
-        let binary = URL(fileURLWithPath: SettingsdBinary.path).deletingLastPathComponent()
-            .appendingPathComponent("apple-style-example").path
-        var environment = ProcessInfo.processInfo.environment
-        environment["SETTINGSD_APP_DB"] = directory.file("app.sqlite")
-        environment["SETTINGSD_SOCKET"] = directory.file("no-daemon.sock")
-        environment["XDG_DATA_HOME"] = directory.file("data")
+        let binary = Self.example
+        var environment = Self.exampleEnvironment(in: directory)
         let writer = Process()
         writer.executableURL = URL(fileURLWithPath: binary)
         writer.arguments = ["set", "greeting", "hello from a killed process", "--hold"]
@@ -214,12 +210,8 @@ extension SettingsDefaultsTests {
     )
     func ubiquitousNamespaceWarning() throws {
         let directory = TemporaryDirectory()
-        let binary = URL(fileURLWithPath: SettingsdBinary.path).deletingLastPathComponent()
-            .appendingPathComponent("apple-style-example").path
-        var environment = ProcessInfo.processInfo.environment
-        environment["SETTINGSD_APP_DB"] = directory.file("app.sqlite")
-        environment["SETTINGSD_SOCKET"] = directory.file("no-daemon.sock")
-        environment["XDG_DATA_HOME"] = directory.file("data")
+        let binary = Self.example
+        var environment = Self.exampleEnvironment(in: directory)
         // No server answers there: the warning is about the configuration, before any connection.
         environment["SETTINGSD_UBIQUITOUS_HUB"] = "host=\(directory.file("no-pg")) user=alice dbname=settings"
         let shared = DaemonProcess.run([], environment: environment, through: binary)
@@ -227,5 +219,22 @@ extension SettingsDefaultsTests {
         environment["SETTINGSD_UBIQUITOUS_NAMESPACE"] = "alice_app"
         let own = DaemonProcess.run([], environment: environment, through: binary)
         #expect(!own.error.contains("namespace of its own"), "\(own.error)")
+    }
+}
+
+extension SettingsDefaultsTests {
+    /// `Examples/AppleStyle`, built beside `settingsd`.
+    static var example: String {
+        URL(fileURLWithPath: SettingsdBinary.path).deletingLastPathComponent()
+            .appendingPathComponent("apple-style-example").path
+    }
+
+    /// The example's environment: its own store in `directory`, no daemon.
+    static func exampleEnvironment(in directory: TemporaryDirectory) -> [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        environment["SETTINGSD_APP_DB"] = directory.file("app.sqlite")
+        environment["SETTINGSD_SOCKET"] = directory.file("no-daemon.sock")
+        environment["XDG_DATA_HOME"] = directory.file("data")
+        return environment
     }
 }

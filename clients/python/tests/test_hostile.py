@@ -5,6 +5,7 @@ a process of another user."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import pathlib
@@ -12,7 +13,7 @@ import signal
 import socket
 import threading
 import time
-from typing import Callable, List
+from typing import Callable, Iterator, List
 
 import pytest
 
@@ -197,19 +198,37 @@ def test_a_timed_out_pipeline_leaves_no_stale_answers(daemon) -> None:
     assert fresh.get("y") == 2
 
 
-def test_an_interrupt_mid_call_drops_the_connection(daemon) -> None:
-    client = Client(daemon.socket, timeout=5)
-    client.set("before", 1)
+@contextlib.contextmanager
+def _interrupted_while_stopped(daemon) -> Iterator[None]:
+    """The daemon stopped (SIGSTOP) and Ctrl-C 0.3 s into the block, which must raise
+    `KeyboardInterrupt`; the daemon runs again afterwards."""
     os.kill(daemon.process.pid, signal.SIGSTOP)
     timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
     timer.start()
     try:
         with pytest.raises(KeyboardInterrupt):
-            client.set("during", 1)
+            yield
     finally:
         timer.cancel()
         os.kill(daemon.process.pid, signal.SIGCONT)
+
+
+def test_an_interrupt_mid_call_drops_the_connection(daemon) -> None:
+    client = Client(daemon.socket, timeout=5)
+    client.set("before", 1)
+    with _interrupted_while_stopped(daemon):
+        client.set("during", 1)
     # The interrupted call's answer arrives on the dropped connection, never on the next one.
+    assert client.get("before") == 1
+    assert client.set("after", 2) > 0
+    assert client.get("after") == 2
+
+
+def test_an_interrupt_mid_pipeline_drops_the_connection_and_no_answer_strays(daemon) -> None:
+    client = Client(daemon.socket, timeout=5)
+    client.set("before", 1)
+    with _interrupted_while_stopped(daemon):
+        client.pipeline().set("p.a", 1).set("p.b", 2).get("before").execute()
     assert client.get("before") == 1
     assert client.set("after", 2) > 0
     assert client.get("after") == 2

@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing
-import os
-import signal
 import subprocess
-import threading
 
 import pytest
 
@@ -117,23 +114,6 @@ def test_a_stale_version_writes_nothing_and_names_what_the_key_holds(daemon):
         assert settings.set("c.b", 1, if_absent=True) > 0
         with pytest.raises(ValueError):
             settings.set("c.b", 1, if_absent=True, if_version=version)
-
-
-def test_an_interrupt_mid_pipeline_drops_the_connection_and_no_answer_strays(daemon) -> None:
-    client = Client(daemon.socket, timeout=5)
-    client.set("before", 1)
-    os.kill(daemon.process.pid, signal.SIGSTOP)
-    timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
-    timer.start()
-    try:
-        with pytest.raises(KeyboardInterrupt):
-            client.pipeline().set("p.a", 1).set("p.b", 2).get("before").execute()
-    finally:
-        timer.cancel()
-        os.kill(daemon.process.pid, signal.SIGCONT)
-    assert client.get("before") == 1
-    assert client.set("after", 2) > 0
-    assert client.get("after") == 2
 
 
 def test_revert_takes_to_as_the_cli_does_and_a_missing_daemon_says_how_to_start_one(daemon, folder):
