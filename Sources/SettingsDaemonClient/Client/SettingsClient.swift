@@ -80,12 +80,7 @@ public final class SettingsClient: SettingsWriting {
 
     /// The value of a typed key, or its default.
     public func value<Value>(for key: SettingKey<Value>) async throws(SettingsError) -> Value {
-        guard let stored = try await value(forKey: key.name) else { return key.defaultValue }
-        do throws(SettingsError) {
-            return try Value(settingValue: stored)
-        } catch {
-            throw error.with(key: key.name)
-        }
+        try key.value(from: try await value(forKey: key.name))
     }
 
     /// Stores `value` for `key`; returns once the daemon has made it durable.

@@ -42,6 +42,20 @@ extension SettingKey {
     }
 }
 
+extension SettingKey {
+    /// `stored` as the key's type, or the default when there is none.
+    ///
+    /// - Throws: `typeMismatch` naming the key when `stored` has another type.
+    package func value(from stored: SettingValue?) throws(SettingsError) -> Value {
+        guard let stored else { return defaultValue }
+        do throws(SettingsError) {
+            return try Value(settingValue: stored)
+        } catch {
+            throw error.with(key: name)
+        }
+    }
+}
+
 extension SettingKey: CustomStringConvertible {
     /// The key's name.
     public var description: String { name }

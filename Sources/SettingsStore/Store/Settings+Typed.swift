@@ -16,14 +16,7 @@ extension Settings {
     ///
     /// - Throws: `SettingsError` with code `typeMismatch` when the stored value has another type.
     public func value<Value>(for key: SettingKey<Value>) throws(SettingsError) -> Value {
-        guard let stored = cache.withLock({ $0.overridingValue(forKey: key.name) }) else {
-            return key.defaultValue
-        }
-        do {
-            return try Value(settingValue: stored)
-        } catch {
-            throw error.with(key: key.name)
-        }
+        try key.value(from: cache.withLock { $0.overridingValue(forKey: key.name) })
     }
 
     /// The value stored for `key` converted to `type`, or nil when unset (defaults included).

@@ -49,13 +49,9 @@ extension SettingsWriting {
         while true {
             attempt += 1
             let current = try await versionedValue(forKey: key.name)
-            var value = key.defaultValue
-            if let current {
-                value = try Self.decode(current.value, as: key)
-            } else if let effective = try await self.value(forKey: key.name) {
-                // A default (schema, system) is the value to start from.
-                value = try Self.decode(effective, as: key)
-            }
+            // Without a stored value, a default (schema, system) is the value to start from.
+            let read = if let current { current.value } else { try await self.value(forKey: key.name) }
+            var value = try key.value(from: read)
             try body(&value)
             let stored: SettingValue?
             do {
@@ -63,8 +59,8 @@ extension SettingsWriting {
             } catch {
                 throw error.with(key: key.name)
             }
-            let outcome = await written([SettingWrite(key: key.name, value: stored, if: current.precondition)]
-            )
+            let write = SettingWrite(key: key.name, value: stored, if: current.precondition)
+            let outcome = await written([write])
             switch outcome {
             case .success: return value
             case .failure(let error) where error.code == .versionMismatch && attempt < attempts: continue
@@ -80,16 +76,6 @@ extension SettingsWriting {
             return .success(())
         } catch {
             return .failure(error)
-        }
-    }
-
-    private static func decode<Value>(_ stored: SettingValue, as key: SettingKey<Value>) throws(SettingsError)
-        -> Value
-    {
-        do throws(SettingsError) {
-            return try Value(settingValue: stored)
-        } catch {
-            throw error.with(key: key.name)
         }
     }
 }
