@@ -26,12 +26,21 @@ enum ClientCommands {
             }
             var members: [String: JSONValue] = ["value": value.json, "source": .string(explained.source)]
             members["schemaProblem"] = explained.schemaProblem.map { .string($0) }
+            if !explained.overrides.isEmpty {
+                members["overrides"] = .array(
+                    explained.overrides.map {
+                        .object(["source": .string($0.source), "value": $0.value?.json ?? .null])
+                    })
+            }
             Output.line(JSONValue.object(members).serialized())
             return 0
         }
         Output.line(Output.text(of: value))
         if let explained {
             Output.line("from: \(explained.source)")
+            for layer in explained.overrides {
+                Output.line("overrides: \(layer.source): \(layer.value.map(Output.listed) ?? "unset")")
+            }
             if let problem = explained.schemaProblem {
                 Output.line("warning: the schema changed since: \(problem)")
             }

@@ -150,16 +150,25 @@ enum Commands {
         CommandSpec(
             name: "hub",
             overview:
-                "Prepare a PostgreSQL hub (init: create or upgrade its schema) or show what a role sees of it.",
+                "Prepare a PostgreSQL hub (init: create or upgrade its schema), show what a role sees of it, write fleet policies and read what each machine applied.",
             arguments: [
                 ArgumentSpec(
-                    name: "ACTION", help: "init or status", completion: .choices(["init", "status"])),
+                    name: "ACTION",
+                    help:
+                        "init, status, policy (set URL NAME FILE, show URL NAME, list URL, history URL NAME, remove URL NAME, group URL GROUP [MACHINE...]) or report (URL [POLICY])",
+                    completion: .choices(["init", "status", "policy", "report"])),
                 ArgumentSpec(
                     name: "URL",
                     help: "a libpq connection string or postgresql:// URI (default: $SETTINGSD_HUB)",
                     isOptional: true),
+                ArgumentSpec(
+                    name: "ARGUMENTS", help: "what the policy action or report takes (see ACTION)",
+                    isOptional: true),
             ],
-            options: [Options.json, Options.pollRate], runsInDaemonBinary: true, run: HubCommands.run),
+            options: [
+                Options.json, Options.pollRate, HubPolicyCommands.target, HubPolicyCommands.dryRun,
+                HubPolicyCommands.unseenAfter,
+            ], runsInDaemonBinary: true, run: HubCommands.run),
         CommandSpec(
             name: "keys",
             overview:

@@ -48,6 +48,9 @@ enum DescribeCommand {
         }
         Output.line("value: \(description.value.map(Output.listed) ?? "unset")")
         Output.line("from: \(description.source)")
+        for layer in description.overrides {
+            Output.line("overrides: \(layer.source): \(layer.value.map(Output.listed) ?? "unset")")
+        }
         if let problem = description.schemaProblem {
             Output.line("warning: the schema changed since: \(problem)")
         }

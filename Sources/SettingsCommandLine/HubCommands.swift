@@ -5,9 +5,15 @@ import SettingsStore
 import SettingsSync
 import SettingsWire
 
-/// `settingsd hub init|status [URL]`.
+/// `settingsd hub init|status [URL]`, `hub policy …` and `hub report …`.
 enum HubCommands {
     static func run(_ arguments: ParsedArguments) throws -> Int32 {
+        let all = try arguments.positionals(1...10_002)
+        switch all[0] {
+        case "policy": return try HubPolicyCommands.policy(Array(all.dropFirst()), arguments)
+        case "report": return try HubPolicyCommands.report(Array(all.dropFirst()), arguments)
+        default: break
+        }
         let positionals = try arguments.positionals(1...2)
         guard let url = positionals.count == 2 ? positionals[1] : SettingsPaths.hubFromEnvironment else {
             throw UsageError("hub \(positionals[0]) needs a URL (or $SETTINGSD_HUB)", command: "hub")
@@ -36,7 +42,7 @@ enum HubCommands {
             }
             return 0
         case let action:
-            throw UsageError("hub has no action '\(action)' (init or status)", command: "hub")
+            throw UsageError("hub has no action '\(action)' (init, status, policy or report)", command: "hub")
         }
     }
 

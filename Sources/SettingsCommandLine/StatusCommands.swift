@@ -36,6 +36,7 @@ enum StatusCommands {
         if let digest = status.digest { Output.line("digest: \(digest)") }
         if let records = status.historyRecords { Output.line("history records: \(records)") }
         Output.line("sync key: \(status.syncKey ?? "none (what leaves this machine is not sealed)")")
+        if let policy = status.policy { Output.line("hub policy: \(policy)") }
         if let dconf = status.dconf { Output.line(line(of: dconf)) }
         // Fields a newer daemon adds still show, under their wire names.
         for (name, value) in status.otherFields.sorted(by: { $0.key < $1.key }) {

@@ -158,15 +158,16 @@ open class SettingsDefaults: UserDefaults {
     @discardableResult
     open override func synchronize() -> Bool { true }
 
-    /// Whether an administrator locked the key (`/etc/settingsd/locks.d`): reads return the locked
-    /// value and writes are refused.
+    /// Whether an administrator locked the key (`/etc/settingsd/locks.d`) or the organisation's
+    /// hub made it mandatory: reads return that value and writes are refused. Show it as "set by
+    /// your organisation".
     open override func objectIsForced(forKey key: String) -> Bool {
-        settings.policy.lock(forKey: prefix + key) != nil
+        settings.lockingFile(forKey: prefix + key) != nil
     }
 
-    /// Whether an administrator locked the key in the suite `domain`.
+    /// Whether the key in the suite `domain` is locked or mandatory.
     open override func objectIsForced(forKey key: String, inDomain domain: String) -> Bool {
-        settings.policy.lock(forKey: Self.prefix(forSuite: domain) + key) != nil
+        settings.lockingFile(forKey: Self.prefix(forSuite: domain) + key) != nil
     }
 
     // MARK: Persistent domains: other suites of the same store, read and replaced whole

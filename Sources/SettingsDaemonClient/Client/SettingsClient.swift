@@ -63,7 +63,8 @@ public final class SettingsClient: SettingsWriting {
         try VersionedValue(getAnswer: try await send(.getStored(key: key)), key: key)
     }
 
-    /// The `locks.d` file that locks `key`, or nil when it can be written (`describe`).
+    /// What locks `key` (the `locks.d` file, or the hub's mandatory policy), or nil when it can
+    /// be written (`describe`).
     public func lockingFile(forKey key: String) async throws(SettingsError) -> String? {
         guard case .string(let file)? = try await send(.describe(key: key))["lockedBy"] else { return nil }
         return file

@@ -26,6 +26,7 @@ extension DaemonStatus {
         if !folders.isEmpty { fields["folders"] = .array(folders.map(\.json)) }
         fields["dconf"] = dconf?.json
         fields["syncKey"] = syncKey.map { .string($0) }
+        fields["policy"] = policy.map { .string($0) }
         if !names.isEmpty {
             fields["names"] = .object(
                 Dictionary(uniqueKeysWithValues: names.map { ($0.key.description, .string($0.value)) }))
@@ -37,7 +38,7 @@ extension DaemonStatus {
     private static let knownFields: Set<String> = [
         "replica", "keys", "bytes", "sequence", "historyRecords", "clients", "watches", "database", "socket",
         "pid", "uptimeSeconds", "version", "digest", "peers", "links", "hubs", "dconf",
-        "folders", "syncKey", "names",
+        "folders", "syncKey", "names", "policy",
     ]
 
     /// Reads a `status` result.
@@ -62,6 +63,7 @@ extension DaemonStatus {
         version = try members.string("version")
         digest = try members.optionalString("digest")
         syncKey = try members.optionalString("syncKey")
+        policy = try members.optionalString("policy")
         peers = try (members.optionalArray("peers") ?? []).map { json throws(SettingsError) in
             try Peer(json: json)
         }

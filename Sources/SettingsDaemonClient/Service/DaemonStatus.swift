@@ -239,6 +239,8 @@ package struct DaemonStatus: Sendable, Equatable {
     package var folders: [Folder] = []
     /// The sync key's id and where it is kept (never the key), when the daemon holds one.
     package var syncKey: String?
+    /// The hub's fleet policies in force, in words (nil: none).
+    package var policy: String?
     /// The daemon's dconf bridge, when it runs one.
     package var dconf: Dconf?
     /// Fields of a newer daemon that this build does not know, kept so they still show.

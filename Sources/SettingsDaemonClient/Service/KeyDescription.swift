@@ -18,8 +18,18 @@ package struct KeyDescription: Sendable, Equatable {
     package var scopeRule: SchemaRule?
     /// Why the stored value breaks the schema as it is now, if it does.
     package var schemaProblem: String?
-    /// The `locks.d` file that locks the key, if one does.
+    /// What locks the key, if anything does: the `locks.d` file, or the hub's mandatory policy.
     package var lockedBy: String?
+    /// The layers the effective value overrides, in order: where each comes from, and its value.
+    package var overrides: [Layer] = []
+
+    /// One layer that holds a value for the key.
+    package struct Layer: Sendable, Equatable {
+        /// Where it comes from, in words.
+        package var source: String
+        /// Its value (nil: a lock that pins nothing).
+        package var value: SettingValue?
+    }
     /// The system default and the `defaults.d` file that sets it, if one does.
     package var systemDefault: SettingsPolicy.SystemDefault?
 
@@ -33,8 +43,11 @@ package struct KeyDescription: Sendable, Equatable {
         scope = policy.schema.scope(forKey: key)
         scopeRule = policy.schema.scopeRule(forKey: key)
         schemaProblem = Self.schemaProblem(key, in: settings)
-        lockedBy = policy.lock(forKey: key)?.file
+        lockedBy = policy.locker(ofKey: key)
         systemDefault = policy.systemDefaults[key]
+        overrides = settings.layers(ofKey: key).dropFirst().map {
+            Layer(source: $0.source.description, value: $0.value)
+        }
     }
 
     /// Why the user's stored value of `key` breaks the schema as it is now (a maximum lowered
@@ -64,6 +77,10 @@ extension KeyDescription {
         fields["scopeRule"] = scopeRule?.json
         fields["schemaProblem"] = schemaProblem.map { .string($0) }
         fields["lockedBy"] = lockedBy.map { .string($0) }
+        if !overrides.isEmpty {
+            fields["overrides"] = .array(
+                overrides.map { .object(["source": .string($0.source), "value": $0.value?.json ?? .null]) })
+        }
         fields["writable"] = .bool(lockedBy == nil)
         if let systemDefault {
             fields["systemDefault"] = systemDefault.value.json
@@ -87,6 +104,13 @@ extension KeyDescription {
         self.scope = scope
         schemaProblem = try members.optionalString("schemaProblem")
         lockedBy = try members.optionalString("lockedBy")
+        overrides = try (members.optionalArray("overrides") ?? []).map { (json) throws(SettingsError) in
+            let layer = try JSONFields(json, what: "an overridden layer")
+            let value = layer.members["value"].flatMap { $0 == .null ? nil : $0 }
+            return Layer(
+                source: try layer.string("source"),
+                value: try value.map { (json) throws(SettingsError) in try SettingValue(json: json) })
+        }
         systemDefault = try fields["systemDefault"].map { json throws(SettingsError) in
             SettingsPolicy.SystemDefault(
                 value: try SettingValue(json: json), file: try members.string("systemDefaultFile"))

@@ -22,6 +22,7 @@ enum StatusReport {
         status.database = settings.path
         status.digest = settings.digest
         status.names = settings.knownNames()
+        status.policy = policySummary(settings.fleetPolicy)
         guard let server else { return status }
         status.peers = server.replicator.peers.map { peer(of: $0, localSequence: status.sequence) }
         status.links = server.replicator.links.map {
@@ -39,6 +40,21 @@ enum StatusReport {
         status.dconf = server.dconf.map { dconf(of: $0.status) }
         status.uptimeSeconds = (Deadline.now - server.startedAt).seconds
         return status
+    }
+
+    /// The fleet policies in force in one line: each policy's revision, the keys set, the
+    /// digest and the keys refused.
+    private static func policySummary(_ fleet: FleetPolicy) -> String? {
+        let revisions = fleet.revisions
+        guard !revisions.isEmpty else { return nil }
+        let policies = revisions.sorted { $0.key < $1.key }.map { "'\($0.key)' revision \($0.value)" }
+        let mandatory = fleet.settings.values.filter { $0.level == .mandatory }.count
+        let refused =
+            fleet.refusals.isEmpty
+            ? ""
+            : ", \(fleet.refusals.count) key(s) refused (\(fleet.refusals[0].key): \(fleet.refusals[0].reason))"
+        return
+            "\(policies.joined(separator: ", ")): \(mandatory) mandatory, \(fleet.settings.count - mandatory) recommended key(s), digest \(fleet.digest)\(refused)"
     }
 
     private static func peer(of peer: PeerStatus, localSequence: Int64) -> DaemonStatus.Peer {

@@ -46,13 +46,14 @@ public struct SettingBinding<Value: SettingValueConvertible>: Sendable {
         try settings.update(key, body)
     }
 
-    /// Whether the setting can be written: no administrator's lock holds it (as GSettings'
-    /// `is_writable`). Grey out a control that cannot change it.
+    /// Whether the setting can be written: no administrator's lock or mandatory hub policy holds
+    /// it (as GSettings' `is_writable`). Grey out a control that cannot change it.
     public var isWritable: Bool {
         lockingFile == nil
     }
 
-    /// The `locks.d` file whose lock holds the setting, or nil when it can be written.
+    /// What holds the setting (the `locks.d` file, or the hub's mandatory policy), or nil when it
+    /// can be written.
     public var lockingFile: String? {
         settings.lockingFile(forKey: key.name)
     }

@@ -1,9 +1,12 @@
 /// What an administrator and the app's schemas impose on a store: schema rules, system defaults
 /// (`/etc/settingsd/defaults.d`) and locks (`/etc/settingsd/locks.d`), as in dconf's profiles and
-/// GSettings' schemas (see `docs/SCHEMA.md`).
+/// GSettings' schemas (see `docs/SCHEMA.md`), and the hub's fleet policies (`docs/POLICY.md`).
 ///
 /// A key's effective value is, first to last: the lock (the system default, else the schema
-/// default), the stored value, the system default, a registered default, the schema default.
+/// default), the hub's mandatory value, the stored value, the system default, the hub's
+/// recommended value, a registered default, the schema default. The machine's own files win
+/// over the hub: a lock in `locks.d` over a mandatory value, a default in `defaults.d` over a
+/// recommended one.
 public struct SettingsPolicy: Sendable, Equatable {
     /// A system default and the file that set it.
     package struct SystemDefault: Sendable, Equatable {
@@ -35,6 +38,8 @@ public struct SettingsPolicy: Sendable, Equatable {
         didSet { lockIndex = LockIndex(locks) }
     }
     private var lockIndex = LockIndex([])
+    /// The hub's policies, composed under `schema` (`Settings.applyFleetPolicy`).
+    package var fleet = FleetPolicy()
     /// Whether keys no schema declares are refused (`settingsd run --strict-schemas`).
     package var isStrict = false
     /// What the daemon logs as warnings after loading: entries of the policy folders that are not
@@ -53,11 +58,20 @@ public struct SettingsPolicy: Sendable, Equatable {
     public init() {}
 
     /// Whether there is nothing to apply.
-    public var isEmpty: Bool { schema.isEmpty && systemDefaults.isEmpty && locks.isEmpty && !isStrict }
+    public var isEmpty: Bool {
+        schema.isEmpty && systemDefaults.isEmpty && locks.isEmpty && !isStrict && fleet.isEmpty
+    }
 
     /// The lock covering `key`, if any.
     package func lock(forKey key: String) -> Lock? {
         locks.isEmpty ? nil : lockIndex.first(covering: key).map { locks[$0] }
+    }
+
+    /// What locks `key`, in words: the `locks.d` file, or the hub's mandatory policy; nil when
+    /// nothing does.
+    package func locker(ofKey key: String) -> String? {
+        if let lock = lock(forKey: key) { return lock.file }
+        return fleet.mandatory(forKey: key).map { "hub policy '\($0.policy)' (revision \($0.revision))" }
     }
 
     /// Throws `locked` or `schemaViolation` unless a local write of `value` (nil: a removal) to
@@ -68,6 +82,12 @@ public struct SettingsPolicy: Sendable, Equatable {
             throw SettingsError(
                 .locked, "'\(key)' is locked by \(lock.file); its value cannot be changed here", key: key,
                 path: lock.file)
+        }
+        if let setting = fleet.mandatory(forKey: key) {
+            throw SettingsError(
+                .locked,
+                "'\(key)' is set by the hub's policy '\(setting.policy)' (revision \(setting.revision), mandatory); its value cannot be changed here",
+                key: key)
         }
         try checkArrival(value, forKey: key)
     }

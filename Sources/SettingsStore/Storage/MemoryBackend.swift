@@ -6,6 +6,7 @@ final class MemoryBackend: SettingsBackend {
     private var order: [Int64] = []
     private var records: [Int64: ChainedRecord] = [:]
     private var names: [ReplicaID: String] = [:]
+    private var fleetPolicies: [String: String] = [:]
 
     package init(replicaID: ReplicaID) {
         self.replicaID = replicaID
@@ -75,5 +76,11 @@ final class MemoryBackend: SettingsBackend {
 
     func saveName(_ name: String, ofReplica replica: ReplicaID) {
         names[replica] = name
+    }
+
+    func fleetPolicy(from source: String) -> String? { fleetPolicies[source] }
+
+    func saveFleetPolicy(_ text: String?, from source: String) {
+        fleetPolicies[source] = text
     }
 }

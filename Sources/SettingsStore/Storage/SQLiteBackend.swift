@@ -221,6 +221,23 @@ final class SQLiteBackend: SettingsBackend {
         try record.run()
     }
 
+    func fleetPolicy(from source: String) throws(SettingsError) -> String? {
+        let select = try connection.prepare("SELECT value FROM meta WHERE name = ?1")
+        try select.bind("fleet_policy:\(source)", at: 1)
+        guard try select.step(), !select.isNull(at: 0) else { return nil }
+        return select.string(at: 0)
+    }
+
+    func saveFleetPolicy(_ text: String?, from source: String) throws(SettingsError) {
+        let statement = try connection.prepare(
+            text == nil
+                ? "DELETE FROM meta WHERE name = ?1"
+                : "INSERT OR REPLACE INTO meta (name, value) VALUES (?1, ?2)")
+        try statement.bind("fleet_policy:\(source)", at: 1)
+        if let text { try statement.bind(text, at: 2) }
+        try statement.run()
+    }
+
     /// The hub namespace recorded by `recordAccount`, if any.
     private func loadAccount() throws(SettingsError) -> SyncAccount? {
         let select = try connection.prepare("SELECT value FROM meta WHERE name = 'account_namespace'")

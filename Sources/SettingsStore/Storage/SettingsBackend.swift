@@ -58,6 +58,13 @@ protocol SettingsBackend: AnyObject {
 
     /// Records `name` for `replica`, durably.
     func saveName(_ name: String, ofReplica replica: ReplicaID) throws(SettingsError)
+
+    /// The fleet policies `source` last assigned (`meta`'s `fleet_policy:<source>` row), as
+    /// recorded by `saveFleetPolicy`.
+    func fleetPolicy(from source: String) throws(SettingsError) -> String?
+
+    /// Records the fleet policies `source` assigns (nil: none), durably.
+    func saveFleetPolicy(_ text: String?, from source: String) throws(SettingsError)
 }
 
 /// What a replica remembers of a peer: the last of its sequence numbers applied here, and the

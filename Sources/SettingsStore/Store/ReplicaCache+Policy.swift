@@ -7,6 +7,7 @@ extension ReplicaCache {
     {
         let old = policy
         var keys = Set(old.systemDefaults.keys).union(new.systemDefaults.keys)
+            .union(old.fleet.settings.keys).union(new.fleet.settings.keys)
         for rule in old.schema.rules + new.schema.rules where !rule.isPattern {
             keys.insert(rule.key)
         }

@@ -75,33 +75,57 @@ package struct ReplicaCache {
         guard !policy.isEmpty else { return entries.value(forKey: key) }
         let resolved = resolve(key, stored: entries.value(forKey: key), registered: nil)
         switch resolved.source {
-        case .locked, .user, .systemDefault: return resolved.value
+        case .locked, .mandatoryPolicy, .user, .systemDefault, .recommendedPolicy: return resolved.value
         case .registeredDefault, .schemaDefault, .unset: return nil
         }
     }
 
     /// The one order of the layers: `key`'s effective value and where it comes from, given
-    /// `stored` as its user value and `registered` as the app's default. A lock pins the system
-    /// default (else the schema's, else the value the key holds: a lock with no default to pin
-    /// freezes what is there rather than hide it); then come the stored value, the system
-    /// default, the registered default and the schema default.
+    /// `stored` as its user value and `registered` as the app's default (see `SettingsPolicy`).
     func resolve(
         _ key: String, stored: SettingValue?, registered: SettingValue?
     ) -> (value: SettingValue?, source: Settings.ValueSource) {
+        layers(of: key, stored: stored, registered: registered, all: false).first ?? (nil, .unset)
+    }
+
+    /// The layers that hold a value for `key`, the winner first: one only unless `all`. A lock
+    /// pins the system default (else the schema's, else the value the key holds: a lock with no
+    /// default to pin freezes what is there rather than hide it).
+    func layers(
+        of key: String, stored: SettingValue?, registered: SettingValue?, all: Bool
+    ) -> [(value: SettingValue?, source: Settings.ValueSource)] {
+        var found: [(value: SettingValue?, source: Settings.ValueSource)] = []
         let system = policy.systemDefaults[key]
+        let rule = policy.schema.rule(forKey: key)
         if let lock = policy.lock(forKey: key) {
-            return (
-                system?.value ?? policy.schema.rule(forKey: key)?.defaultValue ?? stored,
-                .locked(file: lock.file)
-            )
+            found.append((system?.value ?? rule?.defaultValue ?? stored, .locked(file: lock.file)))
+            if !all { return found }
         }
-        if let stored { return (stored, .user) }
-        if let system { return (system.value, .systemDefault(file: system.file)) }
-        if let registered { return (registered, .registeredDefault) }
-        if let rule = policy.schema.rule(forKey: key), let value = rule.defaultValue {
-            return (value, .schemaDefault(file: rule.file))
+        let fleet = policy.fleet.settings[key]
+        if let fleet, fleet.level == .mandatory {
+            found.append((fleet.value, .mandatoryPolicy(name: fleet.policy, revision: fleet.revision)))
+            if !all { return found }
         }
-        return (nil, .unset)
+        if let stored {
+            found.append((stored, .user))
+            if !all { return found }
+        }
+        if let system {
+            found.append((system.value, .systemDefault(file: system.file)))
+            if !all { return found }
+        }
+        if let fleet, fleet.level == .recommended {
+            found.append((fleet.value, .recommendedPolicy(name: fleet.policy, revision: fleet.revision)))
+            if !all { return found }
+        }
+        if let registered {
+            found.append((registered, .registeredDefault))
+            if !all { return found }
+        }
+        if let rule, let value = rule.defaultValue {
+            found.append((value, .schemaDefault(file: rule.file)))
+        }
+        return found
     }
 
     /// Replaces a key's entry, keeping the totals right.

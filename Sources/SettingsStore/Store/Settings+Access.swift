@@ -1,9 +1,10 @@
 import Synchronization
 
 extension Settings: SettingsWriting {
-    /// The `locks.d` file that locks `key`, or nil when it can be written.
+    /// What locks `key`: the `locks.d` file, or the hub's mandatory policy (`hub policy
+    /// 'NAME' (revision N)`); nil when it can be written.
     public func lockingFile(forKey key: String) -> String? {
-        policy.lock(forKey: KeyIdentity.normalize(key))?.file
+        policy.locker(ofKey: KeyIdentity.normalize(key))
     }
 
     /// Applies `writes` in one transaction (reason `local`) if every precondition holds.

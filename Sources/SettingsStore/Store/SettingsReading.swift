@@ -21,8 +21,8 @@ public protocol SettingsReading: Sendable {
     /// The keys holding values under `prefix`, sorted.
     func keys(withPrefix prefix: String) async throws(SettingsError) -> [String]
 
-    /// The administrator's lock on `key` (the `locks.d` file that holds it), or nil when the key
-    /// can be written; grey out what cannot.
+    /// What locks `key` (the `locks.d` file, or the hub's mandatory policy), or nil when the
+    /// key can be written; grey out what cannot.
     func lockingFile(forKey key: String) async throws(SettingsError) -> String?
 
     /// The changes of the keys `filter` selects: first those numbered after `sequence`, replayed
@@ -35,7 +35,8 @@ public protocol SettingsReading: Sendable {
 }
 
 extension SettingsReading {
-    /// Whether `key` can be written (no administrator's lock holds it), as GSettings' `is_writable`.
+    /// Whether `key` can be written (no lock or mandatory policy holds it), as GSettings'
+    /// `is_writable`.
     public func isWritable(forKey key: String) async throws(SettingsError) -> Bool {
         try await lockingFile(forKey: key) == nil
     }

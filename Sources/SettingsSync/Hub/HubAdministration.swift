@@ -111,7 +111,7 @@ package enum HubAdministration {
 
     /// Connects to `url`, settingsd's own options (`settingsd_pool`…) left out: the same URL
     /// serves `--hub` and these commands.
-    private static func connect(_ url: String) throws(SettingsError) -> PostgresConnection {
+    static func connect(_ url: String) throws(SettingsError) -> PostgresConnection {
         try PostgresConnection(
             conninfo: HubURL(url).checkedConninfo(),
             defaults: ["connect_timeout": "10", "application_name": "settingsd"])

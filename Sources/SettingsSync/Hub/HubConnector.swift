@@ -139,6 +139,7 @@ final class HubConnector: Sendable {
         if let namespace = configuration.namespace ?? PostgresConnectionString.loginRole(conninfo) {
             meeting = try enter(namespace)
         }
+        applyRecordedPolicy()
         do throws(SettingsError) {
             try DetachedThread.start("hub link") { [self] in run() }
         } catch {
@@ -271,6 +272,8 @@ final class HubConnector: Sendable {
         where replica != localID {
             settings.setName(name, ofReplica: replica)
         }
+        var policy = PolicyFollowing(isEnabled: schemaVersion >= HubSchema.policies.version)
+        try followPolicy(on: hub, as: localID, following: &policy, always: true)
         var pushed = try continuedPosition(on: hub, as: localID)
         var cursor = settings.receivedSequence(from: hub.peerID)
         let initialTarget = cursor == nil ? try hub.lastSequence() : nil
@@ -296,6 +299,9 @@ final class HubConnector: Sendable {
             let pulled = try pullAll(
                 from: hub, after: cursor, as: localID, initialTarget: initialTarget, entropy: &checks.entropy)
             cursor = pulled.cursor
+            // A policy write moves the counter of every namespace it reaches: the mark is read
+            // only when the cursor moved, so an idle link sends nothing more.
+            try followPolicy(on: hub, as: localID, following: &policy, readsMark: cursor != before.0)
             (pushed, cursor) = try pushAll(
                 to: hub, after: pushed, as: localID, incarnation: incarnation, cursor: cursor)
             // A round that pushed nothing knows the counter from its last pull's snapshot: on a
@@ -331,6 +337,9 @@ final class HubConnector: Sendable {
                 try hub.push([], from: localID, through: pushed, incarnation: incarnation)
             }
             if isQuiet, checks.isDue(sequence: settings.sequence, counter: counter) {
+                // What moves no counter (a role granted or revoked, a machine that joined as a
+                // policy was written) is found at the latest here.
+                try followPolicy(on: hub, as: localID, following: &policy)
                 // A polling link reads the plan before it compares: the mark it holds then vouches
                 // for the agreement later, while the hub holds what it held.
                 let mark = polls ? follow(try hub.pollPlan(for: localID), schedule: &poll).mark : nil

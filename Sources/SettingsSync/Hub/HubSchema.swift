@@ -14,7 +14,7 @@ import SettingsWire
 /// isolation is PostgreSQL's, not the client's.
 ///
 /// The first release's schema is version 15, made in one step (`layout`); version 16 adds seal
-/// records (`seals`). Versions 1 to 14 were development builds' steps towards 15; no release
+/// records (`seals`), 17 replicas' names (`names`), 18 fleet policies (`policies`). Versions 1 to 14 were development builds' steps towards 15; no release
 /// shipped them, and a hub at one of them is refused with how to replace it (`migrate`).
 enum HubSchema {
     /// One schema step; versions increase by one from `first`.
@@ -32,7 +32,7 @@ enum HubSchema {
         }
     }
 
-    static let migrations: [Migration] = [Migration(version: first, sql: layout), seals, names]
+    static let migrations: [Migration] = [Migration(version: first, sql: layout), seals, names, policies]
 
     /// The version of the first release's schema, which `hub init` makes in one step.
     static let first: Int64 = 15
