@@ -179,7 +179,7 @@ enum HubPolicyCommands {
         for machine in plan.machines { Output.line("  \(describe(machine))") }
     }
 
-    private static func describe(_ setting: PolicyDocument.Setting) -> String {
+    private static func describe(_ setting: PolicyDocument.Entry) -> String {
         "\(setting.level.rawValue) \(Output.listed(setting.value))"
     }
 
@@ -193,7 +193,7 @@ enum HubPolicyCommands {
             "\(policy.name) revision \(policy.revision): \(keys) for \(policy.targets.map(\.description).joined(separator: ", ")), written by \(policy.writtenBy) at \(policy.writtenAt)"
     }
 
-    private static func json(_ setting: PolicyDocument.Setting) -> JSONValue {
+    private static func json(_ setting: PolicyDocument.Entry) -> JSONValue {
         .object(["value": setting.value.json, "level": .string(setting.level.rawValue)])
     }
 

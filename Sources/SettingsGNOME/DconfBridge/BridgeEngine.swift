@@ -48,10 +48,11 @@ final class BridgeEngine: @unchecked Sendable {  // made before the dconf thread
             let prefixes = [(try? DconfPath.keyPrefix(forDir: dir)) ?? dir, dir]
             for prefix in Set(prefixes) {
                 paths.formUnion(settings.keys(withPrefix: prefix).compactMap(Self.path(forKey:)))
-                // Keys an administrator locked hold dconf at their locked value, stored or not.
+                // Keys an administrator locked, or a hub policy made mandatory, hold dconf at that
+                // value, stored or not.
+                let held = policy.locks.map(\.key) + policy.fleet.settings.keys
                 paths.formUnion(
-                    policy.locks.map(\.key).filter { $0.hasPrefix(prefix) && !$0.hasSuffix(".") }
-                        .compactMap(Self.path(forKey:)))
+                    held.filter { $0.hasPrefix(prefix) && !$0.hasSuffix(".") }.compactMap(Self.path(forKey:)))
             }
         }
         // What differs now was changed while the bridge was not watching: at the latest when
@@ -114,13 +115,17 @@ final class BridgeEngine: @unchecked Sendable {  // made before the dconf thread
                 dconfValue = try client.userValue(at: path)
                 storeValue = try entry?.value.map { value throws(SettingsError) in try variant(value) }
                 // An administrator's lock (locks.d) holds dconf at the system default, else at the
-                // schema's own default (no user value), whatever the user writes there.
-                if policy.lock(forKey: key) == nil {
-                    enforced = nil
-                } else if let system = policy.systemDefaults[key] {
-                    enforced = .some(try variant(system.value))
+                // schema's own default (no user value), whatever the user writes there; a
+                // mandatory hub policy holds it at the policy's value.
+                if policy.lock(forKey: key) != nil {
+                    enforced = .some(
+                        try policy.systemDefaults[key].map { value throws(SettingsError) in
+                            try variant(value.value)
+                        })
+                } else if let mandatory = policy.fleet.mandatory(forKey: key) {
+                    enforced = .some(try variant(mandatory.value))
                 } else {
-                    enforced = .some(nil)
+                    enforced = nil
                 }
             } catch {
                 report("\(path): \(error.message)")

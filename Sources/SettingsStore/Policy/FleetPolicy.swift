@@ -7,7 +7,7 @@
 /// rest of its policy applies.
 public struct FleetPolicy: Sendable, Equatable {
     /// The winning setting of one key.
-    public struct Setting: Sendable, Equatable {
+    public struct Entry: Sendable, Equatable {
         /// The value.
         public var value: SettingValue
         /// Mandatory or recommended.
@@ -38,7 +38,7 @@ public struct FleetPolicy: Sendable, Equatable {
     /// The assignments in force, by where they came from (a hub link's address).
     public private(set) var sources: [String: [PolicyAssignment]] = [:]
     /// The winning setting per key.
-    public private(set) var settings: [String: Setting] = [:]
+    public private(set) var settings: [String: Entry] = [:]
     /// The keys refused, by key then policy.
     public private(set) var refusals: [Refusal] = []
 
@@ -48,7 +48,7 @@ public struct FleetPolicy: Sendable, Equatable {
     /// Composes `sources` under `schema` (strict when `isStrict`).
     package init(sources: [String: [PolicyAssignment]], schema: SettingsSchema, isStrict: Bool) {
         self.sources = sources.filter { !$0.value.isEmpty }
-        var candidates: [String: (setting: Setting, rank: (Int, Int, String))] = [:]
+        var candidates: [String: (setting: Entry, rank: (Int, Int, String))] = [:]
         for assignment in self.sources.values.joined() {
             for (key, entry) in assignment.document.keys {
                 if let reason = Self.refusal(of: entry.value, forKey: key, schema: schema, isStrict: isStrict)
@@ -61,7 +61,7 @@ public struct FleetPolicy: Sendable, Equatable {
                 )
                 if let held = candidates[key], held.rank <= rank { continue }
                 candidates[key] = (
-                    Setting(
+                    Entry(
                         value: entry.value, level: entry.level, policy: assignment.name,
                         revision: assignment.revision), rank
                 )
@@ -89,12 +89,12 @@ public struct FleetPolicy: Sendable, Equatable {
     public var isEmpty: Bool { settings.isEmpty }
 
     /// The mandatory setting of `key`, if a policy locks it.
-    public func mandatory(forKey key: String) -> Setting? {
+    public func mandatory(forKey key: String) -> Entry? {
         settings[key].flatMap { $0.level == .mandatory ? $0 : nil }
     }
 
     /// The recommended setting of `key`, if a policy recommends one.
-    public func recommended(forKey key: String) -> Setting? {
+    public func recommended(forKey key: String) -> Entry? {
         settings[key].flatMap { $0.level == .recommended ? $0 : nil }
     }
 

@@ -21,7 +21,7 @@ public struct PolicyDocument: Sendable, Equatable {
     }
 
     /// What the policy says of one key.
-    public struct Setting: Sendable, Equatable {
+    public struct Entry: Sendable, Equatable {
         /// The value.
         public var value: SettingValue
         /// Mandatory or recommended.
@@ -38,10 +38,10 @@ public struct PolicyDocument: Sendable, Equatable {
     public static let maximumKeys = 10_000
 
     /// The keys, in their stored form (NFC).
-    public var keys: [String: Setting]
+    public var keys: [String: Entry]
 
     /// A policy of `keys` (names are normalised as stored keys are).
-    public init(keys: [String: Setting] = [:]) {
+    public init(keys: [String: Entry] = [:]) {
         self.keys = Dictionary(keys.map { (KeyIdentity.normalize($0.key), $0.value) }) { _, last in last }
     }
 
@@ -81,7 +81,7 @@ public struct PolicyDocument: Sendable, Equatable {
                 .invalidValue,
                 "a policy sets at most \(Self.maximumKeys) keys; this one sets \(members.count)")
         }
-        var keys: [String: Setting] = [:]
+        var keys: [String: Entry] = [:]
         for (key, json) in members.sorted(by: { $0.key < $1.key }) {
             try KeyValidation.validate(key, maximumBytes: 1024)
             let entry = try JSONFields(json, what: "the policy of '\(key)'")
@@ -105,7 +105,7 @@ public struct PolicyDocument: Sendable, Equatable {
                 throw SettingsError(
                     .invalidValue, "'\(key)' is set twice (names are compared in NFC)", key: key)
             }
-            keys[name] = Setting(value: try SettingValue(json: value), level: level)
+            keys[name] = Entry(value: try SettingValue(json: value), level: level)
         }
         self.keys = keys
     }
@@ -136,8 +136,8 @@ public struct PolicyDocument: Sendable, Equatable {
         /// The key.
         public var key: String
         /// What the older revision said (nil: nothing).
-        public var before: Setting?
+        public var before: Entry?
         /// What the newer one says (nil: nothing).
-        public var after: Setting?
+        public var after: Entry?
     }
 }

@@ -289,4 +289,55 @@ struct DconfHubTests {
         #expect(
             a.get("org.gnome.settings-daemon.plugins.media-keys.custom-keybindings.custom0.command") != nil)
     }
+
+    @Test(
+        "a mandatory GNOME key from a hub policy, written with the command line, is held in dconf at its value; removing the policy gives the user's back"
+    )
+    func mandatoryPolicyHoldsDconf() async throws {
+        let cluster = try PostgresCluster.shared()
+        _ = try HubAdministration.initialize(url: cluster.conninfo())
+        let admin = try cluster.makeRole("gnomeadmin")
+        try cluster.psql("GRANT settingsd_policy_admin TO \(admin.name)")
+        let user = try cluster.makeRole("gnomeuser")
+        let machine = try await DconfMachine(
+            "managed", hub: cluster.conninfo(user: user.name, password: user.password))
+        #expect(
+            machine.session.gsettings("set", "org.gnome.desktop.interface", "gtk-theme", "Mine").status == 0)
+        try await waitUntil { machine.get("org.gnome.desktop.interface.gtk-theme") == "Mine" }
+        #expect(machine.cli("sync", "--wait", "--timeout", "20").status == 0)
+
+        let folder = TemporaryDirectory()
+        try
+            #"{"format": "settingsd-policy", "version": 1, "keys": {"org.gnome.desktop.interface.gtk-theme": {"value": "Managed", "level": "mandatory"}}}"#
+            .write(toFile: folder.file("policy.json"), atomically: true, encoding: .utf8)
+        let url = cluster.conninfo(user: admin.name, password: admin.password)
+        let policy = "gnome-\(user.name)"
+        let written = DaemonProcess.run(
+            ["hub", "policy", "set", url, policy, folder.file("policy.json"), "--target", user.name])
+        #expect(written.status == 0, "\(written.error)")
+        #expect(written.output.contains("wrote policy '\(policy)' revision 1"), "\(written.output)")
+        try await waitUntil {
+            machine.gsettings(get: "org.gnome.desktop.interface", "gtk-theme") == "'Managed'"
+        }
+        let explained = machine.cli("get", "org.gnome.desktop.interface.gtk-theme", "--explain")
+        #expect(explained.output.contains("from: mandatory by the hub's policy '\(policy)' (revision 1)"))
+        #expect(explained.output.contains("overrides: the user's value: \"Mine\""), "\(explained.output)")
+        // The user's change in GNOME is undone, and not stored.
+        #expect(
+            machine.session.gsettings("set", "org.gnome.desktop.interface", "gtk-theme", "Escape").status == 0
+        )
+        try await waitUntil {
+            machine.gsettings(get: "org.gnome.desktop.interface", "gtk-theme") == "'Managed'"
+        }
+        #expect(machine.cli("set", "org.gnome.desktop.interface.gtk-theme", "Escape").status == 1)
+        let report = DaemonProcess.run(["hub", "report", url, policy])
+        #expect(
+            report.output.contains("\(policy) revision 1: 1 applied, 0 failed, 0 pending, 0 not seen"),
+            "\(report.output)")
+
+        #expect(DaemonProcess.run(["hub", "policy", "remove", url, policy]).status == 0)
+        try await waitUntil {
+            machine.gsettings(get: "org.gnome.desktop.interface", "gtk-theme") == "'Mine'"
+        }
+    }
 }

@@ -88,7 +88,7 @@ extension HubReliability {
                 """)
             #expect(
                 tables.output
-                    == "batches:truetrue\nchannels:truetrue\nentries:truetrue\nfleets:truetrue\nmeta:truetrue\nnamespaces:truetrue\nreplica_names:truetrue\nreplicas:truetrue\nseals:truetrue\n",
+                    == "batches:truetrue\nchannels:truetrue\nentries:truetrue\nfleets:truetrue\nmachine_groups:truetrue\nmeta:truetrue\nnamespaces:truetrue\npolicies:truetrue\npolicy_reports:truetrue\npolicy_revisions:truetrue\nreplica_names:truetrue\nreplicas:truetrue\nseals:truetrue\n",
                 "\(tables.output)")
         }
 

@@ -45,7 +45,7 @@ extension HubReliability {
         }
 
         private func document(_ keys: [String: (SettingValue, PolicyDocument.Level)]) -> PolicyDocument {
-            PolicyDocument(keys: keys.mapValues { PolicyDocument.Setting(value: $0.0, level: $0.1) })
+            PolicyDocument(keys: keys.mapValues { PolicyDocument.Entry(value: $0.0, level: $0.1) })
         }
 
         private func link(_ settings: Settings, _ url: String, polls: Bool = false) throws -> HubLink {
@@ -288,6 +288,33 @@ extension HubReliability {
                 targets: ["machine:\(first.replicaID)"], dryRun: false)
             try await waitUntil(timeout: 30) { first.value(forKey: "ui.theme") == "mine" }
             #expect(second.value(forKey: "ui.theme") == "lab")
+        }
+
+        @Test(
+            "through PgBouncer in transaction pooling, a new revision reaches a polling machine",
+            .enabled(
+                if: PgBouncer.unavailableReason == nil || ProcessInfo.processInfo.environment["CI"] != nil)
+        )
+        func throughPgBouncer() async throws {
+            let cluster = try HubSyncTests.hub()
+            let admin = try cluster.makeRole("padmin")
+            try cluster.psql("GRANT settingsd_policy_admin TO \(admin.name)")
+            let member = try cluster.makeRole("pooled")
+            let pooler = try PgBouncer(
+                cluster: cluster, users: [member, (name: "postgres", password: "admin-pw")])
+            let machine = Settings(inMemoryWith: .init())
+            let machineLink = try link(
+                machine, pooler.conninfo(user: member.name, password: member.password), polls: true)
+            defer { machineLink.stop() }
+            try await waitUntil(timeout: 30) {
+                machineLink.status.isConnected && machineLink.status.mode == "poll"
+            }
+            let url = cluster.conninfo(user: admin.name, password: admin.password)
+            _ = try HubPolicyAdministration.set(
+                url: url, name: "pooled-\(member.name)",
+                document: document(["ui.theme": (.string("dark"), .mandatory)]),
+                targets: [member.name], dryRun: false)
+            try await waitUntil(timeout: 30) { machine.value(forKey: "ui.theme") == "dark" }
         }
     }
 }

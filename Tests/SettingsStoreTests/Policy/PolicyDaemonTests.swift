@@ -39,7 +39,9 @@ extension Reliability {
 
             let explain = node.cli("get", "ui.theme", "--explain").output
             #expect(
-                explain == "dark\nfrom: system default from \(system.path)/defaults.d/10.json\n", "\(explain)"
+                explain
+                    == "dark\nfrom: system default from \(system.path)/defaults.d/10.json\noverrides: schema default from \(exampleSchemaDirectory)/example.json: \"light\"\n",
+                "\(explain)"
             )
             let described = node.cli("describe", "audio.volume").output
             for line in [
