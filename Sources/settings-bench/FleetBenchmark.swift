@@ -133,6 +133,24 @@ struct FleetBenchmark {
             "\(name): set → applied on every machine (idle fleet)", sorted: pooled.propagation,
             peer: direct?.propagation, peerName: peer,
             target: .percentiles(p50: most, p99: most + 0.1))
+        if !pooled.policyPropagation.isEmpty {
+            report.latency(
+                "\(name): policy revision → applied and reported on every machine (idle fleet)",
+                sorted: pooled.policyPropagation, peer: direct?.policyPropagation, peerName: peer,
+                target: .percentiles(p50: most, p99: most + 0.1))
+        }
+        if pooled.policyReached < machines {
+            report.quantity(
+                "\(name): machines that reported the policy revision in time", Double(pooled.policyReached),
+                unit: "machines", format: "%.0f", target: .atLeast(Double(machines) * 0.99, ">= 99 %"))
+        }
+        report.seconds(
+            "\(name): hub report over the fleet (\(pooled.reportApplied) applied)", pooled.reportSeconds,
+            target: machines == 10_000 ? .atMost(1, "< 1 s") : .reported)
+        report.quantity(
+            "\(name) idle with the policy in force: statements per second",
+            pooled.idleStatementsPerSecondWithPolicy, unit: "stmt/s", format: "%.0f",
+            peer: pooled.idleStatementsPerSecond, peerName: "idle before the policy", target: .reported)
         report.seconds(
             "\(name): \(min(machines, 1_000)) writers at once → the hub numbered every write",
             pooled.burstPushedSeconds, target: .reported)
@@ -259,6 +277,15 @@ private struct FleetRun {
     var longestIntervals: [Double] = []
     /// The links' longest intervals as the burst began, sorted.
     var burstLongestIntervals: [Double] = []
+    /// From a policy revision's write to each machine's report of it, sorted.
+    var policyPropagation: [Double] = []
+    /// Machines that reported the revision within the wait.
+    var policyReached = 0
+    /// `hub report` of that policy over the fleet: its seconds, and the machines it found applied.
+    var reportSeconds = 0.0
+    var reportApplied = 0
+    /// Statements a second while idle with the policy in force (the same window as `idle…`).
+    var idleStatementsPerSecondWithPolicy = 0.0
 
     init(
         machines: Int, conninfo: String, mode: FleetSimulation.Mode, cluster: PostgresCluster,
@@ -324,6 +351,9 @@ private struct FleetRun {
             try waitUntilQuiet(simulation)
         }
         propagation.sort()
+        try measurePolicy(
+            simulation, machines: machines, cluster: cluster, role: role, window: window,
+            timeout: 30 + 2 * (longestIntervals.last ?? 0))
 
         let writers = min(machines, 1_000)
         // The fleet's pulls of the single changes may have stretched some links' intervals.
@@ -353,6 +383,39 @@ private struct FleetRun {
         burstReached = simulation.arrivals.count
         serverConnections = max(connections, try Self.serverConnections(admin, role: role))
         failures = simulation.failures
+    }
+
+    /// A policy for the fleet's role, written by the hub's owner: when each machine applied and
+    /// reported it, how long `hub report` takes over the fleet, and the idle statements after.
+    private mutating func measurePolicy(
+        _ simulation: FleetSimulation, machines: Int, cluster: PostgresCluster, role: String, window: Double,
+        timeout: Double
+    ) throws {
+        progress("\(machines) machines: a policy revision for the fleet")
+        let name = "fleet-\(role)"
+        let document = PolicyDocument(
+            keys: [
+                "ui.theme": .init(value: "dark", level: .mandatory),
+                "ui.font": .init(value: "Inter", level: .recommended),
+            ])
+        let plan = try HubPolicyAdministration.set(
+            url: cluster.conninfo(), name: name, document: document, targets: [role], dryRun: true)
+        simulation.expectPolicy(name, revision: plan.revision)
+        _ = try HubPolicyAdministration.set(
+            url: cluster.conninfo(), name: name, document: document, targets: [role], dryRun: false)
+        let deadline = FleetSimulation.now() + timeout
+        while simulation.policyArrivals.count < machines, FleetSimulation.now() < deadline { usleep(20_000) }
+        policyPropagation = simulation.policyArrivals.sorted()
+        policyReached = policyPropagation.count
+        let started = FleetSimulation.now()
+        let report = try HubPolicyReport.make(
+            url: cluster.conninfo(), policy: name, unseenAfter: .seconds(86_400))
+        reportSeconds = FleetSimulation.now() - started
+        reportApplied = report.summaries.first?.count(.applied) ?? 0
+        try waitUntilQuiet(simulation)
+        let before = simulation.statements
+        Thread.sleep(forTimeInterval: window)
+        idleStatementsPerSecondWithPolicy = Double(simulation.statements - before) / window
     }
 
     private static func waitForPlans(_ simulation: FleetSimulation, timeout: Double) throws {

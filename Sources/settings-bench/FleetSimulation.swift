@@ -28,8 +28,17 @@ final class FleetSimulation: Sendable {
         var arrivals: [Double] = []
     }
 
+    /// The policy revision every machine has to apply and report, since when, and when each did.
+    private struct PolicyGoal {
+        var name = ""
+        var revision: Int64 = .max
+        var startedAt: Double = 0
+        var arrivals: [Double] = []
+    }
+
     private let workers: [Worker]
     private let goal = Mutex(Goal())
+    private let policyGoal = Mutex(PolicyGoal())
     private let stopped = Atomic<Bool>(false)
     private let finished = DispatchGroup()
     let count: Int
@@ -133,6 +142,22 @@ final class FleetSimulation: Sendable {
         }
     }
 
+    /// From now, records when each machine has applied and reported `revision` of policy `name`.
+    func expectPolicy(_ name: String, revision: Int64) {
+        policyGoal.withLock { $0 = PolicyGoal(name: name, revision: revision, startedAt: Self.now()) }
+    }
+
+    /// The seconds each machine took to report the policy goal so far.
+    var policyArrivals: [Double] { policyGoal.withLock { $0.arrivals } }
+
+    /// Called by a worker after `machine` reported the policy `revisions` it applied.
+    fileprivate func reported(_ revisions: [String: Int64]) {
+        policyGoal.withLock { goal in
+            guard revisions[goal.name] == goal.revision else { return }
+            goal.arrivals.append(Self.now() - goal.startedAt)
+        }
+    }
+
     /// Asks `machines` machines (spread over the workers) to push one key each, at once.
     func burst(machines: Int, tag: String) {
         var remaining = machines
@@ -167,6 +192,8 @@ private final class Machine: @unchecked Sendable {  // touched by its worker's t
     var pushed: Int64 = 0
     /// Sent a statement since it last read notifications: some may wait in libpq, not on the socket.
     var sentStatements = false
+    /// The namespace's policy mark when it last read its policies (as `HubConnector.followPolicy`).
+    var policyMark: Int64 = -1
 
     init(hub: HubNamespace, schedule: PollSchedule?) throws(SettingsError) {
         self.hub = hub
@@ -174,11 +201,27 @@ private final class Machine: @unchecked Sendable {  // touched by its worker's t
         cursor = try hub.lastSequence()
         seenCounter = cursor
         (due, nextComparison) = (.infinity, .infinity)
+        // As the link as it connects: its policies read, applied and reported.
+        _ = try followPolicy()
         guard schedule != nil else { return }
         // As the link: its first quiet round records its position (which the hub counts among
         // the namespace's machines), and it reads the poll plan as it connects.
         try hub.push([], from: replica, through: 0)
         self.schedule?.follow(try hub.pollPlan(for: replica))
+    }
+
+    /// Reads the policies when the namespace's policy mark moved since it last did, and reports
+    /// them applied whole (as a machine whose schema takes every key); returns the revisions
+    /// reported, nil when the mark had not moved.
+    func followPolicy() throws(SettingsError) -> [String: Int64]? {
+        let mark = try hub.policySequence()
+        guard mark != policyMark else { return nil }
+        policyMark = mark
+        let assignments = try hub.policies(for: replica).assignments
+        let fleet = FleetPolicy(sources: ["hub": assignments], schema: SettingsSchema(), isStrict: false)
+        let report = Settings.FleetPolicyReport(fleet)
+        try hub.report(report, unreadable: [], for: replica)
+        return report.revisions
     }
 
     /// Its first poll and first comparison, from when its worker starts (not when it connected:
@@ -361,7 +404,18 @@ private final class Worker: Sendable {
     private func pull(_ machine: Machine, simulation: FleetSimulation) -> Int64? {
         let limits = SettingsLimits.desktop
         machine.sentStatements = true
-        defer { simulation.reached(machine) }
+        let start = machine.cursor
+        defer {
+            simulation.reached(machine)
+            // As the link: a cursor that moved may have moved with a policy write.
+            if machine.cursor != start {
+                do throws(SettingsError) {
+                    if let revisions = try machine.followPolicy() { simulation.reported(revisions) }
+                } catch {
+                    failed(error)
+                }
+            }
+        }
         while true {
             do {
                 let batch = try machine.hub.pull(after: machine.cursor, for: machine.replica, limits: limits)

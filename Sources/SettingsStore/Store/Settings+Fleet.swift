@@ -9,6 +9,14 @@ extension Settings {
         public var refusals: [FleetPolicy.Refusal]
         /// Recommended keys whose user holds a value of their own, by policy name.
         public var overridden: [String: [String]]
+
+        /// A report of what `fleet` makes effective, with `overridden` keys.
+        package init(_ fleet: FleetPolicy, overridden: [String: [String]] = [:]) {
+            revisions = fleet.revisions
+            digest = fleet.digest
+            refusals = fleet.refusals
+            self.overridden = overridden
+        }
     }
 
     /// The hub's policies in force.
@@ -80,9 +88,7 @@ extension Settings {
                     overridden[setting.policy, default: []].append(key)
                 }
             }
-            return FleetPolicyReport(
-                revisions: fleet.revisions, digest: fleet.digest, refusals: fleet.refusals,
-                overridden: overridden.mapValues { $0.sorted() })
+            return FleetPolicyReport(fleet, overridden: overridden.mapValues { $0.sorted() })
         }
     }
 }

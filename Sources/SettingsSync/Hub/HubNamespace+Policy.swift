@@ -1,10 +1,10 @@
-import SettingsStore
+package import SettingsStore
 
 /// What a machine reads and writes of the hub's fleet policies (schema 18): the namespace's
 /// policy mark, the policies that reach it, and its report.
 extension HubNamespace {
     /// The counter value of the namespace's last policy change (0: none).
-    func policySequence() throws(SettingsError) -> Int64 {
+    package func policySequence() throws(SettingsError) -> Int64 {
         let rows = try connection.execute(
             "SELECT policy_seq FROM settingsd.namespaces WHERE namespace = $1", [.text(name)])
         guard rows.count == 1, !rows.isNull(0, 0) else { return 0 }
@@ -14,7 +14,7 @@ extension HubNamespace {
     /// The policies that reach `replica`, each through the most specific of its targets. A
     /// policy whose document or target this build cannot read is left out and returned in
     /// `unreadable` with why (hub input like any other).
-    func policies(for replica: ReplicaID) throws(SettingsError)
+    package func policies(for replica: ReplicaID) throws(SettingsError)
         -> (assignments: [PolicyAssignment], unreadable: [FleetPolicy.Refusal])
     {
         let rows = try connection.execute(
@@ -40,7 +40,7 @@ extension HubNamespace {
 
     /// Records on the hub what `replica` applied: `report`, with `unreadable` policies among
     /// its refusals.
-    func report(
+    package func report(
         _ report: Settings.FleetPolicyReport, unreadable: [FleetPolicy.Refusal], for replica: ReplicaID
     ) throws(SettingsError) {
         let refused = (unreadable + report.refusals).prefix(1_000).map { refusal -> JSONValue in
