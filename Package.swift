@@ -41,6 +41,11 @@ let package = Package(
             name: "CDconf"
         ),
         .systemLibrary(
+            // libsecret's and GLib's declarations: the libraries are opened on first use (see
+            // shim.h), by SettingsSync/Sealing's SecretServiceKeys only.
+            name: "CSecret"
+        ),
+        .systemLibrary(
             // libsodium: the ciphers and hashes sealed sync uses (SettingsSync/Sealing only).
             name: "CSodium",
             pkgConfig: "libsodium",
@@ -74,7 +79,7 @@ let package = Package(
         .target(
             // Replication: sessions between replicas, the links that carry them, the PostgreSQL hub.
             name: "SettingsSync",
-            dependencies: ["SettingsStore", "SettingsWire", "CLibPQ", "CLinux", "CSodium"],
+            dependencies: ["SettingsStore", "SettingsWire", "CLibPQ", "CLinux", "CSodium", "CSecret"],
             swiftSettings: upcomingFeatures
         ),
         .target(

@@ -181,7 +181,7 @@ enum Commands {
                     completion: .choices(["init", "show", "export", "import", "rotate"]))
             ],
             options: [KeysCommands.passphrase, KeysCommands.salt, KeysCommands.saltFrom, KeysCommands.force],
-            run: KeysCommands.run),
+            runsInDaemonBinary: true, run: KeysCommands.run),
         CommandSpec(
             name: "bridge",
             overview:

@@ -23,15 +23,15 @@ enum KeysCommands {
 
     static func run(_ arguments: ParsedArguments) throws -> Int32 {
         let positionals = try arguments.positionals(1...1)
-        let store = SyncKeyFile.standard
+        let store = try SyncKeyStores.standard()
         switch positionals[0] {
         case "init":
             return try initialize(arguments, store: store)
         case "show":
             try refuse([passphrase, force], [salt, saltFrom], in: arguments, for: "show")
-            guard let keyring = try store.load() else { return noKey() }
+            guard let keyring = try store.load() else { return noKey(store) }
             Output.line("key: \(keyring.keyID)")
-            Output.line("kept in: the file \(store.path)")
+            Output.line("kept in: \(store.location)")
             if let derivation = keyring.current.derivation {
                 Output.line(
                     "derived from a passphrase: Argon2id, salt \(derivation.saltText), \(derivation.operations) passes, \(derivation.memoryBytes >> 20) MiB"
@@ -44,7 +44,7 @@ enum KeysCommands {
             return 0
         case "export":
             try refuse([passphrase, force], [salt, saltFrom], in: arguments, for: "export")
-            guard let keyring = try store.load() else { return noKey() }
+            guard let keyring = try store.load() else { return noKey(store) }
             Output.line(keyring.current.recoveryText)
             Output.standardError(
                 "this recovery text is the key \(keyring.keyID): anyone who has it reads everything sealed under it. Enter it on another machine with 'settingsd keys import', and keep a copy somewhere safe: without it (or the passphrase), what is sealed cannot be read by anyone.\n"
@@ -63,12 +63,12 @@ enum KeysCommands {
             let keyring = try store.load().map { $0.importing(key) } ?? SyncKeyring(current: key)
             try store.save(keyring)
             Output.standardError(
-                "this machine now seals with key \(keyring.keyID) (kept in \(store.path)); restart the daemon to use it\n"
+                "this machine now seals with key \(keyring.keyID) (kept in \(store.location)); restart the daemon to use it\n"
             )
             return 0
         case "rotate":
             try refuse([passphrase, force], [salt, saltFrom], in: arguments, for: "rotate")
-            guard let keyring = try store.load() else { return noKey() }
+            guard let keyring = try store.load() else { return noKey(store) }
             let rotated = keyring.rotated()
             try store.save(rotated)
             Output.standardError(
@@ -81,11 +81,11 @@ enum KeysCommands {
         }
     }
 
-    private static func initialize(_ arguments: ParsedArguments, store: SyncKeyFile) throws -> Int32 {
+    private static func initialize(_ arguments: ParsedArguments, store: any SyncKeyStore) throws -> Int32 {
         if let existing = try store.load(), !arguments.isSet(force) {
             throw SettingsError(
                 .invalidValue,
-                "this machine already holds sync key \(existing.keyID) (in \(store.path)): 'settingsd keys rotate' replaces it keeping what is sealed readable, 'keys import' takes another machine's, '--force' replaces it and loses what is sealed under it"
+                "this machine already holds sync key \(existing.keyID) (in \(store.location)): 'settingsd keys rotate' replaces it keeping what is sealed readable, 'keys import' takes another machine's, '--force' replaces it and loses what is sealed under it"
             )
         }
         let key: SyncKey
@@ -97,7 +97,7 @@ enum KeysCommands {
         }
         try store.save(SyncKeyring(current: key))
         Output.standardError(
-            "made sync key \(key.id), kept in \(store.path): from now on what this machine sends to a hub or a synced folder is sealed (restart the daemon). Copy it to your other machines with 'settingsd keys export' and 'settingsd keys import'\(key.derivation == nil ? ", and keep the recovery text somewhere safe: losing every copy loses what is sealed" : ", or derive it there from the same passphrase with --salt \(key.derivation?.saltText ?? "")")\n"
+            "made sync key \(key.id), kept in \(store.location): from now on what this machine sends to a hub or a synced folder is sealed (restart the daemon). Copy it to your other machines with 'settingsd keys export' and 'settingsd keys import'\(key.derivation == nil ? ", and keep the recovery text somewhere safe: losing every copy loses what is sealed" : ", or derive it there from the same passphrase with --salt \(key.derivation?.saltText ?? "")")\n"
         )
         return 0
     }
@@ -171,9 +171,9 @@ enum KeysCommands {
         }
     }
 
-    private static func noKey() -> Int32 {
+    private static func noKey(_ store: any SyncKeyStore) -> Int32 {
         Output.standardError(
-            "this machine holds no sync key (\(SyncKeyFile.standard.path)): 'settingsd keys init' makes one, 'settingsd keys import' takes another machine's\n"
+            "this machine holds no sync key (looked in \(store.location)): 'settingsd keys init' makes one, 'settingsd keys import' takes another machine's\n"
         )
         return 1
     }

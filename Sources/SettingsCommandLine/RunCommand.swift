@@ -48,9 +48,9 @@ struct RunCommand {
         let plainFolders = arguments.values(RunOptions.plainFolder)
         configuration.folders = arguments.values(RunOptions.folder) + plainFolders
         configuration.plainFolders = Set(plainFolders)
-        let keyFile = SyncKeyFile.standard
-        configuration.keyring = try keyFile.load()
-        if configuration.keyring != nil { configuration.keyringLocation = "the file \(keyFile.path)" }
+        let keyStore = try SyncKeyStores.standard()
+        configuration.keyring = try keyStore.load()
+        if configuration.keyring != nil { configuration.keyringLocation = keyStore.location }
         configuration.dconfDirs = arguments.values(RunOptions.dconf).map { $0.hasSuffix("/") ? $0 : $0 + "/" }
         let namespace = arguments.value(RunOptions.hubNamespace)
         let hubURL = arguments.value(RunOptions.hub) ?? SettingsPaths.hubFromEnvironment

@@ -69,7 +69,7 @@ struct SettingsDefaultsTests {
     func survivesKill() async throws {
         let directory = TemporaryDirectory()
         let binary = Self.example
-        var environment = Self.exampleEnvironment(in: directory)
+        let environment = Self.exampleEnvironment(in: directory)
         let writer = Process()
         writer.executableURL = URL(fileURLWithPath: binary)
         writer.arguments = ["set", "greeting", "hello from a killed process", "--hold"]
