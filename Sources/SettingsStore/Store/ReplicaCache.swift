@@ -85,47 +85,59 @@ package struct ReplicaCache {
     func resolve(
         _ key: String, stored: SettingValue?, registered: SettingValue?
     ) -> (value: SettingValue?, source: Settings.ValueSource) {
-        layers(of: key, stored: stored, registered: registered, all: false).first ?? (nil, .unset)
+        var winner: (value: SettingValue?, source: Settings.ValueSource) = (nil, .unset)
+        visitLayers(of: key, stored: stored, registered: registered) { value, source in
+            winner = (value, source)
+            return false
+        }
+        return winner
     }
 
-    /// The layers that hold a value for `key`, the winner first: one only unless `all`. A lock
-    /// pins the system default (else the schema's, else the value the key holds: a lock with no
-    /// default to pin freezes what is there rather than hide it).
-    func layers(
-        of key: String, stored: SettingValue?, registered: SettingValue?, all: Bool
-    ) -> [(value: SettingValue?, source: Settings.ValueSource)] {
+    /// Every layer that holds a value for `key`, the winner first.
+    func layers(of key: String, stored: SettingValue?, registered: SettingValue?)
+        -> [(value: SettingValue?, source: Settings.ValueSource)]
+    {
         var found: [(value: SettingValue?, source: Settings.ValueSource)] = []
-        let system = policy.systemDefaults[key]
-        let rule = policy.schema.rule(forKey: key)
-        if let lock = policy.lock(forKey: key) {
-            found.append((system?.value ?? rule?.defaultValue ?? stored, .locked(file: lock.file)))
-            if !all { return found }
-        }
-        let fleet = policy.fleet.settings[key]
-        if let fleet, fleet.level == .mandatory {
-            found.append((fleet.value, .mandatoryPolicy(name: fleet.policy, revision: fleet.revision)))
-            if !all { return found }
-        }
-        if let stored {
-            found.append((stored, .user))
-            if !all { return found }
-        }
-        if let system {
-            found.append((system.value, .systemDefault(file: system.file)))
-            if !all { return found }
-        }
-        if let fleet, fleet.level == .recommended {
-            found.append((fleet.value, .recommendedPolicy(name: fleet.policy, revision: fleet.revision)))
-            if !all { return found }
-        }
-        if let registered {
-            found.append((registered, .registeredDefault))
-            if !all { return found }
-        }
-        if let rule, let value = rule.defaultValue {
-            found.append((value, .schemaDefault(file: rule.file)))
+        visitLayers(of: key, stored: stored, registered: registered) { value, source in
+            found.append((value, source))
+            return true
         }
         return found
+    }
+
+    /// Calls `visit` with each layer that holds a value for `key`, in the one order, until it
+    /// returns false (a read stops at the first: nothing is allocated). A lock pins the system
+    /// default (else the schema's, else the value the key holds: a lock with no default to pin
+    /// freezes what is there rather than hide it).
+    private func visitLayers(
+        of key: String, stored: SettingValue?, registered: SettingValue?,
+        _ visit: (SettingValue?, Settings.ValueSource) -> Bool
+    ) {
+        let system = policy.systemDefaults[key]
+        if let lock = policy.lock(forKey: key),
+            !visit(
+                system?.value ?? policy.schema.rule(forKey: key)?.defaultValue ?? stored,
+                .locked(file: lock.file))
+        {
+            return
+        }
+        let fleet = policy.fleet.isEmpty ? nil : policy.fleet.settings[key]
+        if let fleet, fleet.level == .mandatory,
+            !visit(fleet.value, .mandatoryPolicy(name: fleet.policy, revision: fleet.revision))
+        {
+            return
+        }
+        if let stored, !visit(stored, .user) { return }
+        if let system, !visit(system.value, .systemDefault(file: system.file)) { return }
+        if let fleet, fleet.level == .recommended,
+            !visit(fleet.value, .recommendedPolicy(name: fleet.policy, revision: fleet.revision))
+        {
+            return
+        }
+        if let registered, !visit(registered, .registeredDefault) { return }
+        if let rule = policy.schema.rule(forKey: key), let value = rule.defaultValue {
+            _ = visit(value, .schemaDefault(file: rule.file))
+        }
     }
 
     /// Replaces a key's entry, keeping the totals right.

@@ -51,7 +51,7 @@ extension Settings {
     /// shows the winner overrides.
     public func layers(ofKey key: String) -> [(value: SettingValue?, source: ValueSource)] {
         cache.withLock {
-            $0.layers(of: key, stored: $0.entries[key]?.value, registered: $0.defaults[key], all: true)
+            $0.layers(of: key, stored: $0.entries[key]?.value, registered: $0.defaults[key])
         }
     }
 
