@@ -164,7 +164,13 @@ extension HubReliability {
             }
 
             // A restart with the hub unreachable: the recorded revision applies as the link starts.
-            let restarted = try Settings(path: file)
+            // (The stopped links' threads let go of the store as they end.)
+            var reopened: Settings?
+            try await waitUntil(timeout: 30) {
+                reopened = try? Settings(path: file)
+                return reopened != nil
+            }
+            let restarted = try #require(reopened)
             #expect(restarted.value(forKey: "ui.theme") == nil)
             let role = try #require(fleet.members[0].split(separator: " ").first { $0.hasPrefix("user=") })
             let offline = try link(restarted, "host=/nonexistent dbname=none \(role)")
