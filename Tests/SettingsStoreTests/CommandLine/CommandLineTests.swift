@@ -38,6 +38,22 @@ extension Reliability {
             return lines.dropFirst().map(String.init).filter { !$0.hasPrefix("-") }
         }
 
+        @Test("docs/guides/cli.md is what scripts/cli-reference makes of the commands' declarations")
+        func cliReference() throws {
+            let root = Self.helpFolder.deletingLastPathComponent().deletingLastPathComponent()
+                .deletingLastPathComponent().deletingLastPathComponent()
+            let made = DaemonProcess.run(
+                [root.appendingPathComponent("scripts/cli-reference").path, SettingsdBinary.path],
+                through: "/bin/bash")
+            #expect(made.status == 0, "\(made.error)")
+            let kept = try String(
+                contentsOf: root.appendingPathComponent("docs/guides/cli.md"), encoding: .utf8)
+            #expect(
+                made.output == kept,
+                "docs/guides/cli.md is stale: scripts/cli-reference .build/debug/settingsd > docs/guides/cli.md"
+            )
+        }
+
         @Test("every help text is verbatim what Help/*.txt holds, through 'help', '-h' and '--help'")
         func helpTexts() throws {
             let commands = Self.commands()

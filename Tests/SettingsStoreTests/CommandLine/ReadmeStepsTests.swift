@@ -9,11 +9,13 @@ extension Reliability {
     /// a home folder of their own, no `XDG_DATA_HOME`, the daemon on its default paths.
     @Suite("README steps: what the README tells a new user to type does what it says")
     struct ReadmeStepsTests {
-        /// The README's lines of the first `sh` block after the paragraph that starts with `lead`.
-        static func block(after lead: String) throws -> [String] {
+        /// The lines of the first `sh` block after the paragraph that starts with `lead`, in the
+        /// README or the guide (`docs/guides/NAME`) that holds it.
+        static func block(after lead: String, in guide: String = "README.md") throws -> [String] {
             let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
                 .deletingLastPathComponent().deletingLastPathComponent()
-            let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+            let path = guide == "README.md" ? guide : "docs/guides/\(guide)"
+            let readme = try String(contentsOf: root.appendingPathComponent(path), encoding: .utf8)
             let lines = readme.components(separatedBy: "\n")
             let start = try #require(lines.firstIndex { $0.hasPrefix(lead) }, "no paragraph '\(lead)'")
             let open = try #require(lines[start...].firstIndex(of: "```sh"))
@@ -63,8 +65,9 @@ extension Reliability {
             let environment = try Self.newUser(in: directory)
             let daemon = try Self.daemon(environment)
             defer { DaemonProcess.stop(daemon) }
-            let step = try Self.block(after: "and override any of it in your own schema file").joined(
-                separator: "\n")
+            let step = try Self.block(after: "and override any of it in your own schema file", in: "gnome.md")
+                .joined(
+                    separator: "\n")
             let ran = Self.shell(step, environment)
             #expect(ran.status == 0, "\(ran.error)")
             try await waitUntil(timeout: 10) {
@@ -81,7 +84,7 @@ extension Reliability {
             var environment = try Self.newUser(in: directory)
             var daemon: Process?
             defer { daemon.map(DaemonProcess.stop) }
-            for line in try Self.block(after: "**Trying it without root**") {
+            for line in try Self.block(after: "**Trying it without root**", in: "administrators.md") {
                 let command =
                     line.components(separatedBy: "  #").first?.trimmingCharacters(in: .whitespaces) ?? ""
                 let expectation = line.components(separatedBy: "# ").dropFirst().joined(separator: "# ")

@@ -205,6 +205,29 @@ struct DocsContractTests {
             Self.code(digestLine) == ReplicationMessage.hex(sum),
             "computed: \(computed), digest \(ReplicationMessage.hex(sum))")
     }
+
+    @Test("every relative link in the README, BENCHMARKS.md and docs/ names a file that exists")
+    func relativeLinksResolve() throws {
+        let documents =
+            ["README.md", "BENCHMARKS.md"]
+            + (try FileManager.default.subpathsOfDirectory(
+                atPath: Self.root.appendingPathComponent("docs").path))
+            .filter { $0.hasSuffix(".md") }.map { "docs/\($0)" }
+        #expect(documents.contains("docs/guides/getting-started.md"))
+        var broken: [String] = []
+        for document in documents {
+            let text = try String(contentsOf: Self.root.appendingPathComponent(document), encoding: .utf8)
+            let folder = Self.root.appendingPathComponent(document).deletingLastPathComponent()
+            for match in text.matches(of: /\]\(([^)#\s]+)(#[^)]*)?\)/) {
+                let target = String(match.output.1)
+                guard !target.contains("://"), !target.hasPrefix("mailto:") else { continue }
+                if !FileManager.default.fileExists(atPath: folder.appendingPathComponent(target).path) {
+                    broken.append("\(document) → \(target)")
+                }
+            }
+        }
+        #expect(broken.isEmpty, "\(broken)")
+    }
 }
 
 extension SettingsError {
@@ -215,4 +238,5 @@ extension SettingsError {
         error.oldestReplayableSequence = oldest
         return error
     }
+
 }
