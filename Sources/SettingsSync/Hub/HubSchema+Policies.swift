@@ -25,7 +25,8 @@ extension HubSchema {
     /// reports what it applied (`policy_reports`, guarded like every namespaced table, and
     /// readable by policy administrators). A write moves the counter of every namespace it
     /// reaches (`reach`, recording the number in `policy_seq`), so polling and listening
-    /// machines alike find it at their next look and read their policies again. Only adds: a
+    /// machines alike find it at their next look and read their policies again. It also makes
+    /// the poll plan count a namespace never counted in every session that asks. Only adds: a
     /// hub at 18 serves builds of 16 and 17, which apply no policy.
     static let policies = Migration(
         version: 18,
@@ -85,6 +86,9 @@ extension HubSchema {
             \(["policy_reports", "namespaces", "replicas", "replica_names"].map(readByAdministrators).joined(separator: "\n"))
 
             \(policyFunctions)
+
+            -- A namespace never counted is counted by every session that asks (see pollPlan).
+            \(pollPlan(countsFirstCall: true))
             """,
         compatibleSince: 16)
 

@@ -71,31 +71,40 @@ extension HubSchema {
     /// Counting a namespace's replicas reads all its records (a few milliseconds at 10,000), so
     /// the count is kept in `settingsd.fleets` and made again at most once a minute, by the one
     /// session that takes the namespace's advisory lock without waiting; the others read the
-    /// count kept.
-    private static let pollPlan = """
-        CREATE FUNCTION settingsd.poll_plan(ns name, caller bytea)
-            RETURNS TABLE (counter bigint, edits bigint, replicas bigint, rate bigint)
-            LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET lock_timeout = '5s'
-            AS $$ DECLARE
-                seen bigint;
-                counted timestamptz;
-            BEGIN
-                PERFORM settingsd.enter(ns);
-                UPDATE settingsd.replicas AS r SET last_seen = now()
-                    WHERE r.namespace = ns AND r.replica = caller AND r.last_seen < now() - interval '1 day';
-                SELECT f.replicas, f.counted_at INTO seen, counted FROM settingsd.fleets AS f WHERE f.namespace = ns;
-                IF (counted IS NULL OR counted < now() - interval '1 minute')
-                    AND pg_catalog.pg_try_advisory_xact_lock(pg_catalog.hashtextextended('settingsd.fleets:' || ns, 0)) THEN
-                    SELECT count(*) INTO seen FROM settingsd.replicas AS r
-                        WHERE r.namespace = ns AND r.last_seen > now() - interval '7 days';
-                    INSERT INTO settingsd.fleets AS f (namespace, replicas, counted_at) VALUES (ns, seen, now())
-                        ON CONFLICT (namespace) DO UPDATE SET replicas = excluded.replicas, counted_at = excluded.counted_at;
-                END IF;
-                RETURN QUERY SELECT n.last_seq, \(metaNumber("edits")), coalesce(seen, 0), \(metaNumber("poll_rate"))
-                    FROM settingsd.namespaces AS n WHERE n.namespace = ns;
-                PERFORM pg_catalog.set_config('settingsd.writing', '', true);
-            END $$;
-        """
+    /// count kept. A namespace never counted has no count to fall back on: from schema 18 every
+    /// session counts it then (`countsFirstCall`), where before, one that lost the lock to a
+    /// session counting at the same moment was told no replicas at all.
+    private static let pollPlan = pollPlan(countsFirstCall: false)
+
+    static func pollPlan(countsFirstCall: Bool) -> String {
+        let due =
+            countsFirstCall
+            ? "counted IS NULL OR (counted < now() - interval '1 minute' AND pg_catalog.pg_try_advisory_xact_lock(pg_catalog.hashtextextended('settingsd.fleets:' || ns, 0)))"
+            : "(counted IS NULL OR counted < now() - interval '1 minute') AND pg_catalog.pg_try_advisory_xact_lock(pg_catalog.hashtextextended('settingsd.fleets:' || ns, 0))"
+        return """
+            CREATE \(countsFirstCall ? "OR REPLACE " : "")FUNCTION settingsd.poll_plan(ns name, caller bytea)
+                RETURNS TABLE (counter bigint, edits bigint, replicas bigint, rate bigint)
+                LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET lock_timeout = '5s'
+                AS $$ DECLARE
+                    seen bigint;
+                    counted timestamptz;
+                BEGIN
+                    PERFORM settingsd.enter(ns);
+                    UPDATE settingsd.replicas AS r SET last_seen = now()
+                        WHERE r.namespace = ns AND r.replica = caller AND r.last_seen < now() - interval '1 day';
+                    SELECT f.replicas, f.counted_at INTO seen, counted FROM settingsd.fleets AS f WHERE f.namespace = ns;
+                    IF \(due) THEN
+                        SELECT count(*) INTO seen FROM settingsd.replicas AS r
+                            WHERE r.namespace = ns AND r.last_seen > now() - interval '7 days';
+                        INSERT INTO settingsd.fleets AS f (namespace, replicas, counted_at) VALUES (ns, seen, now())
+                            ON CONFLICT (namespace) DO UPDATE SET replicas = excluded.replicas, counted_at = excluded.counted_at;
+                    END IF;
+                    RETURN QUERY SELECT n.last_seq, \(metaNumber("edits")), coalesce(seen, 0), \(metaNumber("poll_rate"))
+                        FROM settingsd.namespaces AS n WHERE n.namespace = ns;
+                    PERFORM pg_catalog.set_config('settingsd.writing', '', true);
+                END $$;
+            """
+    }
 
     /// The number in `settingsd.meta` under `name`, NULL unless it is one (a value edited by
     /// hand fails nobody's statement).
