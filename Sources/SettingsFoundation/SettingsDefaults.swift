@@ -86,6 +86,8 @@ open class SettingsDefaults: UserDefaults {
 
     // MARK: Values
 
+    /// The value of `defaultName` as a property-list object: the stored value, else a registered
+    /// default; nil when neither.
     open override func object(forKey defaultName: String) -> Any? {
         if let argument = volatileDomain(forName: UserDefaults.argumentDomain)[defaultName] {
             return argument
@@ -94,6 +96,8 @@ open class SettingsDefaults: UserDefaults {
         return lock.withLock { registered[defaultName] }
     }
 
+    /// Stores `value` (a property-list object; nil removes the key) durably, and posts
+    /// `didChangeNotification`.
     open override func set(_ value: Any?, forKey defaultName: String) {
         guard let value else {
             removeObject(forKey: defaultName)
@@ -106,6 +110,7 @@ open class SettingsDefaults: UserDefaults {
         }
     }
 
+    /// Removes the stored value of `defaultName`, so reads return its registered default again.
     open override func removeObject(forKey defaultName: String) {
         do throws(SettingsError) {
             try settings.removeValue(forKey: prefix + defaultName)

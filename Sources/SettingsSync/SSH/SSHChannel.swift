@@ -35,6 +35,7 @@ public struct SSHChannel: ReplicaChannel {
     /// The channel to the replica at `remote`.
     ///
     /// - Parameters:
+    ///   - remote: The machine (and user, port) to log in to.
     ///   - remoteCommand: What runs `settingsd` on the remote machine (default `settingsd`).
     ///   - sshCommand: The local SSH command; nil reads `$SETTINGSD_SSH_COMMAND`, else `ssh`.
     ///   - connectTimeout: How long logging in and the bridge's answer may take (30 s).
