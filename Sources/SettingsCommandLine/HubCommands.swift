@@ -9,6 +9,7 @@ import SettingsWire
 enum HubCommands {
     static func run(_ arguments: ParsedArguments) throws -> Int32 {
         let all = try arguments.positionals(1...10_002)
+        try refuseOptions(of: all, in: arguments)
         switch all[0] {
         case "policy": return try HubPolicyCommands.policy(Array(all.dropFirst()), arguments)
         case "report": return try HubPolicyCommands.report(Array(all.dropFirst()), arguments)
@@ -31,9 +32,6 @@ enum HubCommands {
             if let rate { Output.line("the hub's poll rate is now \(rate) polls a second a namespace") }
             return 0
         case "status":
-            guard try arguments.value(Options.pollRate) == nil else {
-                throw UsageError("--poll-rate is for hub init", command: "hub")
-            }
             let report = try HubAdministration.report(url: url)
             if arguments.isSet(Options.json) {
                 Output.line(json(report).serialized())
@@ -43,6 +41,28 @@ enum HubCommands {
             return 0
         case let action:
             throw UsageError("hub has no action '\(action)' (init, status, policy or report)", command: "hub")
+        }
+    }
+
+    /// Refuses an option the action does not take, rather than ignore it.
+    private static func refuseOptions(of positionals: [String], in arguments: ParsedArguments) throws {
+        let action = positionals[0]
+        let sub = action == "policy" ? positionals.dropFirst().first ?? "" : ""
+        let given: [(name: String, isGiven: Bool, takenBy: Bool)] = [
+            ("--poll-rate", try arguments.value(Options.pollRate) != nil, action == "init"),
+            (
+                "--target", !arguments.values(HubPolicyCommands.target).isEmpty,
+                action == "policy" && sub == "set"
+            ),
+            (
+                "--dry-run", arguments.isSet(HubPolicyCommands.dryRun),
+                action == "policy" && (sub == "set" || sub == "remove")
+            ),
+            ("--unseen-after", try arguments.value(HubPolicyCommands.unseenAfter) != nil, action == "report"),
+        ]
+        if let wrong = given.first(where: { $0.isGiven && !$0.takenBy }) {
+            throw UsageError(
+                "\(wrong.name) is not for hub \(action)\(sub.isEmpty ? "" : " \(sub)")", command: "hub")
         }
     }
 
