@@ -330,6 +330,10 @@ struct DconfHubTests {
             machine.gsettings(get: "org.gnome.desktop.interface", "gtk-theme") == "'Managed'"
         }
         #expect(machine.cli("set", "org.gnome.desktop.interface.gtk-theme", "Escape").status == 1)
+        let status = machine.cli("status").output
+        #expect(
+            status.contains("hub policy: '\(policy)' revision 1: 1 mandatory, 0 recommended key(s)"),
+            "\(status)")
         let report = DaemonProcess.run(["hub", "report", url, policy])
         #expect(
             report.output.contains("\(policy) revision 1: 1 applied, 0 failed, 0 pending, 0 not seen"),
