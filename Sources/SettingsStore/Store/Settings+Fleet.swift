@@ -37,14 +37,18 @@ extension Settings {
         throws(SettingsError) -> FleetPolicy
     {
         let sorted = assignments.sorted { ($0.name, $0.revision) < ($1.name, $1.revision) }
-        let record =
-            sorted.isEmpty ? nil : JSONValue.array(sorted.map(\.json)).serialized()
         let applied = try writer.withLock { writer throws(SettingsError) -> FleetPolicy in
-            if !configuration.isReadOnly { try writer.backend?.saveFleetPolicy(record, from: source) }
-            var policy = cache.withLock { $0.policy }
+            let current = cache.withLock { $0.policy }
+            // What is in force came from this record, or was recorded as it was put in force.
+            guard current.fleet.sources[source] ?? [] != sorted else { return current.fleet }
+            if !configuration.isReadOnly {
+                let record = sorted.isEmpty ? nil : JSONValue.array(sorted.map(\.json)).serialized()
+                try writer.backend?.saveFleetPolicy(record, from: source)
+            }
+            var policy = current
             policy.fleet = policy.fleet.replacing(
                 source, with: sorted, schema: policy.schema, isStrict: policy.isStrict)
-            guard policy.fleet != cache.withLock({ $0.policy.fleet }) else { return policy.fleet }
+            guard policy.fleet != current.fleet else { return policy.fleet }
             let change = Commit(
                 entries: [], reason: .system, origin: identity.withLock { $0 }, policy: policy)
             finish(change, records: [], writer: writer)
