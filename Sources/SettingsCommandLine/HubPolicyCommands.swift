@@ -167,8 +167,8 @@ enum HubPolicyCommands {
             return
         }
         let verb = plan.isDryRun ? "would write" : "wrote"
-        let removed = plan.changes.allSatisfy { $0.after == nil } && !plan.changes.isEmpty
-        Output.line("\(verb) policy '\(plan.policy)' revision \(plan.revision)\(removed ? " (removed)" : "")")
+        Output.line(
+            "\(verb) policy '\(plan.policy)' revision \(plan.revision)\(plan.removes ? " (removed)" : "")")
         Output.line("\(plan.changes.count) key(s) change:")
         for change in plan.changes {
             let before = change.before.map(describe) ?? "nothing"

@@ -33,6 +33,8 @@ package enum HubPolicyAdministration {
         package var changes: [PolicyDocument.Change]
         package var machines: [Machine]
         package var isDryRun: Bool
+        /// Whether the write removes the policy.
+        package var removes = false
     }
 
     /// Writes `document` as the next revision of policy `name` for `targets` (machines may be
@@ -50,21 +52,19 @@ package enum HubPolicyAdministration {
         let current = try policies(on: connection, named: name).first
         let reachedTargets = Set(resolved + (current?.targets ?? [])).map(\.description)
         let machines = try machinesReached(by: reachedTargets, on: connection)
-        var plan = Plan(
-            policy: name, revision: try nextRevision(of: name, on: connection),
+        let plan = Plan(
+            policy: name, revision: 0,
             changes: document.changes(from: current?.document ?? PolicyDocument()), machines: machines,
             isDryRun: dryRun)
-        guard !dryRun else { return plan }
-        let namespaces = try namespacesReached(by: reachedTargets, machines: machines, on: connection)
-        let written = try connection.execute(
-            "SELECT settingsd.set_policy($1, $2, $3::text[], $4::text[]::name[])",
-            [
-                .text(name), .text(document.text), .textArray(resolved.map(\.description)),
-                .textArray(namespaces),
-            ])
-        plan.revision = written.int64(0, 0)
-        try notify(namespaces, on: connection)
-        return plan
+        return try carryOut(plan, reaching: reachedTargets, on: connection) { namespaces in
+            (
+                "SELECT settingsd.set_policy($1, $2, $3::text[], $4::text[]::name[])",
+                [
+                    .text(name), .text(document.text), .textArray(resolved.map(\.description)),
+                    .textArray(namespaces),
+                ]
+            )
+        }
     }
 
     /// Removes policy `name` (its history stays), unless `dryRun`: every machine it reached
@@ -75,16 +75,31 @@ package enum HubPolicyAdministration {
             throw SettingsError(.invalidValue, "the hub has no policy '\(name)'")
         }
         let machines = try machinesReached(by: current.targets.map(\.description), on: connection)
-        var plan = Plan(
-            policy: name, revision: try nextRevision(of: name, on: connection),
+        let plan = Plan(
+            policy: name, revision: 0,
             changes: PolicyDocument().changes(from: current.document ?? PolicyDocument()), machines: machines,
-            isDryRun: dryRun)
-        guard !dryRun else { return plan }
-        let namespaces = try namespacesReached(
-            by: current.targets.map(\.description), machines: machines, on: connection)
-        let removed = try connection.execute(
-            "SELECT settingsd.remove_policy($1, $2::text[]::name[])", [.text(name), .textArray(namespaces)])
-        plan.revision = removed.int64(0, 0)
+            isDryRun: dryRun, removes: true)
+        return try carryOut(plan, reaching: current.targets.map(\.description), on: connection) {
+            namespaces in
+            ("SELECT settingsd.remove_policy($1, $2::text[]::name[])", [.text(name), .textArray(namespaces)])
+        }
+    }
+
+    /// `plan` with the revision it makes: for a dry run, the next one; otherwise written by the
+    /// statement `write` makes for the namespaces to wake (those `targets` reach), which returns
+    /// it, and those namespaces' listeners told.
+    private static func carryOut(
+        _ plan: Plan, reaching targets: [String], on connection: PostgresConnection,
+        _ write: ([String]) -> (sql: String, parameters: [PostgresValue])
+    ) throws(SettingsError) -> Plan {
+        var plan = plan
+        guard !plan.isDryRun else {
+            plan.revision = try nextRevision(of: plan.policy, on: connection)
+            return plan
+        }
+        let namespaces = try namespacesReached(by: targets, machines: plan.machines, on: connection)
+        let statement = write(namespaces)
+        plan.revision = try connection.execute(statement.sql, statement.parameters).int64(0, 0)
         try notify(namespaces, on: connection)
         return plan
     }
