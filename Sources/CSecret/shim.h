@@ -1,7 +1,8 @@
 // libsecret (the Secret Service client: GNOME Keyring, KWallet) and the parts of GLib it needs,
 // opened on first use rather than linked: only `settingsd keys` and a daemon that holds a sync
 // key call them, and the static `settingsd` must never load GLib (see docs/ARCHITECTURE.md).
-// The declarations follow libsecret 0.20's and GLib 2.x's headers, whose ABI is stable.
+// The declarations follow libsecret 0.20's and GLib 2.x's headers, whose ABI is stable;
+// `SecretShimTests` compiles this file beside the real headers and checks them.
 #include <dlfcn.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -36,6 +37,10 @@ typedef struct {
         *_Nullable reserved5, *_Nullable reserved6, *_Nullable reserved7;
 } CSettingsSecretSchema;
 
+/// GLib's `GHashFunc` and `GEqualFunc`.
+typedef unsigned int (*CSettingsHashFunction)(const void *_Nullable key);
+typedef int (*CSettingsEqualFunction)(const void *_Nullable a, const void *_Nullable b);
+
 /// The libsecret and GLib functions settingsd calls.
 typedef struct {
     int (*_Nonnull storev_sync)(
@@ -49,11 +54,12 @@ typedef struct {
         const CSettingsSecretSchema *_Nonnull schema, GHashTable *_Nonnull attributes,
         GCancellable *_Nullable cancellable, GError *_Nullable *_Nullable error);
     void (*_Nonnull password_free)(char *_Nullable password);
-    GHashTable *_Nonnull (*_Nonnull hash_table_new)(void *_Nonnull hash, void *_Nonnull equal);
+    GHashTable *_Nonnull (*_Nonnull hash_table_new)(
+        CSettingsHashFunction _Nullable hash, CSettingsEqualFunction _Nullable equal);
     int (*_Nonnull hash_table_insert)(GHashTable *_Nonnull table, void *_Nullable key, void *_Nullable value);
     void (*_Nonnull hash_table_unref)(GHashTable *_Nonnull table);
-    void *_Nonnull str_hash;
-    void *_Nonnull str_equal;
+    CSettingsHashFunction _Nonnull str_hash;
+    CSettingsEqualFunction _Nonnull str_equal;
     void (*_Nonnull error_free)(GError *_Nonnull error);
 } CSettingsSecret;
 
