@@ -62,6 +62,8 @@ struct ClockSkewTests {
             let now = Int64(SettingsConfiguration.systemClock())
             let stamp = try #require(sane.entry(forKey: "other")).version.timestamp
             #expect(Int64(stamp.milliseconds) <= now + 1_000)
+            // The count is noted just after the entries are stored, which convergence sees.
+            try await waitUntil { sane.peers.first?.entriesAheadOfClock == 1 }
             #expect(sane.peers.first?.entriesAheadOfClock == 1)
             link.disconnect()
             sane.close()
