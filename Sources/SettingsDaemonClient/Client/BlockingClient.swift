@@ -113,6 +113,23 @@ package final class BlockingClient: SettingsService {
         }
     }
 
+    /// The socket's descriptor, for a caller that polls it beside others (the browser's loop):
+    /// when it is readable, `arrivedEvent()` takes what came.
+    package var descriptor: Int32 { fd }
+
+    /// The next change event that has arrived, without waiting; nil when none has.
+    package func arrivedEvent() throws(SettingsError) -> WatchEvent? {
+        if !pendingEvents.isEmpty { return pendingEvents.removeFirst() }
+        while let incoming = try receiveArrived() {
+            switch incoming {
+            case .event(let watch, let change): return WatchEvent(watch: watch, change: change)
+            case .response(nil, .failure(let error)): throw error
+            case .response: continue
+            }
+        }
+        return nil
+    }
+
     /// Sends raw bytes, as is (for tests of malformed input).
     package func write(_ bytes: [UInt8]) throws(SettingsError) {
         var unused = PipelineAnswers(firstID: .max, count: 0)

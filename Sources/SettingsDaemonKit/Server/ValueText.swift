@@ -31,9 +31,18 @@ package enum ValueText {
     package static func parse(_ text: String, forKey key: String, in settings: Settings) throws(SettingsError)
         -> SettingValue
     {
-        let rule = settings.policy.schema.rule(forKey: key)
+        try parse(
+            text, forKey: key, rule: settings.policy.schema.rule(forKey: key),
+            stored: settings.storedValue(forKey: key))
+    }
+
+    /// `text` read as `rule` types `key`, else as the type of `stored`, the value the key holds
+    /// (what `parse(_:forKey:in:)` reads with the store's own rule and value).
+    package static func parse(_ text: String, forKey key: String, rule: SchemaRule?, stored: SettingValue?)
+        throws(SettingsError) -> SettingValue
+    {
         guard let rule else {
-            return try parse(text, keepingTypeOf: settings.storedValue(forKey: key), forKey: key)
+            return try parse(text, keepingTypeOf: stored, forKey: key)
         }
         let type = Self.type(forSchemaType: rule.type.rawValue)
         if let gvariant = rule.gvariantType, !["bool", "int", "double", "string"].contains(type) {
