@@ -105,11 +105,18 @@ let package = Package(
             swiftSettings: upcomingFeatures
         ),
         .target(
+            // `settingsd browse`: the keys in a terminal, live (termios and escape sequences: the
+            // terminal layer, the model, the views, the loop).
+            name: "SettingsBrowser",
+            dependencies: ["SettingsStore", "SettingsWire", "SettingsDaemonClient", "SettingsGNOME", "SettingsDaemonKit"],
+            swiftSettings: upcomingFeatures
+        ),
+        .target(
             // The command line: parsing, every command, output. Both executables are this module.
             name: "SettingsCommandLine",
             dependencies: [
                 "SettingsStore", "SettingsWire", "SettingsSync", "SettingsDaemonClient", "SettingsGNOME",
-                "SettingsDaemonKit",
+                "SettingsDaemonKit", "SettingsBrowser",
             ],
             swiftSettings: upcomingFeatures
         ),
@@ -167,11 +174,12 @@ let package = Package(
             // executable flags into the test bundle.
             dependencies: [
                 "SettingsStore", "SettingsWire", "SettingsSync", "SettingsDaemonClient", "SettingsGNOME",
-                "SettingsDaemonKit", "SettingsFoundation", "PostgresFixture",
+                "SettingsDaemonKit", "SettingsFoundation", "SettingsBrowser", "PostgresFixture",
             ],
             // Every help text, verbatim, as `settingsd help` must print it (read by CommandLineTests).
+            // The browser's screens, as the terminal shows them (read by BrowserTerminalTests).
             // GLib's parser, printer and range check in Python: the GSettings tests' oracle.
-            exclude: ["CommandLine/Help", "GSettings/Oracle", "Support/ClockShim"],
+            exclude: ["CommandLine/Help", "Browser/Screens", "GSettings/Oracle", "Support/ClockShim"],
             swiftSettings: upcomingFeatures
         ),
     ],

@@ -195,6 +195,11 @@ enum Commands {
             overview: "Wait until every connected peer and hub has every local change, and the peers agree.",
             options: [Options.wait, Options.timeout, Options.socket], run: StatusCommands.sync),
         CommandSpec(
+            name: "browse",
+            overview:
+                "Browse and edit the keys in the terminal, live: values, schemas, layers, history with revert, sync state.",
+            options: [Options.noMouse] + Options.connection, run: BrowseCommand.run),
+        CommandSpec(
             name: "status",
             overview: "Show the daemon's replica id, key count, size, clients, digest and peers.",
             options: [Options.json] + Options.connection, run: StatusCommands.status),

@@ -24,6 +24,8 @@ enum Options {
     static let json = Flag("--json", "print one JSON document (compact)")
     static let jsonValue = Flag("--json", "print the value as JSON even when it is a string")
     static let jsonLines = Flag("--json", "one JSON object per line")
+    static let noMouse = Flag(
+        "--no-mouse", "leave the mouse to the terminal (selecting text) instead of clicks and the wheel")
     static let jsonEvents = Flag("--json", "print each change event as one JSON line")
     static let jsonObject = Flag("--json", "print one JSON object of key: value")
     static let pretty = Flag("--pretty", "indent the JSON (with --json)")

@@ -125,7 +125,7 @@ struct ArchitectureTests {
     /// are flat).
     static let layeredLibraries: Set<String> = [
         "SettingsStore", "SettingsGNOME", "SettingsWire", "SettingsSync", "SettingsDaemonClient",
-        "SettingsDaemonKit",
+        "SettingsDaemonKit", "SettingsBrowser",
     ]
 
     @Test("every folder of every library is in docs/ARCHITECTURE.md's layer table")
