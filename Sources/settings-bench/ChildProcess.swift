@@ -76,6 +76,9 @@ final class BenchDaemon {
         process.terminate()
         process.waitUntilExit()
     }
+
+    /// The daemon's resident memory now, in MiB.
+    var residentMiB: Double { residentMemoryMiB(of: process.processIdentifier) }
 }
 
 /// A blocking client handed to the one thread that alone uses it.

@@ -288,7 +288,14 @@ extension Duration {
 
 /// This process's resident memory in MiB, from /proc.
 func residentMemoryMiB() -> Double {
-    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+    residentMemoryMiB(of: nil)
+}
+
+/// The resident memory of process `pid` (this one when nil) in MiB, from /proc.
+func residentMemoryMiB(of pid: pid_t?) -> Double {
+    guard
+        let status = try? String(
+            contentsOfFile: "/proc/\(pid.map(String.init) ?? "self")/status", encoding: .utf8),
         let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
         let kilobytes = Double(line.split(separator: " ")[1])
     else { return .nan }

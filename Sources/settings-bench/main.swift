@@ -47,6 +47,9 @@ let usage = """
                 (simulated links: the link's statements and intervals), beside direct connections
                 where they fit: server connections, idle CPU, statements, propagation, a burst of
                 writers; ten real daemons through the pooler (starts PostgreSQL and PgBouncer)
+      browse    settingsd browse in a pseudo-terminal on 100,000 keys: start to the first screen
+                beside settingsd list, a change by another client to the screen beside that
+                client's watch event, the browser's memory beside the daemon's
       dconf     the live dconf bridge: gsettings set on one machine to dconf's change signal on
                 another through the hub (beside one machine's own), the idle bridge's wake-ups
                 and CPU over 60 s, the first comparison of a 2,000-key user database at start
@@ -68,6 +71,8 @@ case "hub":
     HubBenchmark(quick: arguments.contains("--quick"), binary: siblingSettingsd()).run()
 case "fleet":
     FleetBenchmark(quick: arguments.contains("--quick"), binary: siblingSettingsd()).run()
+case "browse":
+    BrowseBenchmark(quick: arguments.contains("--quick"), binary: siblingSettingsd()).run()
 case "dconf":
     DconfBenchmark(quick: arguments.contains("--quick"), binary: siblingSettingsd()).run()
 case "open-probe" where arguments.count == 2:
