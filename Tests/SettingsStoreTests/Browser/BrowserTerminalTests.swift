@@ -94,6 +94,40 @@ struct BrowserTerminalTests {
         try await expectShellIntact(terminal, "after-q")
     }
 
+    @Test("the README's screen and the guide's are what the browser draws (times aside, blank rows cut)")
+    func readmeScreen() async throws {
+        let daemon = try DaemonProcess(
+            directory, arguments: ["--schemas", exampleSchemaDirectory, "--name", "laptop"])
+        for (key, value) in [
+            ("ui.font.size", "14"), ("ui.theme", "dark"), ("audio.volume", "0.7"), ("ui.font.size", "13"),
+            ("window.main.width", "1280"), ("app.name", "Notes"),
+        ] {
+            #expect(daemon.cli("set", key, value).status == 0)
+        }
+        let terminal = try await browse(daemon)
+        try terminal.type(":")
+        try terminal.type("ui.font.size")
+        try terminal.press("Enter")
+        let screen = try await terminal.awaitText("Text size in points")
+        // The rows that hold nothing but the pane's border are left out of the documents.
+        let drawn = screen.split(separator: "\n", omittingEmptySubsequences: false)
+            .filter { !($0.contains("│") && $0.allSatisfy { $0 == " " || $0 == "│" }) }
+            .joined(separator: "\n").trimmingCharacters(in: .newlines)
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+        for document in ["README.md", "docs/guides/browser.md"] {
+            let text = try String(contentsOf: root.appendingPathComponent(document), encoding: .utf8)
+            let start = try #require(text.firstRange(of: "```text\n settingsd browse"), "\(document)")
+            let end = try #require(text[start.upperBound...].firstRange(of: "\n```"))
+            let shown = String(text[text.index(start.lowerBound, offsetBy: 8)..<end.lowerBound])
+            #expect(
+                normalized(shown, socket: daemon.socket) == normalized(drawn, socket: daemon.socket),
+                "\(document)'s screen differs from the browser's:\n\(drawn)")
+        }
+        try terminal.type("q")
+        try await expectShellIntact(terminal, "after-readme")
+    }
+
     @Test(
         "search, an invalid edit refused with its reason, a valid one written, and a revert from the history")
     func searchEditRevert() async throws {
