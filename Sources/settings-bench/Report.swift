@@ -87,6 +87,9 @@ struct Report {
         let target: Target
         /// The 99th percentile of a latency row, in seconds.
         var p99: Double? = nil
+        /// A latency row's distribution: its 0th to 100th percentiles, in seconds (JSON only, for
+        /// the plots `scripts/plots` draws).
+        var percentiles: [Double]? = nil
 
         /// Whether the target is met; nil when it is only reported.
         var met: Bool? {
@@ -161,6 +164,7 @@ struct Report {
             peerValue: peerP50, peerDisplay: peerDisplay, ratio: peerP50.flatMap { $0 > 0 ? p50 / $0 : nil },
             target: target)
         row.p99 = p99
+        row.percentiles = (0...100).map { samples[min(samples.count * $0 / 100, samples.count - 1)] }
         rows.append(row)
     }
 
@@ -227,6 +231,9 @@ struct Report {
             "\"met\":\(row.met.map { $0 ? "true" : "false" } ?? "null")",
         ]
         if let p99 = row.p99 { fields.append("\"p99\":\(number(p99))") }
+        if let percentiles = row.percentiles {
+            fields.append("\"percentiles\":[\(percentiles.map { number($0) }.joined(separator: ","))]")
+        }
         return "{" + fields.joined(separator: ",") + "}"
     }
 

@@ -42,7 +42,28 @@ struct SyncBenchmark {
                 try writesDuringSync(into: &report, keys: keys, from: a, scratch: scratch)
             }
             if selected("catch-up") { try catchUp(into: &report, daemon: b, scratch: scratch) }
+            if selected("sizes") { try initialSyncBySize(into: &report, scratch: scratch) }
             report.print()
+        }
+    }
+
+    /// An initial sync between two fresh daemons at several store sizes (`--keys N[,N…]`,
+    /// default 1,000 to 200,000): how its time grows with the keys.
+    private func initialSyncBySize(into report: inout Report, scratch: Scratch) throws {
+        let sizes =
+            flagValue("--keys").map { $0.split(separator: ",").compactMap { Int($0) } }
+            ?? (quick ? [1_000, 10_000] : [1_000, 10_000, 30_000, 100_000, 200_000])
+        for keys in sizes {
+            progress("initial sync of \(keys) keys between two fresh daemons")
+            let a = try BenchDaemon(binary: binary, scratch: scratch, name: "size-a-\(keys)")
+            try load(keys, into: a)
+            let start = ContinuousClock.now
+            let b = try BenchDaemon(
+                binary: binary, scratch: scratch, name: "size-b-\(keys)", arguments: ["--peer", a.socket])
+            try waitForEqualDigests(a.socket, b.socket)
+            report.seconds(
+                "initial sync by size: \(keys) keys", (ContinuousClock.now - start).seconds, target: .reported
+            )
         }
     }
 

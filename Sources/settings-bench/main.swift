@@ -15,8 +15,9 @@ let usage = """
     --only PART  one part of a suite (or several, comma-separated): store (reads, writes, schema, history, batch, open,
                  gsettings),
                  daemon (process, round-trips, idle, writers, watch), sync (initial, ssh, folder, latency, writes,
-                 catch-up),
+                 catch-up, sizes),
                  hub (push, fanout, fanout100, writers)
+    --keys N[,N…]      sync (part sizes): the store sizes of the initial sync by size (default 1000 to 200000)
     --machines N[,N…]  fleet: the fleet sizes (default 10,100,1000,10000)
     --poll-max S       fleet: the floor of the links' longest poll interval (default 5 s)
     --poll-rate N      fleet: the hub's poll rate, polls a second a namespace (1250)

@@ -77,6 +77,51 @@ extension Reliability {
         }
 
         @Test(
+            "Getting started's command-line block runs line by line for a new user and prints what its comments say"
+        )
+        func gettingStartedCommandLine() async throws {
+            let directory = TemporaryDirectory()
+            let environment = try Self.newUser(in: directory)
+            let daemon = try Self.daemon(environment)
+            defer { DaemonProcess.stop(daemon) }
+            var ran = 0
+            for line in try Self.block(after: "In a second terminal", in: "getting-started.md") {
+                let command =
+                    line.components(separatedBy: "  #").first?.trimmingCharacters(in: .whitespaces) ?? ""
+                guard !command.isEmpty else { continue }
+                // In the home folder, where `export backup.json` writes.
+                let inHome = "cd \"$HOME\"; "
+                if command.hasPrefix("settingsd watch ") {
+                    // Its comment's example line, printed once the watch hears a change (set
+                    // again until it does: the watch may not be registered at the first).
+                    let watched = Self.shell(
+                        inHome + "\(command) > watch.out & for try in $(seq 200); do "
+                            + "settingsd set audio.volume 0.9; grep -q 'audio.volume' watch.out && break; sleep 0.05; "
+                            + "done; kill %1; cat watch.out",
+                        environment)
+                    #expect(watched.output.contains("local audio.volume = 0.9"), "\(watched.output)")
+                } else if command == "settingsd browse" {
+                    // Without a terminal it says so; in one, BrowserTerminalTests drive it.
+                    let browse = Self.shell(inHome + command, environment)
+                    #expect(
+                        browse.status == 1 && browse.error.contains("needs a terminal"), "\(browse.error)")
+                } else {
+                    let result = Self.shell(inHome + command, environment)
+                    #expect(result.status == 0, "\(command): \(result.error)")
+                    if command == "settingsd get audio.volume" { #expect(result.output == "0.8\n") }
+                    if command == "settingsd list audio." {
+                        #expect(result.output.contains("audio.volume = 0.8"))
+                    }
+                    if command.hasPrefix("settingsd help set") {
+                        #expect(result.output.hasPrefix("OVERVIEW:"))
+                    }
+                }
+                ran += 1
+            }
+            #expect(ran >= 10, "the block has its commands")
+        }
+
+        @Test(
             "'Trying it without root': defaults and locks in a folder of one's own reach the daemon started with it"
         )
         func tryingWithoutRoot() async throws {

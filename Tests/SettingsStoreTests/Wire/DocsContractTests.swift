@@ -206,6 +206,26 @@ struct DocsContractTests {
             "computed: \(computed), digest \(ReplicationMessage.hex(sum))")
     }
 
+    @Test("the plots in docs/plots are what scripts/plots draws from the benchmark data beside them")
+    func plotsAreCurrent() throws {
+        let output = TemporaryDirectory()
+        let result = DaemonProcess.run(
+            [Self.root.appendingPathComponent("scripts/plots").path],
+            environment: ["SETTINGSD_PLOTS_OUT": output.path, "PATH": "/usr/bin:/bin", "HOME": output.path],
+            through: "/usr/bin/python3")
+        #expect(result.status == 0, "\(result.error)")
+        let plots = Self.root.appendingPathComponent("docs/plots")
+        let names = try FileManager.default.contentsOfDirectory(atPath: plots.path).filter {
+            $0.hasSuffix(".svg")
+        }
+        #expect(names.count >= 2)
+        for name in names {
+            let drawn = try Data(contentsOf: URL(fileURLWithPath: output.file(name)))
+            let checkedIn = try Data(contentsOf: plots.appendingPathComponent(name))
+            #expect(drawn == checkedIn, "docs/plots/\(name) is not what its data draw: run scripts/plots")
+        }
+    }
+
     @Test("every relative link in the README, BENCHMARKS.md and docs/ names a file that exists")
     func relativeLinksResolve() throws {
         let documents =
