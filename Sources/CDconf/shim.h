@@ -1,6 +1,6 @@
-// libdconf and the parts of GLib it needs, opened on first use rather than linked: only a daemon
-// run with `--dconf` calls them, and the static `settingsd` must never load GLib (see
-// docs/ARCHITECTURE.md). The declarations follow dconf.h (dconf 0.40) and GLib 2.x's headers,
+// libdconf and the parts of GLib it needs, and GIO's schema source, opened on first use rather
+// than linked: only a daemon run with `--dconf` or `--flatpak` calls them, and the static
+// `settingsd` must never load GLib (see docs/ARCHITECTURE.md). The declarations follow dconf.h (dconf 0.40) and GLib 2.x's headers,
 // whose ABI is stable; `DconfShimTests` compiles this file beside the real headers and checks
 // every type against them.
 #include <dlfcn.h>
@@ -86,6 +86,74 @@ typedef struct {
     void (*_Nonnull strfreev)(char *_Nullable *_Nullable strings);
     void (*_Nonnull error_free)(GError *_Nonnull error);
 } CSettingsDconf;
+
+typedef struct _GSettingsSchemaSource GSettingsSchemaSource;
+typedef struct _GSettingsSchema GSettingsSchema;
+typedef struct _GSettingsSchemaKey GSettingsSchemaKey;
+
+/// GIO's schema source and the GLib functions reading it needs: a Flatpak app's compiled
+/// schemas (`gschemas.compiled`), read as GSettings reads them.
+typedef struct {
+    GSettingsSchemaSource *_Nullable (*_Nonnull source_new_from_directory)(
+        const char *_Nonnull directory, GSettingsSchemaSource *_Nullable parent, int trusted,
+        GError *_Nullable *_Nullable error);
+    void (*_Nonnull source_list_schemas)(
+        GSettingsSchemaSource *_Nonnull source, int recursive, char *_Nullable *_Nullable *_Nullable non_relocatable,
+        char *_Nullable *_Nullable *_Nullable relocatable);
+    GSettingsSchema *_Nullable (*_Nonnull source_lookup)(
+        GSettingsSchemaSource *_Nonnull source, const char *_Nonnull schema_id, int recursive);
+    void (*_Nonnull source_unref)(GSettingsSchemaSource *_Nonnull source);
+    const char *_Nullable (*_Nonnull schema_get_path)(GSettingsSchema *_Nonnull schema);
+    char *_Nullable *_Nonnull (*_Nonnull schema_list_keys)(GSettingsSchema *_Nonnull schema);
+    GSettingsSchemaKey *_Nonnull (*_Nonnull schema_get_key)(GSettingsSchema *_Nonnull schema, const char *_Nonnull name);
+    void (*_Nonnull schema_unref)(GSettingsSchema *_Nonnull schema);
+    const GVariantType *_Nonnull (*_Nonnull key_get_value_type)(GSettingsSchemaKey *_Nonnull key);
+    GVariant *_Nonnull (*_Nonnull key_get_default_value)(GSettingsSchemaKey *_Nonnull key);
+    GVariant *_Nonnull (*_Nonnull key_get_range)(GSettingsSchemaKey *_Nonnull key);
+    const char *_Nullable (*_Nonnull key_get_summary)(GSettingsSchemaKey *_Nonnull key);
+    const char *_Nullable (*_Nonnull key_get_description)(GSettingsSchemaKey *_Nonnull key);
+    void (*_Nonnull key_unref)(GSettingsSchemaKey *_Nonnull key);
+    char *_Nonnull (*_Nonnull variant_type_dup_string)(const GVariantType *_Nonnull type);
+    char *_Nonnull (*_Nonnull variant_print)(GVariant *_Nonnull value, int annotate);
+    void (*_Nonnull variant_unref)(GVariant *_Nonnull value);
+    void (*_Nonnull free)(void *_Nullable memory);
+    void (*_Nonnull strfreev)(char *_Nullable *_Nullable strings);
+    void (*_Nonnull error_free)(GError *_Nonnull error);
+} CSettingsGio;
+
+/// Opens GIO (`libgio-2.0.so.0`, which brings GLib) and fills `api`; returns NULL, or why it cannot.
+static inline const char *_Nullable csettings_gio_load(CSettingsGio *_Nonnull api) {
+    if (getauxval(AT_BASE) == 0)
+        return "a statically linked program cannot load it (settingsd-daemon is the build that can)";
+    void *gio = dlopen("libgio-2.0.so.0", RTLD_NOW | RTLD_LOCAL);
+    if (gio == NULL) return dlerror();
+    void *glib = dlopen("libglib-2.0.so.0", RTLD_NOW | RTLD_LOCAL);
+    if (glib == NULL) return dlerror();
+#define CSETTINGS_LOAD_GIO(from, field, symbol) \
+    if ((*(void **)&api->field = dlsym(from, #symbol)) == NULL) return dlerror();
+    CSETTINGS_LOAD_GIO(gio, source_new_from_directory, g_settings_schema_source_new_from_directory)
+    CSETTINGS_LOAD_GIO(gio, source_list_schemas, g_settings_schema_source_list_schemas)
+    CSETTINGS_LOAD_GIO(gio, source_lookup, g_settings_schema_source_lookup)
+    CSETTINGS_LOAD_GIO(gio, source_unref, g_settings_schema_source_unref)
+    CSETTINGS_LOAD_GIO(gio, schema_get_path, g_settings_schema_get_path)
+    CSETTINGS_LOAD_GIO(gio, schema_list_keys, g_settings_schema_list_keys)
+    CSETTINGS_LOAD_GIO(gio, schema_get_key, g_settings_schema_get_key)
+    CSETTINGS_LOAD_GIO(gio, schema_unref, g_settings_schema_unref)
+    CSETTINGS_LOAD_GIO(gio, key_get_value_type, g_settings_schema_key_get_value_type)
+    CSETTINGS_LOAD_GIO(gio, key_get_default_value, g_settings_schema_key_get_default_value)
+    CSETTINGS_LOAD_GIO(gio, key_get_range, g_settings_schema_key_get_range)
+    CSETTINGS_LOAD_GIO(gio, key_get_summary, g_settings_schema_key_get_summary)
+    CSETTINGS_LOAD_GIO(gio, key_get_description, g_settings_schema_key_get_description)
+    CSETTINGS_LOAD_GIO(gio, key_unref, g_settings_schema_key_unref)
+    CSETTINGS_LOAD_GIO(glib, variant_type_dup_string, g_variant_type_dup_string)
+    CSETTINGS_LOAD_GIO(glib, variant_print, g_variant_print)
+    CSETTINGS_LOAD_GIO(glib, variant_unref, g_variant_unref)
+    CSETTINGS_LOAD_GIO(glib, free, g_free)
+    CSETTINGS_LOAD_GIO(glib, strfreev, g_strfreev)
+    CSETTINGS_LOAD_GIO(glib, error_free, g_error_free)
+#undef CSETTINGS_LOAD_GIO
+    return NULL;
+}
 
 /// Names the calling thread `dconf` (for `top -H`, and the benchmark's count of its wake-ups).
 static inline void csettings_dconf_name_thread(void) {

@@ -1,25 +1,32 @@
 import SettingsStore
 
-/// The bridge's comparisons, on the dconf connection's thread: what changed on which side,
-/// and one store transaction and one dconf change set for each batch of keys.
-final class BridgeEngine: @unchecked Sendable {  // made before the dconf thread, then used on it only
+/// A bridge's comparisons, on its side's thread: what changed on which side, and one store
+/// transaction and one change of the side (a dconf change set, a keyfile written) for each batch
+/// of keys. The dconf bridge and the Flatpak keyfile bridge both compare through it.
+final class BridgeEngine: @unchecked Sendable {  // made before the side's thread, then used on it only
     typealias StatusUpdate = @Sendable ((inout DconfBridgeStatus) -> Void) -> Void
 
     private let settings: Settings
     private let dirs: [String]
+    private let keys: BridgeKeys
     private let states: BridgedStates
+    /// The actor the store's history names for the side's changes (`dconf`, a Flatpak app).
+    private let actor: ChangeActor
     private let logger: SettingsLogger?
     private let updateStatus: StatusUpdate
     /// The tags of the bridge's own dconf writes whose notification has not come back yet.
     private var ownTags: [String] = []
     private var lockedPaths: Set<String> = []
 
-    package init(
-        settings: Settings, dirs: [String], states: BridgedStates, logger: SettingsLogger?,
-        status: @escaping StatusUpdate
+    init(
+        settings: Settings, dirs: [String], keys: BridgeKeys = BridgeKeys(prefix: ""),
+        actor: ChangeActor = .dconf,
+        states: BridgedStates, logger: SettingsLogger?, status: @escaping StatusUpdate
     ) {
         self.settings = settings
         self.dirs = dirs
+        self.keys = keys
+        self.actor = actor
         self.states = states
         self.logger = logger
         updateStatus = status
@@ -27,38 +34,34 @@ final class BridgeEngine: @unchecked Sendable {  // made before the dconf thread
 
     /// The dconf key for a store key, when the key has one that maps back to it.
     static func path(forKey key: String) -> String? {
-        guard let path = try? DconfPath.path(forKey: key), (try? DconfPath.key(forPath: path)) == key else {
-            return nil
-        }
-        return path
+        BridgeKeys(prefix: "").path(forKey: key)
     }
 
     private func isBridged(_ path: String) -> Bool {
         dirs.contains { path.hasPrefix($0) }
     }
 
-    /// Compares every key under the dirs: dconf's user values, the store's keys and those
+    /// Compares every key under the dirs: the side's user values, the store's keys and those
     /// bridged before.
-    func compareAll(client: DconfClient) {
+    func compareAll(client: some BridgeSide) {
         let policy = settings.policy
         var paths = Set<String>()
         for dir in dirs {
             paths.formUnion(client.userKeys(under: dir))
             paths.formUnion(states.paths(under: dir))
-            let prefixes = [(try? DconfPath.keyPrefix(forDir: dir)) ?? dir, dir]
-            for prefix in Set(prefixes) {
-                paths.formUnion(settings.keys(withPrefix: prefix).compactMap(Self.path(forKey:)))
+            for prefix in keys.prefixes(forDir: dir) {
+                paths.formUnion(settings.keys(withPrefix: prefix).compactMap(keys.path(forKey:)))
                 // Keys an administrator locked, or a hub policy made mandatory, hold dconf at that
                 // value, stored or not.
                 let held = policy.locks.map(\.key) + policy.fleet.settings.keys
                 paths.formUnion(
-                    held.filter { $0.hasPrefix(prefix) && !$0.hasSuffix(".") }.compactMap(Self.path(forKey:)))
+                    held.filter { $0.hasPrefix(prefix) && !$0.hasSuffix(".") }.compactMap(keys.path(forKey:)))
             }
         }
         // What differs now was changed while the bridge was not watching: at the latest when
         // dconf last wrote its database.
         let now = settings.configuration.clock()
-        let madeBy = DconfUserDatabase.lastModified(notAfter: now).map {
+        let madeBy = client.lastModified(notAfter: now).map {
             HybridTimestamp(milliseconds: $0, counter: 0)
         }
         compare(paths.sorted(), client: client, changedBy: madeBy)
@@ -66,7 +69,7 @@ final class BridgeEngine: @unchecked Sendable {  // made before the dconf thread
 
     /// A dconf change notification: ignored when it is the bridge's own write, else the keys it
     /// names (a dir stands for every key under it) are compared.
-    func dconfChanged(_ paths: [String], tag: String?, client: DconfClient) {
+    func dconfChanged(_ paths: [String], tag: String?, client: some BridgeSide) {
         if let tag, let index = ownTags.firstIndex(of: tag) {
             ownTags.remove(at: index)
             return
@@ -94,7 +97,7 @@ final class BridgeEngine: @unchecked Sendable {  // made before the dconf thread
     /// was not watching (nil: just now, as a notification says). Such a change is stamped then:
     /// a write made elsewhere since, which the store holds or receives later, wins over it, as
     /// it would have had the bridge been running.
-    func compare(_ paths: [String], client: DconfClient, changedBy: HybridTimestamp? = nil) {
+    func compare(_ paths: [String], client: some BridgeSide, changedBy: HybridTimestamp? = nil) {
         let policy = settings.policy
         let schema = policy.schema
         var fromDconf: [(key: String, path: String, value: SettingValue?, state: String?)] = []
@@ -102,7 +105,7 @@ final class BridgeEngine: @unchecked Sendable {  // made before the dconf thread
         var agreed: [String: String?] = [:]
         var locked = lockedPaths
         for path in paths where isBridged(path) {
-            guard let key = try? DconfPath.key(forPath: path) else { continue }
+            guard let key = keys.key(forPath: path) else { continue }
             let type = schema.rule(forKey: key)?.gvariantType
             func variant(_ value: SettingValue) throws(SettingsError) -> GVariant {
                 if let type { try GVariant(value, type: type) } else { try GVariant(untyped: value) }
@@ -112,7 +115,7 @@ final class BridgeEngine: @unchecked Sendable {  // made before the dconf thread
             let storeValue: GVariant?
             let enforced: GVariant??
             do throws(SettingsError) {
-                dconfValue = try client.userValue(at: path)
+                dconfValue = try client.userValue(at: path, type: type)
                 storeValue = try entry?.value.map { value throws(SettingsError) in try variant(value) }
                 // An administrator's lock (locks.d) holds dconf at the system default, else at the
                 // schema's own default (no user value), whatever the user writes there; a
@@ -216,7 +219,7 @@ final class BridgeEngine: @unchecked Sendable {  // made before the dconf thread
         {
             try settings.transaction(reason: .local, madeBy: madeBy) { transaction in
                 // dconf's change, not the daemon's: the history says so.
-                transaction.actor = .dconf
+                transaction.actor = actor
                 for change in batch {
                     if let value = change.value {
                         try transaction.set(value, forKey: change.key)

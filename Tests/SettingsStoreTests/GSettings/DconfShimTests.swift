@@ -53,6 +53,19 @@ struct DconfShimTests {
                 "_Static_assert(__builtin_types_compatible_p(__typeof__(&\(symbol)), __typeof__(((CSettingsDconf *)0)->\(field))), \"\(field) is not \(symbol)\");"
             })
         #expect(checked.status == 0, "\(checked.error)")
+        let gioLoads = try Regex(#"CSETTINGS_LOAD_GIO\(\w+, (\w+), (\w+)\)"#)
+        let gioPairs = shim.matches(of: gioLoads).compactMap { match -> (String, String)? in
+            guard let field = match.output[1].substring, let symbol = match.output[2].substring,
+                field != "field"
+            else { return nil }
+            return (String(field), String(symbol))
+        }
+        #expect(gioPairs.count == 20)
+        let gioChecked = try compiles(
+            gioPairs.map { field, symbol in
+                "_Static_assert(__builtin_types_compatible_p(__typeof__(&\(symbol)), __typeof__(((CSettingsGio *)0)->\(field))), \"\(field) is not \(symbol)\");"
+            })
+        #expect(gioChecked.status == 0, "\(gioChecked.error)")
         let wrong = try compiles([
             "_Static_assert(__builtin_types_compatible_p(__typeof__(&dconf_client_read_full), int (*)(void)), \"x\");"
         ])
