@@ -170,6 +170,19 @@ enum Commands {
                 HubPolicyCommands.unseenAfter,
             ], runsInDaemonBinary: true, run: HubCommands.run),
         CommandSpec(
+            name: "flatpak",
+            overview:
+                "List the Flatpak apps whose settings 'run --flatpak' mirrors, or copy an app's host dconf values into its Flatpak keyfile.",
+            arguments: [
+                ArgumentSpec(
+                    name: "ACTION",
+                    help: "list, or migrate (copy the host's dconf values into the app's keyfile)",
+                    completion: .choices(["list", "migrate"])),
+                ArgumentSpec(
+                    name: "APP_ID", help: "with migrate: the app (org.gnome.TextEditor)", isOptional: true),
+            ],
+            options: [FlatpakCommands.dryRun], runsInDaemonBinary: true, run: FlatpakCommands.run),
+        CommandSpec(
             name: "keys",
             overview:
                 "Make, show, export, import or rotate the sync key that seals (end-to-end encrypts) what this machine sends to a hub or a synced folder.",

@@ -52,6 +52,7 @@ struct RunCommand {
         configuration.keyring = try keyStore.load()
         if configuration.keyring != nil { configuration.keyringLocation = keyStore.location }
         configuration.dconfDirs = arguments.values(RunOptions.dconf).map { $0.hasSuffix("/") ? $0 : $0 + "/" }
+        configuration.flatpak = try Self.flatpakApps(arguments)
         let namespace = arguments.value(RunOptions.hubNamespace)
         let hubURL = arguments.value(RunOptions.hub) ?? SettingsPaths.hubFromEnvironment
         if hubURL == nil, namespace != nil {
@@ -94,5 +95,26 @@ struct RunCommand {
             number * (unit ?? 1) < 1e12
         else { return nil }
         return UInt64(number * (unit ?? 1) * 1000)
+    }
+
+    /// The Flatpak apps `--flatpak` mirrors: every app installed or with a keyfile, or those
+    /// `--flatpak-app` names, less those `--flatpak-exclude` names.
+    private static func flatpakApps(_ arguments: ParsedArguments) throws(UsageError) -> (
+        apps: [String], layout: FlatpakLayout
+    )? {
+        let only = arguments.values(RunOptions.flatpakApp)
+        let excluded = Set(arguments.values(RunOptions.flatpakExclude))
+        guard arguments.isSet(RunOptions.flatpak) else {
+            if !only.isEmpty || !excluded.isEmpty {
+                throw UsageError("--flatpak-app and --flatpak-exclude need --flatpak", command: "run")
+            }
+            return nil
+        }
+        for app in only + excluded where !FlatpakLayout.isAppID(app) {
+            throw UsageError("'\(app)' is not a Flatpak app id (like org.gnome.TextEditor)", command: "run")
+        }
+        let layout = FlatpakLayout.current
+        let apps = (only.isEmpty ? layout.apps() : only).filter { !excluded.contains($0) }
+        return (apps, layout)
     }
 }

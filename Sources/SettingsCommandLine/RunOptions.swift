@@ -74,6 +74,14 @@ enum RunOptions {
         "--dconf", "DIR",
         "mirror this dconf dir both ways, live (repeatable; /org/gnome/; needs the session's D-Bus)",
         repeatable: true)
+    static let flatpak = Flag(
+        "--flatpak",
+        "mirror every Flatpak app's settings keyfile both ways, live (~/.var/app/APP_ID/config/glib-2.0/settings/keyfile; keys under flatpak.APP_ID.)"
+    )
+    static let flatpakApp = Option<String>(
+        "--flatpak-app", "APP_ID", "with --flatpak: only this app (repeatable)", repeatable: true)
+    static let flatpakExclude = Option<String>(
+        "--flatpak-exclude", "APP_ID", "with --flatpak: not this app (repeatable)", repeatable: true)
     static let schemas = Option<String>(
         "--schemas", "DIR",
         "read schema files (*.json) here (repeatable; default: $XDG_DATA_DIRS/settingsd/schemas)",
@@ -95,7 +103,9 @@ enum RunOptions {
         name,
         database, socket, durability, logLevel, allowUID, maxFrame, tombstoneDays, idleTimeout, peer,
         remoteSettingsd,
-        folder, plainFolder, hub, hubNamespace, hubStallTimeout, dconf, schemas, systemDirectory,
+        folder, plainFolder, hub, hubNamespace, hubStallTimeout, dconf, flatpak, flatpakApp, flatpakExclude,
+        schemas,
+        systemDirectory,
         strictSchemas,
         historyKeep,
         historyMax,

@@ -38,6 +38,13 @@ enum StatusCommands {
         Output.line("sync key: \(status.syncKey ?? "none (what leaves this machine is not sealed)")")
         if let policy = status.policy { Output.line("hub policy: \(policy)") }
         if let dconf = status.dconf { Output.line(line(of: dconf)) }
+        if let flatpak = status.flatpak {
+            var line =
+                "flatpak \(flatpak.dirs.count) app(s): \(flatpak.isRunning ? "running" : "not running"), "
+                + "\(flatpak.keysFromDconf) key(s) taken from keyfiles, \(flatpak.keysToDconf) written to them"
+            if let error = flatpak.lastError { line += ", last error: \(error)" }
+            Output.line(line)
+        }
         // Fields a newer daemon adds still show, under their wire names.
         for (name, value) in status.otherFields.sorted(by: { $0.key < $1.key }) {
             Output.line("\(name): \(text(value))")

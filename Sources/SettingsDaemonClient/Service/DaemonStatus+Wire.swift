@@ -25,6 +25,7 @@ extension DaemonStatus {
         fields["hubs"] = .array(hubs.map(\.json))
         if !folders.isEmpty { fields["folders"] = .array(folders.map(\.json)) }
         fields["dconf"] = dconf?.json
+        fields["flatpak"] = flatpak?.flatpakJSON
         fields["syncKey"] = syncKey.map { .string($0) }
         fields["policy"] = policy.map { .string($0) }
         if !names.isEmpty {
@@ -37,7 +38,7 @@ extension DaemonStatus {
     /// The fields this build knows; the rest are kept in `otherFields`.
     private static let knownFields: Set<String> = [
         "replica", "keys", "bytes", "sequence", "historyRecords", "clients", "watches", "database", "socket",
-        "pid", "uptimeSeconds", "version", "digest", "peers", "links", "hubs", "dconf",
+        "pid", "uptimeSeconds", "version", "digest", "peers", "links", "hubs", "dconf", "flatpak",
         "folders", "syncKey", "names", "policy",
     ]
 
@@ -77,6 +78,9 @@ extension DaemonStatus {
             try Folder(json: json)
         }
         dconf = try fields["dconf"].map { json throws(SettingsError) in try DaemonStatus.Dconf(json: json) }
+        flatpak = try fields["flatpak"].map { json throws(SettingsError) in
+            try DaemonStatus.Dconf(flatpakJSON: json)
+        }
         otherFields = fields.filter { !Self.knownFields.contains($0.key) }
     }
 }
@@ -249,6 +253,27 @@ extension DaemonStatus.Dconf {
         ]
         members["lastError"] = lastError.map { .string($0) }
         return .object(members)
+    }
+
+    /// The Flatpak bridge's wire form: `apps`, `running`, `keysFromKeyfiles`, `keysToKeyfiles`,
+    /// `lastError`.
+    fileprivate var flatpakJSON: JSONValue {
+        var members: [String: JSONValue] = [
+            "apps": .array(dirs.map { .string($0) }), "running": .bool(isRunning),
+            "keysFromKeyfiles": .integer(Int64(keysFromDconf)),
+            "keysToKeyfiles": .integer(Int64(keysToDconf)),
+        ]
+        members["lastError"] = lastError.map { .string($0) }
+        return .object(members)
+    }
+
+    fileprivate init(flatpakJSON json: JSONValue) throws(SettingsError) {
+        let bridge = try JSONFields(json, what: "'flatpak'")
+        self.init(dirs: try bridge.strings("apps", limit: 100_000) ?? [])
+        isRunning = try bridge.bool("running", default: false)
+        keysFromDconf = Int(clamping: try bridge.optionalInteger("keysFromKeyfiles") ?? 0)
+        keysToDconf = Int(clamping: try bridge.optionalInteger("keysToKeyfiles") ?? 0)
+        lastError = try bridge.optionalString("lastError")
     }
 
     fileprivate init(json: JSONValue) throws(SettingsError) {

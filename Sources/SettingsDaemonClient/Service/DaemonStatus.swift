@@ -243,6 +243,9 @@ package struct DaemonStatus: Sendable, Equatable {
     package var policy: String?
     /// The daemon's dconf bridge, when it runs one.
     package var dconf: Dconf?
+    /// The daemon's Flatpak keyfile bridge, when it runs one: `dirs` are the apps, the counts
+    /// the keys taken from and written to their keyfiles.
+    package var flatpak: Dconf?
     /// Fields of a newer daemon that this build does not know, kept so they still show.
     package var otherFields: [String: JSONValue] = [:]
 

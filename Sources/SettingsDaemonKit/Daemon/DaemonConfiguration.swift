@@ -1,5 +1,5 @@
 public import SettingsDaemonClient
-import SettingsGNOME
+package import SettingsGNOME
 public import SettingsStore
 public import SettingsSync
 import SettingsWire
@@ -46,6 +46,18 @@ public struct DaemonConfiguration: Sendable {
     /// The name the replica goes by in `status`, `history` and the hub (nil: the machine's host
     /// name), told to every peer it meets.
     public var replicaName: String?
+    /// The Flatpak apps whose settings keyfiles are mirrored both ways (`run --flatpak`), and
+    /// where Flatpak keeps them; nil: none.
+    package var flatpak: (apps: [String], layout: FlatpakLayout)?
+
+    /// The extensions the policy is read with: GNOME's, and the schemas of the Flatpak apps
+    /// mirrored.
+    package var schemaExtensions: SchemaExtensions {
+        guard let flatpak else { return .gnome }
+        var extensions = SchemaExtensions.gnome
+        extensions.sources.append(FlatpakSchemaSource(layout: flatpak.layout, apps: flatpak.apps))
+        return extensions
+    }
 
     /// A configuration for `databasePath` served on `socketPath`, with the defaults of
     /// `settingsd run`.

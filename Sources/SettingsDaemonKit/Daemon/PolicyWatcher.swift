@@ -20,6 +20,8 @@ final class PolicyWatcher: @unchecked Sendable {  // `watches` and the source li
     let schemaDirectories: [String]
     let systemDirectory: String
     let isStrict: Bool
+    /// What the policy is read with besides settingsd's own files (GSettings, Flatpak apps).
+    let extensions: SchemaExtensions
     private let settings: Settings
     private let logger: SettingsLogger
     private let queue = DispatchQueue(label: "settingsd.policy")
@@ -30,12 +32,13 @@ final class PolicyWatcher: @unchecked Sendable {  // `watches` and the source li
     private var watches: [Int32: Set<String>?] = [:]
 
     init(
-        schemaDirectories: [String], systemDirectory: String, isStrict: Bool, settings: Settings,
-        logger: SettingsLogger
+        schemaDirectories: [String], systemDirectory: String, isStrict: Bool, extensions: SchemaExtensions,
+        settings: Settings, logger: SettingsLogger
     ) {
         self.schemaDirectories = schemaDirectories
         self.systemDirectory = systemDirectory
         self.isStrict = isStrict
+        self.extensions = extensions
         self.settings = settings
         self.logger = logger
         inotify = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
@@ -62,7 +65,7 @@ final class PolicyWatcher: @unchecked Sendable {  // `watches` and the source li
             do throws(SettingsError) {
                 let policy = try SettingsPolicy.load(
                     schemaDirectories: schemaDirectories, systemDirectory: systemDirectory,
-                    isStrict: isStrict, extensions: .gnome)
+                    isStrict: isStrict, extensions: extensions)
                 // Folders created since are watched from now on; one that just became watched may
                 // have had files written before its watch: read it again once more.
                 if watchFolders() {

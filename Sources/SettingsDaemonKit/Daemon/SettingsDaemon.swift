@@ -40,6 +40,8 @@ public final class SettingsDaemon: Sendable {
     package let server: SettingsServer
     /// The dconf bridge, when `dconfDirs` names any dir.
     package let dconf: DconfBridge?
+    /// The Flatpak keyfile bridge, when `flatpak` names apps.
+    package let flatpak: FlatpakBridge?
     private let running = Mutex<Running?>(nil)
 
     /// Opens the store (reading the schema and system folders first) and prepares the server;
@@ -56,7 +58,7 @@ public final class SettingsDaemon: Sendable {
         store.policy = try SettingsPolicy.load(
             schemaDirectories: configuration.schemaDirectories,
             systemDirectory: configuration.systemDirectory, isStrict: configuration.isStrict,
-            extensions: .gnome)
+            extensions: configuration.schemaExtensions)
         for warning in store.policy.warnings { configuration.logger.log(.warning, warning) }
         let settings = try Self.open(configuration.databasePath, configuration: store)
         self.configuration = configuration
@@ -70,11 +72,18 @@ public final class SettingsDaemon: Sendable {
                 settings: settings, dirs: configuration.dconfDirs,
                 statePath: configuration.databasePath + "-dconf", logger: configuration.logger)
         self.dconf = dconf
+        let flatpak = configuration.flatpak.map { flatpak in
+            FlatpakBridge(
+                settings: settings, layout: flatpak.layout, apps: flatpak.apps,
+                statePath: configuration.databasePath + "-flatpak", logger: configuration.logger)
+        }
+        self.flatpak = flatpak
         var server = configuration.server
         server.syncKey = configuration.keyring.map { keyring in
             "key \(keyring.keyID), kept in \(configuration.keyringLocation ?? "this process")"
         }
-        self.server = try SettingsServer(replicator: replicator, configuration: server, dconf: dconf)
+        self.server = try SettingsServer(
+            replicator: replicator, configuration: server, dconf: dconf, flatpak: flatpak)
     }
 
     /// Stops everything still running: a released daemon never keeps serving.
@@ -114,7 +123,7 @@ public final class SettingsDaemon: Sendable {
         let policy = PolicyWatcher(
             schemaDirectories: configuration.schemaDirectories,
             systemDirectory: configuration.systemDirectory, isStrict: configuration.isStrict,
-            settings: settings, logger: configuration.logger)
+            extensions: configuration.schemaExtensions, settings: settings, logger: configuration.logger)
         let links = configuration.peers.map { replicator.sync(over: $0) }
         let folders = configuration.folders.map { folder in
             replicator.sync(
@@ -122,11 +131,11 @@ public final class SettingsDaemon: Sendable {
                 isPlain: configuration.plainFolders.contains(folder))
         }
         do throws(SettingsError) {
-            if let dconf {
-                waitForFirstSync(timeout: Self.firstSyncWait)
-                try dconf.start()
-            }
+            if dconf != nil || flatpak != nil { waitForFirstSync(timeout: Self.firstSyncWait) }
+            try dconf?.start()
+            try flatpak?.start()
         } catch {
+            dconf?.stop()
             for link in links { link.stop() }
             for folder in folders { folder.stop() }
             hub?.stop()
@@ -170,6 +179,7 @@ public final class SettingsDaemon: Sendable {
         }
         guard let running = stopping else { return }
         dconf?.stop()
+        flatpak?.stop()
         for link in running.links { link.stop() }
         for folder in running.folders { folder.stop() }
         running.hub?.stop()

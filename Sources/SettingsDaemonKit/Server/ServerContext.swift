@@ -19,12 +19,18 @@ final class ServerContext: Sendable {
     let stagedImportBytes = Atomic<Int>(0)
     /// The dconf bridge of the daemon, if it runs one, for `status`.
     let dconf: DconfBridge?
+    /// The Flatpak keyfile bridge of the daemon, if it runs one, for `status`.
+    let flatpak: FlatpakBridge?
 
-    init(replicator: Replicator, configuration: ServerConfiguration, dconf: DconfBridge?) {
+    init(
+        replicator: Replicator, configuration: ServerConfiguration, dconf: DconfBridge?,
+        flatpak: FlatpakBridge?
+    ) {
         self.settings = replicator.settings
         self.replicator = replicator
         self.configuration = configuration
         self.dconf = dconf
+        self.flatpak = flatpak
     }
 
     var logger: SettingsLogger { configuration.logger }

@@ -32,9 +32,10 @@ package final class SettingsServer: Sendable {
 
     /// A server for the store `replicator` syncs, not yet listening: replicas that connect join
     /// the replicator's sessions, and `status` shows its peers, links and dconf bridge.
-    package init(replicator: Replicator, configuration: ServerConfiguration, dconf: DconfBridge? = nil)
-        throws(SettingsError)
-    {
+    package init(
+        replicator: Replicator, configuration: ServerConfiguration, dconf: DconfBridge? = nil,
+        flatpak: FlatpakBridge? = nil
+    ) throws(SettingsError) {
         let settings = replicator.settings
         let minimum = ServerConfiguration.minimumFrameBytes(for: settings.configuration.limits)
         guard configuration.maximumFrameBytes >= minimum else {
@@ -43,7 +44,8 @@ package final class SettingsServer: Sendable {
                 "a maximum frame of \(configuration.maximumFrameBytes) bytes cannot carry the largest value the store allows; it must be at least \(minimum)"
             )
         }
-        context = ServerContext(replicator: replicator, configuration: configuration, dconf: dconf)
+        context = ServerContext(
+            replicator: replicator, configuration: configuration, dconf: dconf, flatpak: flatpak)
         loop = try PollLoop()
         acceptor = ServerAcceptor(context: context, loop: loop, batch: WriteBatch(settings: settings))
         loop.afterRound = { [weak acceptor] in acceptor?.batch.commit() }

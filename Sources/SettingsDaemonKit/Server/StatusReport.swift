@@ -38,6 +38,7 @@ enum StatusReport {
         status.socket = server.configuration.socketPath
         status.pid = getpid()
         status.dconf = server.dconf.map { dconf(of: $0.status) }
+        status.flatpak = server.flatpak.map { dconf(of: $0.status) }
         status.uptimeSeconds = (Deadline.now - server.startedAt).seconds
         return status
     }
