@@ -51,6 +51,9 @@ let usage = """
       browse    settingsd browse in a pseudo-terminal on 100,000 keys: start to the first screen
                 beside settingsd list, a change by another client to the screen beside that
                 client's watch event, the browser's memory beside the daemon's
+      flatpak   Flatpak apps' keyfiles (run --flatpak): a change in a running GLib app on one machine
+                until the app on another hears it through a synced folder, beside the folder
+                alone; a daemon's start with 100 apps' keyfiles beside one without --flatpak
       dconf     the live dconf bridge: gsettings set on one machine to dconf's change signal on
                 another through the hub (beside one machine's own), the idle bridge's wake-ups
                 and CPU over 60 s, the first comparison of a 2,000-key user database at start
@@ -72,6 +75,8 @@ case "hub":
     HubBenchmark(quick: arguments.contains("--quick"), binary: siblingSettingsd()).run()
 case "fleet":
     FleetBenchmark(quick: arguments.contains("--quick"), binary: siblingSettingsd()).run()
+case "flatpak":
+    FlatpakBenchmark(quick: arguments.contains("--quick"), binary: siblingSettingsd()).run()
 case "browse":
     BrowseBenchmark(quick: arguments.contains("--quick"), binary: siblingSettingsd()).run()
 case "dconf":
