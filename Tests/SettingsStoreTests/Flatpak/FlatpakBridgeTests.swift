@@ -34,6 +34,7 @@ struct FlatpakBridgeTests {
         }
 
         try await app.run("set window-width 1024")
+        try await app.run("set last-printer 'desk-printer'")
         try await app.run("set recent ['notes.txt', 'todo.txt']")
         try await app.run("set theme 'dark'")
         try await waitUntil { b.cli("get", FlatpakFixture.key("theme")).output == "dark\n" }
@@ -41,7 +42,12 @@ struct FlatpakBridgeTests {
         #expect(b.cli("describe", FlatpakFixture.key("recent")).output.contains("GVariant 'as'"))
         #expect(a.cli("get", FlatpakFixture.key("window-width")).output == "1024\n")
         #expect(
-            b.cli("get", FlatpakFixture.key("window-width")).output == "800\n", "the local key stays on A")
+            b.cli("get", FlatpakFixture.key("window-width")).output == "800\n",
+            "the built-in local key stays on A")
+        #expect(a.cli("get", FlatpakFixture.key("last-printer")).output == "desk-printer\n")
+        #expect(
+            b.cli("get", FlatpakFixture.key("last-printer")).output == "\n", "the user's local key stays on A"
+        )
         #expect(b.cli("set", FlatpakFixture.key("theme"), "blue").status != 0, "the app's choices hold on B")
 
         try await app.run("reset theme")

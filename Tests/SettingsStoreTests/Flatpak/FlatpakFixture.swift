@@ -15,7 +15,8 @@ struct FlatpakFixture {
     let installation: String
     /// The app's compiled schemas.
     let schemas: String
-    /// settingsd schemas beside them: the window's width stays on each machine.
+    /// settingsd schemas beside them: the last printer stays on each machine (the user's list;
+    /// the window's width stays by the built-in one).
     let settingsdSchemas: String
 
     init(_ directory: TemporaryDirectory) throws {
@@ -34,6 +35,7 @@ struct FlatpakFixture {
               <default>'light'</default><summary>Colour theme</summary></key>
             <key name="recent" type="as"><default>[]</default><summary>Recent files</summary></key>
             <key name="window-width" type="i"><default>800</default><summary>Window width</summary></key>
+            <key name="last-printer" type="s"><default>''</default><summary>The printer used last</summary></key>
           </schema>
         </schemalist>
         """.write(toFile: schemas + "/org.example.Notes.gschema.xml", atomically: true, encoding: .utf8)
@@ -43,7 +45,7 @@ struct FlatpakFixture {
         }
         try """
         {"format": "settingsd-schema", "version": 1, "keys": {
-          "\(Self.key("window-width"))": {"scope": "local"}}}
+          "\(Self.key("last-printer"))": {"scope": "local"}}}
         """.write(toFile: settingsdSchemas + "/notes-local.json", atomically: true, encoding: .utf8)
     }
 
