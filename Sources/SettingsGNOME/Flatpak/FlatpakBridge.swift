@@ -13,7 +13,8 @@ import Synchronization
 /// their value. An app's keys live under `flatpak.APP_ID.` (`FlatpakSchemaSource` types them).
 ///
 /// ```swift
-/// let bridge = FlatpakBridge(settings: settings, layout: .current, apps: layout.apps(), statePath: path)
+/// let layout = FlatpakLayout.current
+/// let bridge = FlatpakBridge(settings: settings, layout: layout, apps: layout.apps(), statePath: path)
 /// try bridge.start()
 /// ```
 package final class FlatpakBridge: Sendable {
@@ -88,6 +89,14 @@ package final class FlatpakBridge: Sendable {
         running.withLock { $0?.observation = observation }
         queue.sync {
             for app in apps {
+                // An app installed but never run has no folder yet: it is mirrored from the next
+                // start after its first run (Flatpak makes the folder then).
+                guard access(layout.appFolder(app), F_OK) == 0 else {
+                    logger?.log(
+                        .info, "Flatpak bridge: \(app) has not run yet; its settings are mirrored once it has"
+                    )
+                    continue
+                }
                 // The app's settings folder, made if the app has run but never wrote settings.
                 do throws(SettingsError) {
                     try AppKeyfile.makeFolders(to: layout.keyfile(app), inside: layout.appFolder(app))

@@ -226,6 +226,18 @@ struct FlatpakBridgeTests {
         #expect(unknown.status == 1 && unknown.error.contains("no compiled GSettings schemas"))
     }
 
+    @Test("an app installed but never run is left alone: no error, no folder made for it")
+    func neverRun() throws {
+        let fixture = try FlatpakFixture(directory)
+        let home = directory.file("home-fresh")
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+        let daemon = try fixture.daemon(home: home, arguments: ["--flatpak-app", FlatpakFixture.app])
+        let status = daemon.cli("status").output
+        #expect(status.contains("flatpak 1 app(s): running"), "\(status)")
+        #expect(!status.contains("last error"), "\(status)")
+        #expect(!FileManager.default.fileExists(atPath: home + "/.var"))
+    }
+
     @Test("--flatpak-app needs --flatpak, and names an app id")
     func options() {
         let without = DaemonProcess.run([
