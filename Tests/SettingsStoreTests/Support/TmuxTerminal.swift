@@ -25,21 +25,22 @@ final class TmuxTerminal {
             (["env", "-i", "PATH=/usr/local/bin:/usr/bin:/bin"] + assignments.map(Self.quoted)
             + ["bash", "--norc", "--noprofile"]).joined(separator: " ")
         // The server this starts outlives the command and closes what it inherits: started through
-        // `posix_spawn` (SpawnedProcess), as Foundation's `Process` would wait on it for ever.
+        // `posix_spawn` (SpawnedProcess), as Foundation's `Process` would wait on it for ever and
+        // notice no other child's exit meanwhile. The status line goes in the same command: a
+        // later `set-option` through `Process` would start a server again if this one had ended.
         var environment = ProcessInfo.processInfo.environment
         environment["TMUX"] = nil
         let starter = try SpawnedProcess(
             [
                 "/usr/bin/tmux", "-u", "-f", "/dev/null", "-S", socket, "new-session", "-d", "-x",
                 "\(columns)", "-y",
-                "\(rows)", shell,
+                "\(rows)", shell, ";", "set-option", "-g", "status", "off",
             ], environment: environment)
         let started = Date().addingTimeInterval(15)
         while starter.isRunning {
             guard Date() < started else { throw SettingsError(.timeout, "tmux new-session did not return") }
             usleep(5_000)
         }
-        _ = try run(["set-option", "-g", "status", "off"])
         // The prompt, `$ ` (a capture drops trailing spaces).
         try awaitScreenSync { $0.hasPrefix("$") }
     }
