@@ -17,7 +17,12 @@ final class AppKeyfile: BridgeSide {
     let folder: String
     /// The keyfile.
     let path: String
-    private var document = GLibKeyfile()
+    private var document = GLibKeyfile() {
+        didSet { values = Self.values(of: document) }
+    }
+    /// The document's values by path, read once per version of it: a comparison asks for every
+    /// key, and the document would walk all its lines for each.
+    private var values: [String: String] = [:]
 
     init(app: String, layout: FlatpakLayout) {
         self.app = app
@@ -40,21 +45,25 @@ final class AppKeyfile: BridgeSide {
         }
     }
 
-    func userKeys(under dir: String) -> [String] {
-        document.entries.compactMap { entry in
+    /// The values of `document` by their paths (`/group/key`).
+    private static func values(of document: GLibKeyfile) -> [String: String] {
+        var values: [String: String] = [:]
+        for entry in document.entries {
             // GLib's keyfile backend ignores groups that make no path and keys holding a slash.
             guard !entry.group.hasPrefix("/"), !entry.group.hasSuffix("/"), !entry.group.contains("//"),
                 !entry.key.contains("/"), !entry.key.contains("["), !entry.key.isEmpty
-            else { return nil }
-            let path = "/" + entry.group + "/" + entry.key
-            return path.hasPrefix(dir) ? path : nil
+            else { continue }
+            values["/" + entry.group + "/" + entry.key] = entry.value
         }
+        return values
+    }
+
+    func userKeys(under dir: String) -> [String] {
+        values.keys.filter { $0.hasPrefix(dir) }
     }
 
     func userValue(at path: String, type: GVariantType?) throws(SettingsError) -> GVariant? {
-        guard let (group, key) = Self.split(path), let text = document.value(group: group, key: key) else {
-            return nil
-        }
+        guard let text = values[path] else { return nil }
         do throws(SettingsError) {
             return try GVariant(parsing: text, type: type)
         } catch {
