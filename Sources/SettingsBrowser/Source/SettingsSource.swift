@@ -42,12 +42,7 @@ package final class SettingsSource {
 
     /// The values stored for `keys` (at most `WireRequest.maximumItems`); keys without one are absent.
     package func values(forKeys keys: [String]) throws(SettingsError) -> [String: SettingValue] {
-        guard case .object(let members)? = try service.answer(.getMany(keys: keys))["values"] else {
-            return [:]
-        }
-        var values: [String: SettingValue] = [:]
-        for (key, json) in members { values[key] = try SettingValue(json: json) }
-        return values
+        try service.values(forKeys: keys)
     }
 
     /// Everything known about `key`.

@@ -72,11 +72,7 @@ public final class SettingsClient: SettingsWriting {
 
     /// The values stored for `keys` (at most `WireRequest.maximumItems`); keys without one are absent.
     public func values(forKeys keys: [String]) async throws(SettingsError) -> [String: SettingValue] {
-        let fields = try JSONFields(.object(try await send(.getMany(keys: keys))), what: "a getMany result")
-        guard case .object(let members)? = fields.members["values"] else { return [:] }
-        var values: [String: SettingValue] = [:]
-        for (key, json) in members { values[key] = try SettingValue(json: json) }
-        return values
+        try storedValues(inGetManyAnswer: try await send(.getMany(keys: keys)))
     }
 
     /// The value of a typed key, or its default.

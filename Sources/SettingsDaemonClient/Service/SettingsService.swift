@@ -29,6 +29,12 @@ extension SettingsService {
         try answer(.get(key: key))["value"].map { json throws(SettingsError) in try SettingValue(json: json) }
     }
 
+    /// The values stored for `keys` (`getMany`, at most `WireRequest.maximumItems`); keys
+    /// without one are absent.
+    package func values(forKeys keys: [String]) throws(SettingsError) -> [String: SettingValue] {
+        try storedValues(inGetManyAnswer: answer(.getMany(keys: keys)))
+    }
+
     /// Everything known about `key` (`describe`).
     package func describe(_ key: String) throws(SettingsError) -> KeyDescription {
         try KeyDescription(fields: answer(.describe(key: key)))
@@ -101,4 +107,14 @@ extension SettingsService {
     package func status(verifyingHubs: Bool = false) throws(SettingsError) -> DaemonStatus {
         try DaemonStatus(fields: answer(verifyingHubs ? .statusVerifyingHubs : .status))
     }
+}
+
+/// The values of a `getMany` answer, by key.
+func storedValues(inGetManyAnswer fields: [String: JSONValue]) throws(SettingsError) -> [String: SettingValue]
+{
+    let members = try JSONFields(.object(fields), what: "a getMany result")
+    guard case .object(let stored)? = members.members["values"] else { return [:] }
+    var values: [String: SettingValue] = [:]
+    for (key, json) in stored { values[key] = try SettingValue(json: json) }
+    return values
 }
