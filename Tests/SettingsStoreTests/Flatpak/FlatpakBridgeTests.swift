@@ -62,13 +62,9 @@ struct FlatpakBridgeTests {
     func byteForByte() async throws {
         let fixture = try FlatpakFixture(directory)
         let home = try fixture.home("a")
-        let keyfile = FlatpakFixture.keyfile(in: home)
-        try FileManager.default.createDirectory(
-            atPath: URL(fileURLWithPath: keyfile).deletingLastPathComponent().path,
-            withIntermediateDirectories: true)
         let original =
             "# my notes app\n[org/example/Notes]\nfont-size=14\n\n[org/other/Plugin]\nenabled=true\n"
-        try original.write(toFile: keyfile, atomically: true, encoding: .utf8)
+        let keyfile = try FlatpakFixture.writeKeyfile(original, in: home)
         let daemon = try fixture.daemon(home: home, arguments: [])
         try await waitUntil { daemon.cli("get", FlatpakFixture.key("font-size")).output == "14\n" }
         #expect(try String(contentsOfFile: keyfile, encoding: .utf8) == original)
@@ -171,12 +167,7 @@ struct FlatpakBridgeTests {
     func refusedValue() async throws {
         let fixture = try FlatpakFixture(directory)
         let home = try fixture.home("a")
-        let keyfile = FlatpakFixture.keyfile(in: home)
-        try FileManager.default.createDirectory(
-            atPath: URL(fileURLWithPath: keyfile).deletingLastPathComponent().path,
-            withIntermediateDirectories: true)
-        try "[org/example/Notes]\nfont-size=many\ntheme='dark'\n".write(
-            toFile: keyfile, atomically: true, encoding: .utf8)
+        try FlatpakFixture.writeKeyfile("[org/example/Notes]\nfont-size=many\ntheme='dark'\n", in: home)
         let daemon = try fixture.daemon(home: home, arguments: [])
         try await waitUntil { daemon.cli("get", FlatpakFixture.key("theme")).output == "dark\n" }
         #expect(daemon.cli("get", FlatpakFixture.key("font-size")).output == "12\n")
@@ -197,11 +188,7 @@ struct FlatpakBridgeTests {
         #expect(session.dconf("write", "/org/example/Notes/theme", "'dark'").status == 0)
         #expect(session.dconf("write", "/org/example/Notes/recent", "['a.txt']").status == 0)
         let home = try fixture.home("a")
-        let keyfile = FlatpakFixture.keyfile(in: home)
-        try FileManager.default.createDirectory(
-            atPath: URL(fileURLWithPath: keyfile).deletingLastPathComponent().path,
-            withIntermediateDirectories: true)
-        try "[org/example/Notes]\ntheme='light'\n".write(toFile: keyfile, atomically: true, encoding: .utf8)
+        let keyfile = try FlatpakFixture.writeKeyfile("[org/example/Notes]\ntheme='light'\n", in: home)
         var environment = session.environment
         environment["HOME"] = home
         environment["FLATPAK_USER_DIR"] = fixture.installation

@@ -62,6 +62,17 @@ struct FlatpakFixture {
         home + "/.var/app/\(app)/config/glib-2.0/settings/keyfile"
     }
 
+    /// Writes `text` as the app's keyfile in `home` (as the app would have), returning its path.
+    @discardableResult
+    static func writeKeyfile(_ text: String, in home: String) throws -> String {
+        let keyfile = keyfile(in: home)
+        try FileManager.default.createDirectory(
+            atPath: URL(fileURLWithPath: keyfile).deletingLastPathComponent().path,
+            withIntermediateDirectories: true)
+        try text.write(toFile: keyfile, atomically: true, encoding: .utf8)
+        return keyfile
+    }
+
     /// A daemon for `home` mirroring the app (`--flatpak`), with `arguments`.
     func daemon(home: String, arguments: [String]) throws -> DaemonProcess {
         var environment = ProcessInfo.processInfo.environment

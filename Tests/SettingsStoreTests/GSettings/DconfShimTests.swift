@@ -29,15 +29,21 @@ struct DconfShimTests {
     func declarationsMatchHeaders() throws {
         let compiler = try #require(Self.compiler, "no C compiler")
         let shim = try String(contentsOfFile: Self.shim, encoding: .utf8)
-        let loads = try Regex(#"CSETTINGS_LOAD\(\w+, (\w+), (\w+)\)"#)
-        let pairs = shim.matches(of: loads).compactMap { match -> (String, String)? in
-            // The macro's own definition names its parameters.
-            guard let field = match.output[1].substring, let symbol = match.output[2].substring,
-                field != "field"
-            else { return nil }
-            return (String(field), String(symbol))
+        /// One assertion per `MACRO(library, field, symbol)` of the shim: the symbol's type is the
+        /// field's in `table` (the macro's own definition, which names its parameters, aside).
+        func assertions(_ macro: String, table: String) throws -> [String] {
+            try shim.matches(of: Regex(macro + #"\(\w+, (\w+), (\w+)\)"#)).compactMap { match in
+                guard let field = match.output[1].substring, let symbol = match.output[2].substring,
+                    field != "field"
+                else { return nil }
+                return
+                    "_Static_assert(__builtin_types_compatible_p(__typeof__(&\(symbol)), __typeof__(((\(table) *)0)->\(field))), \"\(field) is not \(symbol)\");"
+            }
         }
-        #expect(pairs.count == 31)
+        let dconf = try assertions("CSETTINGS_LOAD", table: "CSettingsDconf")
+        let gio = try assertions("CSETTINGS_LOAD_GIO", table: "CSettingsGio")
+        #expect(dconf.count == 31)
+        #expect(gio.count == 20)
         let directory = TemporaryDirectory()
         func compiles(_ assertions: [String]) throws -> CLIResult {
             let file = directory.file("check-\(assertions.count).c")
@@ -48,23 +54,9 @@ struct DconfShimTests {
             return DaemonProcess.run(
                 ["-fsyntax-only", "-Wno-nullability-completeness"] + flags + [file], through: compiler)
         }
-        let checked = try compiles(
-            pairs.map { field, symbol in
-                "_Static_assert(__builtin_types_compatible_p(__typeof__(&\(symbol)), __typeof__(((CSettingsDconf *)0)->\(field))), \"\(field) is not \(symbol)\");"
-            })
+        let checked = try compiles(dconf)
         #expect(checked.status == 0, "\(checked.error)")
-        let gioLoads = try Regex(#"CSETTINGS_LOAD_GIO\(\w+, (\w+), (\w+)\)"#)
-        let gioPairs = shim.matches(of: gioLoads).compactMap { match -> (String, String)? in
-            guard let field = match.output[1].substring, let symbol = match.output[2].substring,
-                field != "field"
-            else { return nil }
-            return (String(field), String(symbol))
-        }
-        #expect(gioPairs.count == 20)
-        let gioChecked = try compiles(
-            gioPairs.map { field, symbol in
-                "_Static_assert(__builtin_types_compatible_p(__typeof__(&\(symbol)), __typeof__(((CSettingsGio *)0)->\(field))), \"\(field) is not \(symbol)\");"
-            })
+        let gioChecked = try compiles(gio)
         #expect(gioChecked.status == 0, "\(gioChecked.error)")
         let wrong = try compiles([
             "_Static_assert(__builtin_types_compatible_p(__typeof__(&dconf_client_read_full), int (*)(void)), \"x\");"
