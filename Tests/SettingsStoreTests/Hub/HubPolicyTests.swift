@@ -127,6 +127,8 @@ extension HubReliability {
             _ = try HubPolicyAdministration.set(
                 url: fleet.admin, name: fleet.policy, document: second, targets: [fleet.group], dryRun: false)
             try await waitUntil(timeout: 30) { machine.value(forKey: "c") == 2 }
+            // Observers hear of a commit just after its values are readable.
+            try await waitUntil(timeout: 30) { changes.withLock { !$0.isEmpty } }
             let seen = changes.withLock { $0 }
             #expect(seen.count == 1, "\(seen)")
             #expect(seen.first?.reason == .system)
