@@ -92,11 +92,13 @@ extension Reliability {
                 // In the home folder, where `export backup.json` writes.
                 let inHome = "cd \"$HOME\"; "
                 if command.hasPrefix("settingsd watch ") {
-                    // Its comment's example line, printed once the watch hears a change (set
-                    // again until it does: the watch may not be registered at the first).
+                    // Its comment's example line, printed once the watch hears a change (changed
+                    // again until it does: the watch may not be registered at the first, and a
+                    // write of the value a key holds already changes nothing).
                     let watched = Self.shell(
                         inHome + "\(command) > watch.out & for try in $(seq 200); do "
-                            + "settingsd set audio.volume 0.9; grep -q 'audio.volume' watch.out && break; sleep 0.05; "
+                            + "settingsd set audio.volume 0.85; settingsd set audio.volume 0.9; "
+                            + "grep -q 'audio.volume = 0.9' watch.out && break; sleep 0.05; "
                             + "done; kill %1; cat watch.out",
                         environment)
                     #expect(watched.output.contains("local audio.volume = 0.9"), "\(watched.output)")
